@@ -1,0 +1,28 @@
+/* Checksums used by btrfs metadata, data and send streams. */
+#ifndef UTIL_CSUM_H
+#define UTIL_CSUM_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Values of btrfs_super_block.csum_type (on-disk). */
+enum csum_type { CSUM_CRC32C = 0, CSUM_XXHASH = 1, CSUM_SHA256 = 2, CSUM_BLAKE2 = 3 };
+#define CSUM_MAX_SIZE 32
+
+/* crc32c as btrfs uses it: seed ~0, result inverted (so crc32c(~0, "", 0) == 0).
+ * crc32c_raw() continues a running value without the final inversion. */
+uint32_t crc32c(const void *buf, size_t len);
+uint32_t crc32c_raw(uint32_t crc, const void *buf, size_t len);
+/* Hardware path available (SSE4.2) and forcing the table path (tests, bench). */
+int crc32c_hw_available(void);
+void crc32c_force_table(int on);
+
+/* Returns 0, or -1 when the type is unknown or not built in this configuration. */
+int csum_supported(int type);
+/* Digest size in bytes: 4, 8, 32, 32; 0 for an unknown type. */
+size_t csum_size(int type);
+/* "crc32c", "xxhash64", "sha256", "blake2b" (as btrfs-progs prints them), NULL if unknown. */
+const char *csum_name(int type);
+/* Writes csum_size(type) bytes to out (out has CSUM_MAX_SIZE room; the rest is zeroed). */
+int csum_compute(int type, const void *buf, size_t len, uint8_t out[CSUM_MAX_SIZE]);
+
+#endif
