@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes hostile send streams for tests/receive.test.
 
-Usage: hostile_streams.py KIND OUT OUTSIDE_DIR
-Each stream creates subvolume "h" (except the subvolume-name attacks) and then tries to
+Usage: hostile_streams.py OUTDIR OUTSIDE_DIR
+Writes OUTDIR/KIND.stream for every kind and prints the kinds. Each stream creates subvolume "h" (except the subvolume-name attacks) and then tries to
 reach OUTSIDE_DIR (which holds a file "target"), or is malformed.
 """
 import struct
@@ -104,12 +104,11 @@ def build(kind, out):
 
 
 def main():
-    if len(sys.argv) == 2 and sys.argv[1] == "--list":
-        print("\n".join(KINDS))
-        return 0
-    kind, path, out = sys.argv[1:4]
-    with open(path, "wb") as f:
-        f.write(build(kind, out))
+    outdir, outside = sys.argv[1:3]
+    for kind in KINDS:
+        with open("%s/%s.stream" % (outdir, kind), "wb") as f:
+            f.write(build(kind, outside))
+        print(kind)
     return 0
 
 

@@ -67,12 +67,15 @@ sr_setup() {
 sr_new_dest() { mkdir -p "$DST/$1" && echo "$DST/$1"; }
 
 sr_manifest() {
-	(cd "$1" && find . -printf '%p %y %m %U:%G %n %T@ %l' -exec sh -c '
-		[ -d "$1" ] || [ -h "$1" ] || printf " %s" "$(stat -c %s "$1")"
-		[ -f "$1" ] && [ ! -h "$1" ] && printf " %s" "$(sha256sum < "$1" | cut -c1-16)"
-		command -v getfattr > /dev/null && getfattr -h -d -m - -e hex "$1" 2>/dev/null |
-			grep -v "^#" | tr "\n" " "
-		echo' sh {} \; | sort)
+	(cd "$1" && {
+		find . ! -type d -printf '%p %y %m %U:%G %n %T@ %s %l\n'
+		find . -type d -printf '%p %y %m %U:%G %n %T@\n'
+		find . -type f -exec sha256sum {} +
+		if command -v getfattr > /dev/null; then
+			getfattr -h -R -d -m - -e hex . 2>/dev/null |
+				awk '/^# file: /{ f = substr($0, 9); next } NF { print f, $0 }'
+		fi
+	} | sort)
 }
 
 sr_same() { # SOURCE RECEIVED
