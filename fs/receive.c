@@ -282,15 +282,20 @@ static int open_subvol_id(struct receiver *r, uint64_t id)
 	return fd;
 }
 
-/* A subvolume of the destination whose received UUID, or else UUID, is uuid. */
-static int open_subvol_uuid(struct receiver *r, const uint8_t uuid[16])
+/* A subvolume of the destination whose received UUID (and stransid), or else UUID (and
+ * ctransid), are the ones the sender named: the same data as on the sending side. */
+static int open_subvol_uuid(struct receiver *r, const uint8_t uuid[16], uint64_t transid)
 {
+	struct subvol_item it;
 	uint64_t ids[16];
 	int pass, n, i, fd;
 
 	for (pass = 1; pass >= 0; pass--) {
 		n = subvol_find_uuid(r->mnt_fd, uuid, pass, ids, 16);
 		for (i = 0; i < n; i++) {
+			if (subvol_get_item(r->mnt_fd, ids[i], &it) < 0 ||
+			    (pass ? it.stransid : it.ctransid) != transid)
+				continue;
 			fd = open_subvol_id(r, ids[i]);
 			if (fd >= 0)
 				return fd;
@@ -308,7 +313,7 @@ static int do_snapshot(struct receiver *r, const struct ss_cmd *c)
 	if (recv_finish_subvol(r) || check_subvol_name(r, c->path))
 		return -1;
 	memset(&args, 0, sizeof(args));
-	args.fd = open_subvol_uuid(r, c->clone_uuid);
+	args.fd = open_subvol_uuid(r, c->clone_uuid, c->clone_ctransid);
 	if (args.fd < 0)
 		return rfail(r, 1, "cannot find parent subvolume of %s", c->path);
 	strcpy(args.name, c->path);
@@ -507,7 +512,7 @@ static int open_clone_source(struct receiver *r, const struct ss_cmd *c)
 	if (!memcmp(c->clone_uuid, r->received_uuid, 16))
 		root = fcntl(r->subvol_fd, F_DUPFD_CLOEXEC, 0);
 	else
-		root = open_subvol_uuid(r, c->clone_uuid);
+		root = open_subvol_uuid(r, c->clone_uuid, c->clone_ctransid);
 	if (root < 0)
 		return rfail(r, 0, "clone: did not find source subvol for %s", c->path);
 	if (resolve_in(r, root, c->clone_path, 0, &t)) {
