@@ -57,7 +57,7 @@ struct dump {
 
 static void print_escaped(const char *s, int *len)
 {
-	static const char esc_from[] = "\a\b\e\f\n\r\t\v \\", esc_to[] = "abefnrtv \\";
+	static const char esc_from[] = "\a\b\033\f\n\r\t\v \\", esc_to[] = "abefnrtv \\";
 
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
