@@ -1,0 +1,127 @@
+# btrfsbox — one static multicall binary for the btrfs user-space tools.
+#   make               build ./btrfsbox (static, musl-gcc; `make CC=gcc` links glibc statically)
+#   make test          unit tests and shell tests; last line "N passed, N failed, N skipped"
+#   make sanitize      the same tests against an ASan+UBSan build (glibc, dynamic)
+#   make demo          mkfs --rootdir -> check -> mount -> restore on an image file
+#   make defconfig | tinyconfig | oldconfig | menuconfig
+#   make size | sizes  stripped size and what each part contributes
+#   make bench | fuzz
+# V=1 shows full commands; BUILD=dir puts objects elsewhere; CONFIG_FILE picks a config.
+
+ifeq ($(origin CC),default)
+CC := musl-gcc
+endif
+BUILD ?= build
+BIN ?= btrfsbox
+CONFIG_FILE ?= .config
+GEN := $(BUILD)/gen
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+say = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
+
+SRCS := $(sort $(wildcard applets/*.c fs/*.c util/*.c))
+OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_OBJS := $(filter $(BUILD)/obj/fs/% $(BUILD)/obj/util/%,$(OBJS))
+UNIT_SRCS := $(filter-out tests/unit/unit_main.c,$(wildcard tests/unit/*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
+
+WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
+OPT ?= -Os
+CFLAGS_BASE := -std=gnu11 $(WARN) -ffunction-sections -fdata-sections -D_GNU_SOURCE \
+	-I$(GEN) -I. -Iutil -Ifs
+ifeq ($(SANITIZE),1)
+OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDSTATIC :=
+STRIP :=
+else
+LDSTATIC := -static
+STRIP := -s
+endif
+
+ifneq ($(findstring musl,$(CC)),)
+DEPS ?= build/deps-musl
+DEPS_STAMP := $(DEPS)/.recipe
+CFLAGS_DEPS := -isystem $(DEPS)/kinc -I$(DEPS)/include
+LDLIBS := -L$(DEPS)/lib -lzstd -llzo2 -lz
+else
+DEPS_STAMP :=
+CFLAGS_DEPS :=
+LDLIBS := -lzstd -llzo2 -lz
+endif
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS_DEPS) $(OPT) $(CFLAGS)
+LDFLAGS_ALL = $(LDSTATIC) -Wl,--gc-sections $(STRIP) $(OPT) $(LDFLAGS)
+
+all: $(BIN)
+
+$(CONFIG_FILE):
+	$(Q)sh config/gen.sh defconfig $(CONFIG_FILE) $(SRCS)
+
+$(GEN)/stamp: $(CONFIG_FILE) $(SRCS) config/gen.sh config/gen.awk
+	$(call say,GEN,$(GEN))
+	$(Q)sh config/gen.sh headers $(CONFIG_FILE) $(GEN) $(SRCS)
+	$(Q)touch $@
+
+$(DEPS_STAMP): config/deps.sh
+	$(call say,DEPS,$(DEPS))
+	$(Q)sh config/deps.sh $(DEPS) $(CC)
+
+$(BUILD)/obj/%.o: %.c | $(GEN)/stamp $(DEPS_STAMP)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(if $(shell grep -l '^//build:O2' $< 2>/dev/null),-O2) -MMD -MP -c $< -o $@
+
+$(BIN): $(OBJS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -Wl,-Map=$(BUILD)/btrfsbox.map -o $@ $(OBJS) $(LDLIBS)
+
+$(BUILD)/libbox.a: $(LIB_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
+
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/unit_main.c tests/unit/unit.h $(BUILD)/libbox.a
+	$(call say,UNIT,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDSTATIC) -o $@ $< tests/unit/unit_main.c $(BUILD)/libbox.a $(LDLIBS)
+
+units: $(UNIT_BINS)
+
+test: $(BIN) $(UNIT_BINS)
+	$(Q)BOX=$(abspath $(BIN)) UNIT_DIR=$(abspath $(BUILD)/unit) SANITIZE=$(SANITIZE) sh tests/run.sh $(T)
+
+sanitize:
+	$(Q)$(MAKE) --no-print-directory CC=gcc BUILD=build/sanitize BIN=build/sanitize/btrfsbox SANITIZE=1 test
+
+demo: $(BIN)
+	$(Q)BOX=$(abspath $(BIN)) sh tests/demo.sh
+
+bench: $(BIN)
+	$(Q)BOX=$(abspath $(BIN)) sh tests/bench.sh
+
+fuzz:
+	$(Q)sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+size: $(BIN)
+	$(Q)sh config/size.sh $(BIN) $(BUILD)/btrfsbox.map
+
+sizes:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/defconfig CONFIG_FILE=build/defconfig/.config BIN=build/defconfig/btrfsbox defconfig all
+	$(Q)$(MAKE) --no-print-directory BUILD=build/tinyconfig CONFIG_FILE=build/tinyconfig/.config BIN=build/tinyconfig/btrfsbox tinyconfig all
+	$(Q)printf 'defconfig  %9d bytes\ntinyconfig %9d bytes\n' $$(stat -c %s build/defconfig/btrfsbox) $$(stat -c %s build/tinyconfig/btrfsbox)
+
+defconfig tinyconfig:
+	$(Q)mkdir -p $(dir $(CONFIG_FILE))
+	$(Q)sh config/gen.sh $@ $(CONFIG_FILE) $(SRCS)
+
+oldconfig:
+	$(Q)sh config/gen.sh oldconfig $(CONFIG_FILE) $(SRCS)
+
+menuconfig:
+	$(Q)sh config/gen.sh kconfig-frag $(CONFIG_FILE) $(SRCS)
+	$(Q)command -v kconfig-mconf >/dev/null || { echo "menuconfig needs kconfig-mconf (apt-get install kconfig-frontends-nox)"; exit 1; }
+	$(Q)KCONFIG_CONFIG=$(CONFIG_FILE) kconfig-mconf config/Config.in
+
+clean:
+	rm -rf $(BUILD)/obj $(BUILD)/gen $(BUILD)/unit $(BUILD)/sanitize $(BUILD)/defconfig $(BUILD)/tinyconfig $(BUILD)/libbox.a $(BIN)
+
+.PHONY: all test units sanitize demo bench fuzz size sizes defconfig tinyconfig oldconfig menuconfig clean
+.DELETE_ON_ERROR:
+-include $(OBJS:.o=.d)

@@ -1,0 +1,37 @@
+/* Command-line conventions shared by every applet (btrfs-progs forms). */
+#ifndef UTIL_CLI_H
+#define UTIL_CLI_H
+#include <getopt.h>
+#include <stdint.h>
+
+#define BTRFSBOX_VERSION "0.2"
+/* The btrfs-progs release whose commands, options and output we follow. */
+#define BTRFS_PROGS_COMPAT "6.2"
+
+enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON };
+/* Global options of the `btrfs` command (set by the btrfs applet before dispatch). */
+struct cli_globals {
+	int format;     /* enum cli_format */
+	int verbose;    /* -v count; -1 after -q */
+};
+extern struct cli_globals cli_globals;
+
+/* "ERROR: ..." / "WARNING: ..." on stderr, newline added. */
+void msg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* getopt_long with the usual conventions: "--help" prints usage on stdout and exits 0;
+ * an unknown option or missing argument prints an error and the usage on stderr and
+ * exits 1. Returns the option like getopt_long, -1 at the end (then use optind). */
+int cli_getopt(int argc, char **argv, const char *shortopts,
+	       const struct option *longopts, const char *usage);
+/* Usage on stderr, exit 1 (with an "ERROR: ..." line first when msg is not NULL). */
+void cli_usage_error(const char *usage, const char *msg) __attribute__((noreturn));
+/* Exit 1 with usage unless min <= argc - optind <= max (max < 0: no limit). */
+void cli_check_argc(int argc, int min, int max, const char *usage);
+/* "NAME, part of btrfsbox vX (btrfs-progs 6.2 compatible)" on stdout. */
+void cli_print_version(const char *name);
+/* Parse a decimal or 0x number; -1 on garbage or overflow. */
+int cli_parse_u64(const char *s, uint64_t *out);
+
+#endif
