@@ -13,7 +13,7 @@ RECIPE=1
 
 die() { echo "deps: ERROR: $*" >&2; exit 1; }
 
-[ $# -ge 2 ] || die "usage: sh config/deps.sh OUTDIR CC"
+[ $# -ge 2 ] && [ -n "$1" ] && [ -n "$2" ] || die "usage: sh config/deps.sh OUTDIR CC"
 out=$1
 shift
 cc=$*
@@ -48,22 +48,25 @@ command -v dpkg-source >/dev/null || die "dpkg-source not found: run 'sh .ci/set
 echo 'int deps_probe;' | $cc -x c -c -o /dev/null - 2>/dev/null ||
 	die "compiler '$cc' does not work"
 
-rm -rf "$out/.recipe" "$out/include" "$out/lib" "$out/kinc" "$out/src" "$out/obj"
+for d in .recipe include lib kinc src obj; do
+	rm -rf "${out:?}/$d"
+done
 mkdir -p "$out/include" "$out/lib" "$out/kinc" "$out/src" "$out/obj"
 out=$(cd "$out" && pwd)
 
-# fetch PACKAGE FALLBACK_VERSION: unpacks the source package into
-# $out/src/PACKAGE/<dir> and prints "<dir> <version>".
+# fetch PACKAGE FALLBACK_VERSION: unpacks the source package under $out/src and
+# sets pkg, ver and src (the unpacked tree).
 fetch() {
+	pkg=$1
 	dir=$out/src/$1
-	set -- "$1" "$2" ""
-	[ "$(id -u)" -ne 0 ] || set -- "$1" "$2" "-oAPT::Sandbox::User=root"
+	sandbox=""
+	[ "$(id -u)" -ne 0 ] || sandbox="-oAPT::Sandbox::User=root"
 	for want in "$1" "$1=$2"; do
 		rm -rf "$dir" && mkdir -p "$dir"
-		if (cd "$dir" && apt-get source -q $3 "$want") >"$dir.log" 2>&1; then
-			dsc=$(ls "$dir"/*.dsc)
-			version=$(sed -n 's/^Version: //p' "$dsc")
-			echo "$(ls -d "$dir"/*/) $version"
+		if (cd "$dir" && apt-get source -q $sandbox "$want") >"$dir.log" 2>&1; then
+			ver=$(sed -n 's/^Version: //p' "$dir"/*.dsc)
+			src=$(ls -d "$dir"/*/)
+			src=${src%/}
 			return 0
 		fi
 	done
@@ -87,33 +90,31 @@ build_lib() {
 		die "$name: compilation failed"
 	rm -f "$out/lib/lib$name.a"
 	$AR rcs "$out/lib/lib$name.a" "$objdir"/*.o
+	echo "deps: $out/lib/lib$name.a from $pkg $ver"
 }
 
-r=$(fetch zlib "$ZLIB_VERSION")
-set -- $r
-zsrc=$1 zver=$2
-build_lib z "$zsrc" "$ZLIB_CFLAGS" adler32.c crc32.c deflate.c inflate.c \
+fetch zlib "$ZLIB_VERSION"
+build_lib z "$src" "$ZLIB_CFLAGS" adler32.c crc32.c deflate.c inflate.c \
 	inftrees.c inffast.c trees.c zutil.c compress.c uncompr.c
-cp "$zsrc/zlib.h" "$zsrc/zconf.h" "$out/include/"
-echo "deps: zlib $zver -> $out/lib/libz.a"
+cp "$src/zlib.h" "$src/zconf.h" "$out/include/"
 
-r=$(fetch lzo2 "$LZO2_VERSION")
-set -- $r
-lsrc=$1 lver=$2
-build_lib lzo2 "$lsrc/src" "-I$lsrc/include -I$lsrc" \
+fetch lzo2 "$LZO2_VERSION"
+build_lib lzo2 "$src/src" "-I$src/include -I$src" \
 	lzo1x_1.c lzo1x_d2.c lzo_init.c lzo_ptr.c lzo_util.c
 mkdir -p "$out/include/lzo"
-cp "$lsrc"/include/lzo/*.h "$out/include/lzo/"
-echo "deps: lzo2 $lver -> $out/lib/liblzo2.a"
+cp "$src"/include/lzo/*.h "$out/include/lzo/"
 
-r=$(fetch libzstd "$ZSTD_VERSION")
-set -- $r
-ssrc=$1 sver=$2
-zstd_files=$(cd "$ssrc/lib" && ls common/*.c compress/*.c decompress/*.c |
-	grep -v -e '^common/pool\.c$' -e '^common/threading\.c$' -e '^compress/zstdmt_')
-build_lib zstd "$ssrc/lib" "$ZSTD_CFLAGS -I$ssrc/lib -I$ssrc/lib/common" $zstd_files
-cp "$ssrc/lib/zstd.h" "$ssrc/lib/zstd_errors.h" "$out/include/"
-echo "deps: zstd $sver -> $out/lib/libzstd.a"
+fetch libzstd "$ZSTD_VERSION"
+zstd_files=""
+for f in "$src"/lib/common/*.c "$src"/lib/compress/*.c "$src"/lib/decompress/*.c; do
+	f=${f#"$src/lib/"}
+	case $f in
+	common/pool.c | common/threading.c | compress/zstdmt_*) ;;
+	*) zstd_files="$zstd_files $f" ;;
+	esac
+done
+build_lib zstd "$src/lib" "$ZSTD_CFLAGS -I$src/lib/common" $zstd_files
+cp "$src/lib/zstd.h" "$src/lib/zstd_errors.h" "$out/include/"
 
 # Kernel UAPI headers only, so '-isystem OUTDIR/kinc' does not expose glibc's.
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
