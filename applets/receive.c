@@ -20,6 +20,7 @@
 #include "receive.h"
 #include "sendstream.h"
 #include "subvol_lookup.h"
+#include "uuid.h"
 #include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -142,15 +143,6 @@ static void format_time(const struct ss_time *t, char *out, size_t outlen)
 		snprintf(out, outlen, "%lld", (long long)t->sec);
 }
 
-static void uuid_str(const uint8_t u[16], char out[37])
-{
-	static const int dash[16] = { [4] = 1, [6] = 1, [8] = 1, [10] = 1 };
-	int i;
-
-	for (i = 0; i < 16; i++)
-		out += sprintf(out, "%s%02x", dash[i] ? "-" : "", u[i]);
-}
-
 static int dump_cmd(struct dump *d, const struct ss_cmd *c)
 {
 	char a[40], b[40], t1[64], t2[64], t3[64], full[PATH_MAX + 2];
@@ -159,12 +151,12 @@ static int dump_cmd(struct dump *d, const struct ss_cmd *c)
 
 	switch (c->type) {
 	case SS_C_SUBVOL:
-		uuid_str(c->uuid, a);
+		uuid_unparse(c->uuid, a);
 		return dump_line(d, name, c->path, 1, "uuid=%s transid=%llu\n", a,
 				 (unsigned long long)c->ctransid);
 	case SS_C_SNAPSHOT:
-		uuid_str(c->uuid, a);
-		uuid_str(c->clone_uuid, b);
+		uuid_unparse(c->uuid, a);
+		uuid_unparse(c->clone_uuid, b);
 		return dump_line(d, name, c->path, 1,
 				 "uuid=%s transid=%llu parent_uuid=%s parent_transid=%llu\n", a,
 				 (unsigned long long)c->ctransid, b,

@@ -10,6 +10,7 @@
 #if CFG_APPLET_SEND
 #include "cli.h"
 #include "subvol_lookup.h"
+#include "uuid.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -107,9 +108,8 @@ static uint64_t snapshot_origin(int fd, uint64_t root_id, struct subvol_item *or
 {
 	struct subvol_item it;
 	uint64_t id;
-	static const uint8_t zero[16];
 
-	if (subvol_get_item(fd, root_id, &it) < 0 || !memcmp(it.parent_uuid, zero, 16))
+	if (subvol_get_item(fd, root_id, &it) < 0 || uuid_is_null(it.parent_uuid))
 		return 0;
 	if (subvol_find_uuid(fd, it.parent_uuid, 0, &id, 1) != 1 ||
 	    subvol_get_item(fd, id, origin) < 0)

@@ -10,6 +10,7 @@
  * clone sources are found by UUID in the destination filesystem's UUID tree and opened
  * beneath its mount point. */
 #include "receive.h"
+#include "fs.h"
 #include "subvol_lookup.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -571,12 +572,52 @@ static int do_truncate_fallocate(struct receiver *r, const struct ss_cmd *c)
 			       strerror(errno)) : 0;
 }
 
-/* Fallback when the filesystem does not take the encoded data as is. */
-static int recv_decompress_write(struct receiver *r, int fd, const struct ss_cmd *c)
+/* Largest unencoded extent accepted from a stream (the kernel sends at most 128 KiB). */
+#define MAX_UNENCODED_LEN (16u << 20)
+
+/* The on-disk algorithm and sector size of an encoded-write compression value. */
+static int encoded_algorithm(uint32_t compression, uint32_t *sectorsize)
 {
-	(void)fd;
-	return rfail(r, 0, "encoded_write %s: the filesystem refused the compressed data (type %u) and decompression is not built in",
-		     c->path, c->compression);
+	*sectorsize = 4096;
+	switch (compression) {
+	case BTRFS_ENCODED_IO_COMPRESSION_ZLIB: return FS_COMPRESS_ZLIB;
+	case BTRFS_ENCODED_IO_COMPRESSION_ZSTD: return FS_COMPRESS_ZSTD;
+	case BTRFS_ENCODED_IO_COMPRESSION_LZO_4K: case BTRFS_ENCODED_IO_COMPRESSION_LZO_8K:
+	case BTRFS_ENCODED_IO_COMPRESSION_LZO_16K: case BTRFS_ENCODED_IO_COMPRESSION_LZO_32K:
+	case BTRFS_ENCODED_IO_COMPRESSION_LZO_64K:
+		/* lzo frames its segments by the sender's sector size */
+		*sectorsize = 4096u << (compression - BTRFS_ENCODED_IO_COMPRESSION_LZO_4K);
+		return FS_COMPRESS_LZO;
+	}
+	return -1;
+}
+
+/* Fallback when the filesystem does not take the encoded data as is: decompress the
+ * whole extent and write the part of it that belongs to the file. */
+static int decompress_write(struct receiver *r, int fd, const struct ss_cmd *c)
+{
+	uint32_t sectorsize;
+	int type = encoded_algorithm(c->compression, &sectorsize), ret;
+	uint8_t *buf;
+	size_t got;
+
+	if (type < 0)
+		return rfail(r, 0, "encoded_write %s: unknown compression %u", c->path, c->compression);
+	if (c->unencoded_len > MAX_UNENCODED_LEN)
+		return rfail(r, 1, "encoded_write %s: extent of %llu bytes too large", c->path,
+			     (unsigned long long)c->unencoded_len);
+	buf = calloc(1, c->unencoded_len ? c->unencoded_len : 1);
+	if (!buf)
+		return rfail(r, 0, "encoded_write %s: out of memory", c->path);
+	/* a short result leaves zeros, as a short extent reads back */
+	ret = fs_decompress(type, c->data, c->data_len, buf, c->unencoded_len, &got, sectorsize);
+	if (ret < 0)
+		ret = rfail(r, 0, "encoded_write %s: cannot decompress: %s", c->path, strerror(-ret));
+	else
+		ret = pwrite_all(r, fd, buf + c->unencoded_offset, c->unencoded_file_len,
+				 c->file_offset, c->path);
+	free(buf);
+	return ret;
 }
 
 /* Data compressed as btrfs stores it: written as is through the encoded-write ioctl. */
@@ -607,7 +648,7 @@ static int do_encoded_write(struct receiver *r, const struct ss_cmd *c)
 			return rfail(r, 0, "encoded_write: writing to %s failed: %s", c->path,
 				     strerror(errno));
 	}
-	return recv_decompress_write(r, fd, c);
+	return decompress_write(r, fd, c);
 }
 
 /* ---- metadata ---- */
