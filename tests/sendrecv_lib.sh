@@ -1,6 +1,7 @@
 # Shared by send.test and receive.test (source it after tests/lib.sh).
 #   sr_setup            source fs $SRC (snapshots snap1, snap2, cbase-snap; snap2 holds a
-#                       reflink of cbase-snap/big) and an empty destination fs $DST
+#                       reflink of cbase-snap/big; csnap has zlib, lzo and zstd extents)
+#                       and an empty destination fs $DST
 #   sr_new_dest NAME    a fresh directory below $DST
 #   sr_manifest DIR     one line per entry: type, mode, owner, links, size, mtime, target,
 #                       content hash and xattrs (directory sizes left out)
@@ -60,8 +61,18 @@ sr_setup() {
 	timeout 60 "$REF_BTRFS" -q subvolume snapshot -r "$SRC/vol" "$SRC/snap1" > /dev/null &&
 	timeout 60 "$REF_BTRFS" -q subvolume snapshot -r "$SRC/cbase" "$SRC/cbase-snap" > /dev/null &&
 	sr_change "$SRC/vol" && cp --reflink=always "$SRC/cbase-snap/big" "$SRC/vol/cloned" &&
-	timeout 60 "$REF_BTRFS" -q subvolume snapshot -r "$SRC/vol" "$SRC/snap2" > /dev/null ||
+	timeout 60 "$REF_BTRFS" -q subvolume snapshot -r "$SRC/vol" "$SRC/snap2" > /dev/null &&
+	sr_compressed "$SRC/cvol" && sync &&
+	timeout 60 "$REF_BTRFS" -q subvolume snapshot -r "$SRC/cvol" "$SRC/csnap" > /dev/null ||
 		{ t_fail "cannot build the source filesystem"; return 1; }
+}
+
+sr_compressed() { # SUBVOL: files compressed with each algorithm (for --compressed-data)
+	timeout 60 "$REF_BTRFS" -q subvolume create "$1" > /dev/null || return 1
+	for alg in zlib lzo zstd; do
+		mkdir "$1/$alg" && timeout 60 "$REF_BTRFS" property set "$1/$alg" compression $alg &&
+		{ yes "compressible $alg" | head -c 400000; head -c 3000 /dev/urandom; } > "$1/$alg/file" || return 1
+	done
 }
 
 sr_new_dest() { mkdir -p "$DST/$1" && echo "$DST/$1"; }
