@@ -342,6 +342,29 @@ static int open_destination(const struct recv_opts *o, const char *dest, char *f
 	return 0;
 }
 
+/* Progress on stderr: subvolumes by default, their UUIDs with -v, every command with -vv. */
+static void report(const struct recv_opts *o, const struct ss_cmd *c)
+{
+	char u[UUID_STR_LEN], p[UUID_STR_LEN];
+	int subvol = c->type == SS_C_SUBVOL, snap = c->type == SS_C_SNAPSHOT;
+
+	if ((subvol || snap) && o->verbose >= 1)
+		fprintf(stderr, "At %s %s\n", subvol ? "subvol" : "snapshot", c->path);
+	if ((subvol || snap) && o->verbose >= 2) {
+		uuid_unparse(c->uuid, u);
+		uuid_unparse(c->clone_uuid, p);
+		if (subvol)
+			fprintf(stderr, "receiving subvol %s uuid=%s, stransid=%llu\n", c->path, u,
+				(unsigned long long)c->ctransid);
+		else
+			fprintf(stderr, "receiving snapshot %s uuid=%s, ctransid=%llu parent_uuid=%s, parent_ctransid=%llu\n",
+				c->path, u, (unsigned long long)c->ctransid, p,
+				(unsigned long long)c->clone_ctransid);
+	} else if (o->verbose >= 3) {
+		fprintf(stderr, "%s %s\n", ss_cmd_name(c->type), c->path ? c->path : "");
+	}
+}
+
 /* Applies the commands of one stream up to its end command. */
 static int receive_stream(const struct recv_opts *o, struct receiver *r, struct ss_reader *rd,
 			  uint64_t *errors)
@@ -355,9 +378,7 @@ static int receive_stream(const struct recv_opts *o, struct receiver *r, struct 
 		}
 		if (c.type == SS_C_END)
 			return 0;
-		if (o->verbose >= 1 && (c.type == SS_C_SUBVOL || c.type == SS_C_SNAPSHOT))
-			fprintf(stderr, "At %s %s\n", c.type == SS_C_SUBVOL ? "subvol" : "snapshot",
-				c.path);
+		report(o, &c);
 		if (recv_apply(r, &c) == 0)
 			continue;
 		msg_error("%s", r->err);

@@ -151,7 +151,24 @@ static int find_good_parent(struct send_ctx *s, int fd, uint64_t root_id, uint64
 
 struct copier { int in, out; int err; };
 
-/* Copies the kernel's stream from the pipe to the output (splice when the output allows). */
+/* 0 or the errno of a failed write. */
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Copies the kernel's stream from the pipe to the output (splice when the output allows).
+ * After an output error it keeps draining the pipe, so that the kernel never blocks. */
 static void *copy_stream(void *arg)
 {
 	struct copier *c = arg;
@@ -161,30 +178,26 @@ static void *copy_stream(void *arg)
 	for (;;) {
 		ssize_t n;
 
-		if (use_splice) {
+		if (use_splice && !c->err) {
 			n = splice(c->in, NULL, c->out, NULL, 1 << 17, SPLICE_F_MORE);
-			if (n < 0 && errno == EINVAL) {
+			if (n < 0 && errno == EINVAL)
 				use_splice = 0;
-				continue;
-			}
-		} else {
-			n = read(c->in, buf, sizeof(buf));
-			for (ssize_t done = 0; n > 0 && done < n;) {
-				ssize_t w = write(c->out, buf + done, (size_t)(n - done));
-
-				if (w < 0 && errno != EINTR) {
-					n = -1;
-					break;
-				}
-				done += w > 0 ? w : 0;
-			}
+			else if (n < 0 && errno != EINTR)
+				c->err = errno;
+			else if (n == 0)
+				return NULL;
+			continue;
 		}
+		n = read(c->in, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			c->err = n < 0 ? errno : 0;
+			if (n < 0 && !c->err)
+				c->err = errno;
 			return NULL;
 		}
+		if (!c->err)
+			c->err = write_all(c->out, buf, (size_t)n);
 	}
 }
 
