@@ -98,6 +98,8 @@ def build(kind, out):
                                  for i, b in enumerate(stream(mkfile("f"), write("f")))),
         "huge-length": lambda: stream(name="h")[:-10] + struct.pack("<IHI", 0xFFFFFFF0, WRITE, 0),
         "unknown-command": lambda: stream(cmd(77, (A_PATH, "f"))),
+        "huge-offset": lambda: stream(mkfile("f"), cmd(WRITE, (A_PATH, "f"),
+                                                       (A_OFF, 0xFFFFFFFFFFFFFFF0), (A_DATA, b"x" * 64))),
         "no-end": lambda: stream(mkfile("f"))[:-10],
     }
     return kinds[kind]()
@@ -116,7 +118,7 @@ KINDS = ["dotdot", "dotdot-inner", "absolute", "symlink-write", "symlink-truncat
          "symlink-chmod", "symlink-xattr", "symlink-dir-create", "relative-symlink-dir",
          "link-outside", "link-dotdot", "rename-outside", "rename-dotdot", "clone-outside",
          "subvol-dotdot", "subvol-slash", "before-subvol", "truncated", "bad-crc",
-         "huge-length", "unknown-command", "no-end"]
+         "huge-length", "huge-offset", "unknown-command", "no-end"]
 
 if __name__ == "__main__":
     sys.exit(main())
