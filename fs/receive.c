@@ -116,31 +116,56 @@ static int check_path(struct receiver *r, const char *path, int allow_root)
 	return 0;
 }
 
-/* Opens directory rel (checked) beneath root without following any symlink. */
-static int open_beneath(int root, const char *rel)
+static int is_symlink(int dirfd, const char *name)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	char comp[256];
-	int fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof(how)), cur;
+	struct stat st;
+	int e = errno, ret = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
 
-	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
-		return fd;
-	/* no openat2 (or a seccomp filter refusing it): walk one component at a time */
-	cur = fcntl(root, F_DUPFD_CLOEXEC, 0);
+	errno = e;
+	return ret;
+}
+
+/* Walks rel one component at a time, each opened with O_NOFOLLOW (no openat2). */
+static int walk_beneath(int root, const char *rel)
+{
+	char comp[256];
+	int cur = fcntl(root, F_DUPFD_CLOEXEC, 0), fd;
+
 	while (cur >= 0 && *rel) {
 		size_t n = strcspn(rel, "/");
 
+		if (n >= sizeof(comp)) {
+			close(cur);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
 		memcpy(comp, rel, n);
 		comp[n] = 0;
-		fd = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOTDIR && is_symlink(cur, comp))
+			errno = ELOOP;       /* as openat2 reports a symlink in the way */
 		close(cur);
 		cur = fd;
 		rel += n + (rel[n] == '/');
 	}
 	return cur;
+}
+
+int recv_open_beneath(int root, const char *rel, int walk)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+	if (walk)
+		return walk_beneath(root, rel);
+	fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof(how));
+	/* no openat2 (or a seccomp filter refusing it): walk one component at a time */
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		return walk_beneath(root, rel);
+	return fd;
 }
 
 struct target {
@@ -179,7 +204,7 @@ static int resolve_in(struct receiver *r, int root, const char *path, int allow_
 	}
 	*slash = 0;
 	t->leaf = slash + 1;
-	t->dirfd = open_beneath(root, t->buf);
+	t->dirfd = recv_open_beneath(root, t->buf, 0);
 	if (t->dirfd < 0) {
 		int e = errno;
 
@@ -269,7 +294,7 @@ static int open_subvol_id(struct receiver *r, uint64_t id)
 	if (!*rel)
 		dfd = fcntl(r->mnt_fd, F_DUPFD_CLOEXEC, 0);
 	else
-		dfd = open_beneath(r->mnt_fd, rel);
+		dfd = recv_open_beneath(r->mnt_fd, rel, 0);
 	if (dfd < 0)
 		return -1;
 	/* reopen for reading and ioctls (an O_PATH descriptor cannot do either) */

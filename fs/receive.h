@@ -30,5 +30,10 @@ int recv_apply(struct receiver *r, const struct ss_cmd *c);
 /* Marks the current subvolume received (received UUID, stransid) and read-only. */
 int recv_finish_subvol(struct receiver *r);
 void recv_release(struct receiver *r);
+/* Opens directory rel (relative, no "." or ".." components) beneath root as an O_PATH
+ * descriptor without following any symlink: openat2 with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS, or a component walk with O_NOFOLLOW when walk is set or the kernel
+ * lacks openat2. -1 with errno (ELOOP for a symlink in the way). */
+int recv_open_beneath(int root, const char *rel, int walk);
 
 #endif
