@@ -1,5 +1,6 @@
 #include "output.h"
 #include "cli.h"
+#include "uuid.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,14 +169,12 @@ void out_u64(struct out *o, const char *text, const char *json, uint64_t value)
 
 void out_uuid(struct out *o, const char *text, const char *json, const uint8_t u[16])
 {
-	static const uint8_t zero[16];
+	char buf[UUID_STR_LEN];
 
-	if (!memcmp(u, zero, 16)) {
+	if (uuid_is_null(u)) {
 		out_str(o, text, json, "-");
 		return;
 	}
-	out_printf(o, text, json,
-		   "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		   u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-		   u[12], u[13], u[14], u[15]);
+	uuid_unparse(u, buf);
+	out_str(o, text, json, buf);
 }
