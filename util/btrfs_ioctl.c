@@ -1,5 +1,6 @@
 #include "btrfs_ioctl.h"
 #include "cli.h"
+#include "le.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <mntent.h>
@@ -10,14 +11,9 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/fs.h>
 #include <linux/magic.h>
 
-/* From <linux/fs.h>, which clashes with the libc mount headers elsewhere. */
-#ifndef FS_IOC_GETFSLABEL
-#define FSLABEL_MAX 256
-#define FS_IOC_GETFSLABEL _IOR(0x94, 49, char[FSLABEL_MAX])
-#define FS_IOC_SETFSLABEL _IOW(0x94, 50, char[FSLABEL_MAX])
-#endif
 
 int btrfs_open_path(const char *path, int dir_only, int quiet)
 {
@@ -170,7 +166,7 @@ static const struct {
 /* Index in profiles[], -1 for single, -2 for an unknown or mixed value. */
 static int profile_index(uint64_t flags)
 {
-	uint64_t p = flags & ~(BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_SPACE_INFO_GLOBAL_RSV);
+	uint64_t p = flags & ~(BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_BLOCK_GROUP_RESERVED);
 	size_t i;
 
 	if (!p)
@@ -193,6 +189,153 @@ int btrfs_profile_copies(uint64_t flags)
 	int i = profile_index(flags);
 
 	return i >= 0 ? profiles[i].copies : 1;
+}
+
+/* Adds the stripes of one chunk item to the per-device sums. */
+static int add_chunk(struct btrfs_chunk_usage **cu, int *n, int *room,
+		     const uint8_t *item, uint32_t len)
+{
+	const struct btrfs_chunk *c = (const void *)item;
+	uint64_t type, length;
+	uint32_t stripes, s;
+	int i;
+
+	if (len < offsetof(struct btrfs_chunk, stripe))
+		return -EUCLEAN;
+	stripes = get_le16(&c->num_stripes);
+	if (!stripes || len < offsetof(struct btrfs_chunk, stripe) +
+			      (uint64_t)stripes * sizeof(struct btrfs_stripe))
+		return -EUCLEAN;
+	type = get_le64(&c->type);
+	length = get_le64(&c->length);
+	for (s = 0; s < stripes; s++) {
+		const struct btrfs_stripe *st = (const void *)(item +
+			offsetof(struct btrfs_chunk, stripe) + s * sizeof(struct btrfs_stripe));
+		uint64_t devid = get_le64(&st->devid);
+
+		for (i = 0; i < *n; i++)
+			if ((*cu)[i].type == type && (*cu)[i].devid == devid &&
+			    (*cu)[i].num_stripes == stripes)
+				break;
+		if (i == *n) {
+			if (*n == *room) {
+				void *p = realloc(*cu, (*room * 2 + 8) * sizeof(**cu));
+
+				if (!p)
+					return -ENOMEM;
+				*cu = p;
+				*room = *room * 2 + 8;
+			}
+			(*cu)[i] = (struct btrfs_chunk_usage){ type, devid, 0, stripes };
+			(*n)++;
+		}
+		(*cu)[i].size += length;
+	}
+	return 0;
+}
+
+int btrfs_group_order(uint64_t a, uint64_t b)
+{
+	uint64_t mask = BTRFS_BLOCK_GROUP_TYPE_MASK;
+
+	if ((a & BTRFS_BLOCK_GROUP_TYPE_MASK) == (b & BTRFS_BLOCK_GROUP_TYPE_MASK))
+		mask = BTRFS_BLOCK_GROUP_PROFILE_MASK;
+	else if (b & BTRFS_BLOCK_GROUP_SYSTEM)
+		return -1;
+	else if (a & BTRFS_BLOCK_GROUP_SYSTEM)
+		return 1;
+	return (a & mask) > (b & mask) ? 1 : (a & mask) < (b & mask) ? -1 : 0;
+}
+
+static int chunk_usage_cmp(const void *a, const void *b)
+{
+	return btrfs_group_order(((const struct btrfs_chunk_usage *)a)->type,
+				 ((const struct btrfs_chunk_usage *)b)->type);
+}
+
+int btrfs_chunk_usage(int fd, struct btrfs_chunk_usage **out, int *count)
+{
+	struct btrfs_ioctl_search_args args;
+	struct btrfs_ioctl_search_key *sk = &args.key;
+	struct btrfs_chunk_usage *cu = NULL;
+	int n = 0, room = 0, ret = 0;
+
+	memset(&args, 0, sizeof(args));
+	sk->tree_id = BTRFS_CHUNK_TREE_OBJECTID;
+	sk->min_objectid = sk->max_objectid = BTRFS_FIRST_CHUNK_TREE_OBJECTID;
+	sk->min_type = sk->max_type = BTRFS_CHUNK_ITEM_KEY;
+	sk->max_offset = UINT64_MAX;
+	sk->max_transid = UINT64_MAX;
+	for (;;) {
+		size_t off = 0;
+		uint32_t i;
+
+		sk->nr_items = 4096;
+		if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args)) {
+			ret = -errno;
+			break;
+		}
+		if (!sk->nr_items)
+			break;
+		for (i = 0; i < sk->nr_items && !ret; i++) {
+			struct btrfs_ioctl_search_header sh;
+
+			if (off + sizeof(sh) > sizeof(args.buf)) {
+				ret = -EUCLEAN;
+				break;
+			}
+			memcpy(&sh, args.buf + off, sizeof(sh));
+			off += sizeof(sh);
+			if (sh.len > sizeof(args.buf) - off) {
+				ret = -EUCLEAN;
+				break;
+			}
+			if (sh.type == BTRFS_CHUNK_ITEM_KEY)
+				ret = add_chunk(&cu, &n, &room, (const uint8_t *)args.buf + off, sh.len);
+			off += sh.len;
+			sk->min_offset = sh.offset + 1;
+		}
+		if (ret || sk->min_offset == 0) /* error, or the last possible offset */
+			break;
+	}
+	if (ret) {
+		free(cu);
+		return ret;
+	}
+	qsort(cu, n, sizeof(*cu), chunk_usage_cmp);
+	*out = cu;
+	*count = n;
+	return 0;
+}
+
+uint64_t btrfs_chunk_usage_on_device(const struct btrfs_chunk_usage *c)
+{
+	uint32_t parity = (c->type & BTRFS_BLOCK_GROUP_RAID6) ? 2 :
+			  (c->type & BTRFS_BLOCK_GROUP_RAID5) ? 1 : 0;
+	uint32_t sub = (c->type & BTRFS_BLOCK_GROUP_RAID10) ? 2 : 1;
+	uint32_t div;
+
+	/* Mirrored profiles store the whole chunk on each stripe. */
+	if (c->type & (BTRFS_BLOCK_GROUP_RAID1_MASK | BTRFS_BLOCK_GROUP_DUP))
+		return c->size;
+	div = c->num_stripes > parity ? (c->num_stripes - parity) / sub : 1;
+	return c->size / (div ? div : 1);
+}
+
+uint64_t btrfs_device_size(const char *path)
+{
+	uint64_t size = 0;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		size = (uint64_t)st.st_size;
+	else if (ioctl(fd, BLKGETSIZE64, &size))
+		size = 0;
+	close(fd);
+	return size;
 }
 
 int btrfs_mount_of_device(const char *dev, char *mnt, size_t size)

@@ -41,6 +41,25 @@ const char *btrfs_group_profile_str(uint64_t flags);
  * RAID1C4: 4, others 1; RAID5/6 depend on the device count and give 1 here). */
 int btrfs_profile_copies(uint64_t flags);
 
+/* Chunk allocation summed per (chunk type, device, stripe count), from the chunk tree
+ * (BTRFS_IOC_TREE_SEARCH, needs root). size is the sum of chunk lengths times the
+ * stripes of those chunks on the device. Sorted by type like btrfs-progs: Data,
+ * Metadata, then System; within a type by profile. *out malloc'ed. */
+struct btrfs_chunk_usage {
+	uint64_t type;
+	uint64_t devid;
+	uint64_t size;
+	uint32_t num_stripes;
+};
+int btrfs_chunk_usage(int fd, struct btrfs_chunk_usage **out, int *count);
+/* Bytes the chunks of c occupy on their device (parity and striping accounted). */
+uint64_t btrfs_chunk_usage_on_device(const struct btrfs_chunk_usage *c);
+/* btrfs-progs order of block group / space info flags (qsort-style result). */
+int btrfs_group_order(uint64_t a, uint64_t b);
+
+/* Size of a block device (BLKGETSIZE64) or regular file; 0 when unknown. */
+uint64_t btrfs_device_size(const char *path);
+
 /* The mount point of the btrfs mounted from block device dev (compared by device
  * number), copied into mnt. 0 when found, -ENOENT when not mounted, -errno. */
 int btrfs_mount_of_device(const char *dev, char *mnt, size_t size);
