@@ -191,6 +191,54 @@ int btrfs_profile_copies(uint64_t flags)
 	return i >= 0 ? profiles[i].copies : 1;
 }
 
+/* Lower-case profile names of a set of profile bits, ", "-separated, into buf;
+ * 0 when the set has at most one profile. */
+static int profile_list(uint64_t bits, char *buf, size_t size)
+{
+	static const struct { uint64_t bit; const char *name; } order[] = {
+		{ BTRFS_AVAIL_ALLOC_BIT_SINGLE, "single" }, { BTRFS_BLOCK_GROUP_RAID10, "raid10" },
+		{ BTRFS_BLOCK_GROUP_RAID1, "raid1" }, { BTRFS_BLOCK_GROUP_DUP, "dup" },
+		{ BTRFS_BLOCK_GROUP_RAID0, "raid0" }, { BTRFS_BLOCK_GROUP_RAID5, "raid5" },
+		{ BTRFS_BLOCK_GROUP_RAID6, "raid6" }, { BTRFS_BLOCK_GROUP_RAID1C3, "raid1c3" },
+		{ BTRFS_BLOCK_GROUP_RAID1C4, "raid1c4" },
+	};
+	size_t i, len = 0;
+
+	if (!(bits & (bits - 1)))
+		return 0;
+	buf[0] = 0;
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if ((bits & order[i].bit) && len < size)
+			len += snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+					order[i].name);
+	return 1;
+}
+
+int btrfs_multiple_profiles(const struct btrfs_ioctl_space_args *sa,
+			    char profiles[BTRFS_NR_CLASSES][BTRFS_PROFILES_LEN])
+{
+	const uint64_t mixed = BTRFS_BLOCK_GROUP_DATA | BTRFS_BLOCK_GROUP_METADATA;
+	uint64_t bits[BTRFS_NR_CLASSES] = { 0 }, i;
+	int c, mask = 0;
+
+	for (i = 0; i < sa->total_spaces; i++) {
+		uint64_t f = sa->spaces[i].flags;
+
+		if (!(f & BTRFS_BLOCK_GROUP_PROFILE_MASK))
+			f |= BTRFS_AVAIL_ALLOC_BIT_SINGLE;
+		c = (f & mixed) == mixed ? BTRFS_CLASS_MIXED :
+		    (f & BTRFS_BLOCK_GROUP_DATA) ? BTRFS_CLASS_DATA :
+		    (f & BTRFS_BLOCK_GROUP_METADATA) ? BTRFS_CLASS_METADATA :
+		    (f & BTRFS_BLOCK_GROUP_SYSTEM) ? BTRFS_CLASS_SYSTEM : -1;
+		if (c >= 0)
+			bits[c] |= f & BTRFS_EXTENDED_PROFILE_MASK;
+	}
+	for (c = 0; c < BTRFS_NR_CLASSES; c++)
+		if (profile_list(bits[c], profiles[c], BTRFS_PROFILES_LEN))
+			mask |= 1 << c;
+	return mask;
+}
+
 /* Adds the stripes of one chunk item to the per-device sums. */
 static int add_chunk(struct btrfs_chunk_usage **cu, int *n, int *room,
 		     const uint8_t *item, uint32_t len)

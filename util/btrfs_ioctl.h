@@ -41,6 +41,15 @@ const char *btrfs_group_profile_str(uint64_t flags);
  * RAID1C4: 4, others 1; RAID5/6 depend on the device count and give 1 here). */
 int btrfs_profile_copies(uint64_t flags);
 
+/* Block group classes of a space info list that use more than one profile (what an
+ * unfinished balance leaves). Returns a mask of (1 << BTRFS_CLASS_*) bits and puts the
+ * lower-case profile list ("single, dup") of each such class in profiles[class]. */
+enum { BTRFS_CLASS_DATA, BTRFS_CLASS_METADATA, BTRFS_CLASS_MIXED, BTRFS_CLASS_SYSTEM,
+       BTRFS_NR_CLASSES };
+#define BTRFS_PROFILES_LEN 96
+int btrfs_multiple_profiles(const struct btrfs_ioctl_space_args *sa,
+			    char profiles[BTRFS_NR_CLASSES][BTRFS_PROFILES_LEN]);
+
 /* Chunk allocation summed per (chunk type, device, stripe count), from the chunk tree
  * (BTRFS_IOC_TREE_SEARCH, needs root). size is the sum of chunk lengths times the
  * stripes of those chunks on the device. Sorted by type like btrfs-progs: Data,
