@@ -429,17 +429,16 @@ static int sbdev_matches(const struct sbdev *d, const char *search)
 	       !strcmp(d->path, search);
 }
 
-/* Unmounted filesystems: those of the image file given, else of the block devices. */
+/* Unmounted filesystems of the block devices and of the image file given. */
 static int show_unmounted(struct out *o, const char *search, const char *image,
 			  struct seen *seen, unsigned mode)
 {
 	struct sbdevs v = { 0 };
 	int i, found = 0;
 
-	if (image)
+	if (image)  /* first, so it names its device even when a loop device shows it too */
 		sbdevs_add(&v, image);
-	else
-		scan_block_devices(&v);
+	scan_block_devices(&v); /* the other devices of the filesystems */
 	for (i = 0; i < v.n; i++) {
 		if (search && !sbdev_matches(&v.d[i], search))
 			continue;
