@@ -496,7 +496,7 @@ int fs_show_main(int argc, char **argv)
 		}
 	}
 	out_start(&o, 0, 0);
-	out_group_begin(&o, "filesystems", OUT_LIST);
+	out_group_begin(&o, "filesystem-show", OUT_LIST);
 	if (!devices_only)
 		found = show_mounted(&o, search, &seen, mode);
 	if (!(search && found) && !mounted_only) {
