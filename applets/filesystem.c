@@ -18,6 +18,7 @@
 #if CFG_APPLET_FILESYSTEM
 #include "btrfs_ioctl.h"
 #include "cli.h"
+#include "fs.h"
 #include "le.h"
 #include "output.h"
 #include "super_label.h"
@@ -347,7 +348,7 @@ static void sbdevs_add(struct sbdevs *v, const char *path)
 	void *p;
 	int i;
 
-	if (fs_super_read_primary(path, &sb))
+	if (fs_super_read(path, 0, &sb, NULL))
 		return;
 	for (i = 0; i < v->n; i++) /* the same device under two names */
 		if (!memcmp(v->d[i].sb.fsid, sb.fsid, BTRFS_FSID_SIZE) &&
@@ -485,7 +486,7 @@ int fs_show_main(int argc, char **argv)
 			} else {
 				struct btrfs_super_block sb;
 
-				if (fs_super_read_primary(search, &sb)) {
+				if (fs_super_read(search, 0, &sb, NULL)) {
 					msg_error("no btrfs on %s", search);
 					return 1;
 				}
@@ -574,7 +575,7 @@ static int label_unmounted(const char *path, const char *newlabel)
 		return 1;
 	}
 	if (!newlabel) {
-		ret = fs_super_read_primary(path, &sb);
+		ret = fs_super_read(path, 0, &sb, NULL);
 		if (ret) {
 			errno = -ret;
 			msg_error("cannot read a btrfs superblock from %s: %m", path);
