@@ -675,6 +675,7 @@ static const char defrag_usage[] =
 	"Note: most kernels unshare reflinked and snapshotted extents while defragmenting,\n"
 	"which can take a lot more space.\n";
 
+#define DEFRAG_RANGE_LEVEL 4 /* btrfs_ioctl_defrag_range_args.flags, not in older headers */
 static struct btrfs_ioctl_defrag_range_args defrag_range;
 static int defrag_errors, defrag_verbose;
 
@@ -778,15 +779,16 @@ int fs_defrag_main(int argc, char **argv)
 				return 1;
 			}
 			break;
-		case 'L':
-			if (cli_parse_u64(optarg, (uint64_t *)&defrag_range.start) ||
-			    defrag_range.start > 15) {
+		case 'L': {
+			uint64_t v;
+
+			if (cli_parse_u64(optarg, &v) || v < 1 || v > 15) {
 				msg_error("invalid compression level: %s", optarg);
 				return 1;
 			}
-			level = (int)defrag_range.start;
-			defrag_range.start = 0;
+			level = (int)v;
 			break;
+		}
 		case 'f': defrag_range.flags |= BTRFS_DEFRAG_RANGE_START_IO; break;
 		case 's': defrag_range.start = size_arg(optarg, "start"); break;
 		case 'l': defrag_range.len = size_arg(optarg, "length"); break;
@@ -811,12 +813,11 @@ int fs_defrag_main(int argc, char **argv)
 	if (ctype) {
 		defrag_range.flags |= BTRFS_DEFRAG_RANGE_COMPRESS;
 		defrag_range.compress_type = (uint32_t)ctype;
-#ifdef BTRFS_DEFRAG_RANGE_LEVEL
 		if (level) {
-			defrag_range.flags |= BTRFS_DEFRAG_RANGE_LEVEL;
-			defrag_range.compress.level = (int8_t)level;
+			/* Kernel 6.15+: compress_type is { u8 type; s8 level; } with this flag. */
+			defrag_range.flags |= DEFRAG_RANGE_LEVEL;
+			defrag_range.compress_type |= (uint32_t)level << 8;
 		}
-#endif
 	}
 	for (i = optind; i < argc; i++)
 		if (defrag_arg(argv[i], recursive) < 0)

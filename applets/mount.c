@@ -11,6 +11,8 @@
 #include "config.h"
 #if CFG_APPLET_MOUNT
 #include "cli.h"
+#include "fs.h"
+#include "le.h"
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -480,6 +482,34 @@ static int scan_device(const char *path)
 	return ret;
 }
 
+/* A multi-device filesystem needs all its devices known to the kernel before mount(2):
+ * register every block device of /proc/partitions that carries the same fsid (what
+ * `btrfs device scan` would do). Failures only mean the kernel may not find them. */
+static void scan_siblings(int src_fd)
+{
+	struct btrfs_super_block sb, other;
+	char line[256], name[128], path[160];
+	FILE *f;
+
+	if (fs_super_read_fd(src_fd, 0, &sb, NULL) || get_le64(&sb.num_devices) < 2)
+		return;
+	f = fopen("/proc/partitions", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long blocks;
+		unsigned maj, min;
+
+		if (sscanf(line, " %u %u %llu %127s", &maj, &min, &blocks, name) != 4)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", name);
+		if (!fs_super_read(path, 0, &other, NULL) &&
+		    !memcmp(other.fsid, sb.fsid, sizeof(sb.fsid)))
+			scan_device(path);
+	}
+	fclose(f);
+}
+
 static int kernel_has_btrfs(void)
 {
 	char line[256];
@@ -587,6 +617,8 @@ static int do_mount(struct mount_req *r)
 	for (i = 0; i < r->ndevices; i++)
 		if (scan_device(r->devices[i]))
 			goto out;
+	if (src_fd >= 0)
+		scan_siblings(src_fd);
 	if (r->fake) {
 		ret = 0;
 		goto out;
