@@ -560,6 +560,17 @@ static int source_is_mounted(const char *path)
 	return ret;
 }
 
+/* Why a device has no usable superblock: none at all, or a read error. */
+static void no_btrfs_error(const char *path, int ret)
+{
+	if (ret == -EUCLEAN || ret == -ENOENT || ret == -EIO) {
+		msg_error("no valid btrfs filesystem on %s", path);
+		return;
+	}
+	errno = -ret;
+	msg_error("cannot read the superblock of %s: %m", path);
+}
+
 static int label_unmounted(const char *path, const char *newlabel)
 {
 	struct btrfs_super_block sb;
@@ -577,14 +588,17 @@ static int label_unmounted(const char *path, const char *newlabel)
 	if (!newlabel) {
 		ret = fs_super_read(path, 0, &sb, NULL);
 		if (ret) {
-			errno = -ret;
-			msg_error("cannot read a btrfs superblock from %s: %m", path);
+			no_btrfs_error(path, ret);
 			return 1;
 		}
 		printf("%.*s\n", BTRFS_LABEL_SIZE - 1, sb.label);
 		return 0;
 	}
 	ret = fs_super_set_label(path, newlabel);
+	if (ret == -EUCLEAN || ret == -ENOENT) {
+		no_btrfs_error(path, ret);
+		return 1;
+	}
 	if (ret) {
 		errno = -ret;
 		msg_error("cannot set the label of %s: %m", path);
