@@ -362,24 +362,10 @@ static void sbdevs_add(struct sbdevs *v, const char *path)
 	v->d[v->n++].sb = sb;
 }
 
-/* Every block device in /proc/partitions with a btrfs superblock. */
-static void scan_block_devices(struct sbdevs *v)
+static int add_block_device(const char *path, void *v)
 {
-	char line[256], name[128], path[160];
-	FILE *f = fopen("/proc/partitions", "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long blocks;
-		unsigned maj, min;
-
-		if (sscanf(line, " %u %u %llu %127s", &maj, &min, &blocks, name) != 4)
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", name);
-		sbdevs_add(v, path);
-	}
-	fclose(f);
+	sbdevs_add(v, path);
+	return 0;
 }
 
 static int devid_cmp(const void *a, const void *b)
@@ -439,7 +425,7 @@ static int show_unmounted(struct out *o, const char *search, const char *image,
 
 	if (image)  /* first, so it names its device even when a loop device shows it too */
 		sbdevs_add(&v, image);
-	scan_block_devices(&v); /* the other devices of the filesystems */
+	btrfs_for_each_block_device(add_block_device, &v); /* and the other devices */
 	for (i = 0; i < v.n; i++) {
 		if (search && !sbdev_matches(&v.d[i], search))
 			continue;

@@ -10,6 +10,7 @@
 //cmd:APPLET_MOUNT mount_main mount.btrfs|mount.btrfs
 #include "config.h"
 #if CFG_APPLET_MOUNT
+#include "btrfs_ioctl.h"
 #include "cli.h"
 #include "fs.h"
 #include "le.h"
@@ -24,7 +25,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include <linux/btrfs.h>
 #include <linux/loop.h>
 
 static const char usage[] =
@@ -458,56 +458,34 @@ fail:
 /* Registers another device of a multi-device filesystem with the kernel. */
 static int scan_device(const char *path)
 {
-	struct btrfs_ioctl_vol_args args;
-	int fd, ret = 0;
+	int ret = btrfs_register_device(path);
 
-	if (strlen(path) >= sizeof(args.name)) {
-		msg_error("device path too long: %s", path);
-		return -1;
-	}
-	fd = open("/dev/btrfs-control", O_RDWR | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && !mknod("/dev/btrfs-control", S_IFCHR | 0600, makedev(10, 234)))
-		fd = open("/dev/btrfs-control", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		msg_error("cannot open /dev/btrfs-control to register %s: %m", path);
-		return -1;
-	}
-	memset(&args, 0, sizeof(args));
-	strcpy(args.name, path);
-	if (ioctl(fd, BTRFS_IOC_SCAN_DEV, &args)) {
+	if (ret) {
+		errno = -ret;
 		msg_error("cannot register device %s: %m", path);
-		ret = -1;
 	}
-	close(fd);
 	return ret;
 }
 
 /* A multi-device filesystem needs all its devices known to the kernel before mount(2):
  * register every block device of /proc/partitions that carries the same fsid (what
  * `btrfs device scan` would do). Failures only mean the kernel may not find them. */
+static int register_if_same_fs(const char *path, void *fsid)
+{
+	struct btrfs_super_block sb;
+
+	if (!fs_super_read(path, 0, &sb, NULL) && !memcmp(sb.fsid, fsid, sizeof(sb.fsid)))
+		btrfs_register_device(path);
+	return 0;
+}
+
 static void scan_siblings(int src_fd)
 {
-	struct btrfs_super_block sb, other;
-	char line[256], name[128], path[160];
-	FILE *f;
+	struct btrfs_super_block sb;
 
 	if (fs_super_read_fd(src_fd, 0, &sb, NULL) || get_le64(&sb.num_devices) < 2)
 		return;
-	f = fopen("/proc/partitions", "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long blocks;
-		unsigned maj, min;
-
-		if (sscanf(line, " %u %u %llu %127s", &maj, &min, &blocks, name) != 4)
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", name);
-		if (!fs_super_read(path, 0, &other, NULL) &&
-		    !memcmp(other.fsid, sb.fsid, sizeof(sb.fsid)))
-			scan_device(path);
-	}
-	fclose(f);
+	btrfs_for_each_block_device(register_if_same_fs, sb.fsid);
 }
 
 static int kernel_has_btrfs(void)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -384,6 +385,49 @@ uint64_t btrfs_device_size(const char *path)
 		size = 0;
 	close(fd);
 	return size;
+}
+
+int btrfs_for_each_block_device(int (*fn)(const char *path, void *arg), void *arg)
+{
+	char line[256], name[128], path[160];
+	FILE *f = fopen("/proc/partitions", "r");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		unsigned long long blocks;
+		unsigned maj, min;
+
+		/* "major minor #blocks name"; the header line does not scan */
+		if (sscanf(line, " %u %u %llu %127s", &maj, &min, &blocks, name) != 4)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", name);
+		ret = fn(path, arg);
+	}
+	fclose(f);
+	return ret;
+}
+
+int btrfs_register_device(const char *path)
+{
+	static const char control[] = "/dev/btrfs-control";
+	struct btrfs_ioctl_vol_args args;
+	int fd, ret = 0;
+
+	if (strlen(path) >= sizeof(args.name))
+		return -ENAMETOOLONG;
+	fd = open(control, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && !mknod(control, S_IFCHR | 0600, makedev(10, 234)))
+		fd = open(control, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	memset(&args, 0, sizeof(args));
+	strcpy(args.name, path);
+	if (ioctl(fd, BTRFS_IOC_SCAN_DEV, &args))
+		ret = -errno;
+	close(fd);
+	return ret;
 }
 
 int btrfs_mount_of_device(const char *dev, char *mnt, size_t size)

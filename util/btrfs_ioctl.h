@@ -69,6 +69,16 @@ int btrfs_group_order(uint64_t a, uint64_t b);
 /* Size of a block device (BLKGETSIZE64) or regular file; 0 when unknown. */
 uint64_t btrfs_device_size(const char *path);
 
+/* Calls fn(path, arg) with "/dev/NAME" for every block device of /proc/partitions;
+ * stops at the first non-zero return of fn and returns it. 0, or -errno when the
+ * list cannot be read. */
+int btrfs_for_each_block_device(int (*fn)(const char *path, void *arg), void *arg);
+
+/* Registers a device of a (multi-device) filesystem with the kernel: BTRFS_IOC_SCAN_DEV
+ * on /dev/btrfs-control, creating that node (char 10:234) when the system lacks it.
+ * 0 or -errno (-ENAMETOOLONG for a path the ioctl cannot take). */
+int btrfs_register_device(const char *path);
+
 /* The mount point of the btrfs mounted from block device dev (compared by device
  * number), copied into mnt. 0 when found, -ENOENT when not mounted, -errno. */
 int btrfs_mount_of_device(const char *dev, char *mnt, size_t size);
