@@ -76,7 +76,7 @@ static const char *const userspace_opts[] = {
 /* How a btrfs option's value is checked. */
 enum val { V_NONE, V_UINT, V_SIZE, V_PATH, V_COMPRESS, V_ENUM, V_RESCUE };
 
-/* The options the kernel's btrfs accepts (fs/btrfs/super.c parameter table). */
+/* The options the kernel's btrfs accepts (its mount parameter table). */
 static const struct { const char *name; enum val val; const char *choices; } btrfs_opts[] = {
 	{ "acl", V_NONE, 0 }, { "noacl", V_NONE, 0 },
 	{ "autodefrag", V_NONE, 0 }, { "noautodefrag", V_NONE, 0 },
@@ -107,6 +107,10 @@ static const struct { const char *name; enum val val; const char *choices; } btr
 	{ "treelog", V_NONE, 0 }, { "notreelog", V_NONE, 0 },
 	{ "usebackuproot", V_NONE, 0 },
 	{ "user_subvol_rm_allowed", V_NONE, 0 },
+	/* security module options the kernel takes for any filesystem */
+	{ "context", V_PATH, 0 }, { "fscontext", V_PATH, 0 },
+	{ "defcontext", V_PATH, 0 }, { "rootcontext", V_PATH, 0 },
+	{ "seclabel", V_NONE, 0 },
 };
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
