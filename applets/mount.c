@@ -74,7 +74,7 @@ static const char *const userspace_opts[] = {
 };
 
 /* How a btrfs option's value is checked. */
-enum val { V_NONE, V_UINT, V_SIZE, V_PATH, V_COMPRESS, V_ENUM, V_RESCUE };
+enum val { V_NONE, V_UINT, V_SIZE, V_TEXT, V_COMPRESS, V_ENUM, V_RESCUE };
 
 /* The options the kernel's btrfs accepts (its mount parameter table). */
 static const struct { const char *name; enum val val; const char *choices; } btrfs_opts[] = {
@@ -87,7 +87,7 @@ static const struct { const char *name; enum val val; const char *choices; } btr
 	{ "datacow", V_NONE, 0 }, { "nodatacow", V_NONE, 0 },
 	{ "datasum", V_NONE, 0 }, { "nodatasum", V_NONE, 0 },
 	{ "degraded", V_NONE, 0 },
-	{ "device", V_PATH, 0 },
+	{ "device", V_TEXT, 0 },
 	{ "discard", V_ENUM, "sync async" }, { "nodiscard", V_NONE, 0 },
 	{ "enospc_debug", V_NONE, 0 }, { "noenospc_debug", V_NONE, 0 },
 	{ "fatal_errors", V_ENUM, "bug panic" },
@@ -102,14 +102,14 @@ static const struct { const char *name; enum val val; const char *choices; } btr
 	{ "space_cache", V_ENUM, "v1 v2" }, { "nospace_cache", V_NONE, 0 },
 	{ "ssd", V_NONE, 0 }, { "nossd", V_NONE, 0 },
 	{ "ssd_spread", V_NONE, 0 }, { "nossd_spread", V_NONE, 0 },
-	{ "subvol", V_PATH, 0 }, { "subvolid", V_UINT, 0 },
+	{ "subvol", V_TEXT, 0 }, { "subvolid", V_UINT, 0 },
 	{ "thread_pool", V_UINT, 0 },
 	{ "treelog", V_NONE, 0 }, { "notreelog", V_NONE, 0 },
 	{ "usebackuproot", V_NONE, 0 },
 	{ "user_subvol_rm_allowed", V_NONE, 0 },
 	/* security module options the kernel takes for any filesystem */
-	{ "context", V_PATH, 0 }, { "fscontext", V_PATH, 0 },
-	{ "defcontext", V_PATH, 0 }, { "rootcontext", V_PATH, 0 },
+	{ "context", V_TEXT, 0 }, { "fscontext", V_TEXT, 0 },
+	{ "defcontext", V_TEXT, 0 }, { "rootcontext", V_TEXT, 0 },
 	{ "seclabel", V_NONE, 0 },
 };
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -192,7 +192,7 @@ static int value_ok(enum val val, const char *choices, const char *v)
 	case V_NONE:     return v == NULL;
 	case V_UINT:     return v && is_uint(v);
 	case V_SIZE:     return v && size_ok(v);
-	case V_PATH:     return v && *v;
+	case V_TEXT:     return v && *v;
 	case V_COMPRESS: return !v || compress_ok(v);
 	case V_ENUM:     return !v || in_choices(v, strlen(v), choices);
 	case V_RESCUE:   return v && *v && rescue_ok(v);
