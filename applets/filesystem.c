@@ -557,6 +557,37 @@ static void no_btrfs_error(const char *path, int ret)
 	msg_error("cannot read the superblock of %s: %m", path);
 }
 
+static int set_label_reporting(const char *path, const char *label)
+{
+	int ret = fs_super_set_label(path, label);
+
+	if (ret == -EUCLEAN || ret == -ENOENT)
+		no_btrfs_error(path, ret);
+	else if (ret) {
+		errno = -ret;
+		msg_error("cannot set the label of %s: %m", path);
+	}
+	return ret ? 1 : 0;
+}
+
+/* Every device of a filesystem carries the label: the other devices of a multi-device
+ * one (block devices with the same fsid) are changed before the one named. */
+static int set_label_siblings(const struct btrfs_super_block *sb, const char *label)
+{
+	struct sbdevs v = { 0 };
+	int i, ret = 0;
+
+	if (get_le64(&sb->num_devices) < 2)
+		return 0;
+	btrfs_for_each_block_device(add_block_device, &v);
+	for (i = 0; i < v.n && !ret; i++)
+		if (!memcmp(v.d[i].sb.fsid, sb->fsid, BTRFS_FSID_SIZE) &&
+		    memcmp(v.d[i].sb.dev_item.uuid, sb->dev_item.uuid, BTRFS_UUID_SIZE))
+			ret = set_label_reporting(v.d[i].path, label);
+	free(v.d);
+	return ret;
+}
+
 static int label_unmounted(const char *path, const char *newlabel)
 {
 	struct btrfs_super_block sb;
@@ -571,26 +602,16 @@ static int label_unmounted(const char *path, const char *newlabel)
 		msg_error("device %s is mounted, use mount point", path);
 		return 1;
 	}
-	if (!newlabel) {
-		ret = fs_super_read(path, 0, &sb, NULL);
-		if (ret) {
-			no_btrfs_error(path, ret);
-			return 1;
-		}
-		printf("%.*s\n", BTRFS_LABEL_SIZE - 1, sb.label);
-		return 0;
-	}
-	ret = fs_super_set_label(path, newlabel);
-	if (ret == -EUCLEAN || ret == -ENOENT) {
+	ret = fs_super_read(path, 0, &sb, NULL);
+	if (ret) {
 		no_btrfs_error(path, ret);
 		return 1;
 	}
-	if (ret) {
-		errno = -ret;
-		msg_error("cannot set the label of %s: %m", path);
-		return 1;
+	if (!newlabel) {
+		printf("%.*s\n", BTRFS_LABEL_SIZE - 1, sb.label);
+		return 0;
 	}
-	return 0;
+	return set_label_siblings(&sb, newlabel) || set_label_reporting(path, newlabel);
 }
 
 static int label_mounted(const char *path, const char *newlabel)
