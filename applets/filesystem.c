@@ -425,7 +425,7 @@ static int show_unmounted(struct out *o, const char *search, const char *image,
 
 	if (image)  /* first, so it names its device even when a loop device shows it too */
 		sbdevs_add(&v, image);
-	btrfs_for_each_block_device(add_block_device, &v); /* and the other devices */
+	btrfs_each_block_device(add_block_device, &v); /* and the other devices */
 	for (i = 0; i < v.n; i++) {
 		if (search && !sbdev_matches(&v.d[i], search))
 			continue;
@@ -579,7 +579,7 @@ static int set_label_siblings(const struct btrfs_super_block *sb, const char *la
 
 	if (get_le64(&sb->num_devices) < 2)
 		return 0;
-	btrfs_for_each_block_device(add_block_device, &v);
+	btrfs_each_block_device(add_block_device, &v);
 	for (i = 0; i < v.n && !ret; i++)
 		if (!memcmp(v.d[i].sb.fsid, sb->fsid, BTRFS_FSID_SIZE) &&
 		    memcmp(v.d[i].sb.dev_item.uuid, sb->dev_item.uuid, BTRFS_UUID_SIZE))

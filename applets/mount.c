@@ -462,13 +462,13 @@ fail:
 /* Registers another device of a multi-device filesystem with the kernel. */
 static int scan_device(const char *path)
 {
-	int ret = btrfs_register_device(path);
+	int ret = btrfs_control_ioctl(BTRFS_IOC_SCAN_DEV, path);
 
-	if (ret) {
+	if (ret < 0) {
 		errno = -ret;
 		msg_error("cannot register device %s: %m", path);
 	}
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
 /* A multi-device filesystem needs all its devices known to the kernel before mount(2):
@@ -479,7 +479,7 @@ static int register_if_same_fs(const char *path, void *fsid)
 	struct btrfs_super_block sb;
 
 	if (!fs_super_read(path, 0, &sb, NULL) && !memcmp(sb.fsid, fsid, sizeof(sb.fsid)))
-		btrfs_register_device(path);
+		btrfs_control_ioctl(BTRFS_IOC_SCAN_DEV, path);
 	return 0;
 }
 
@@ -489,7 +489,7 @@ static void scan_siblings(int src_fd)
 
 	if (fs_super_read_fd(src_fd, 0, &sb, NULL) || get_le64(&sb.num_devices) < 2)
 		return;
-	btrfs_for_each_block_device(register_if_same_fs, sb.fsid);
+	btrfs_each_block_device(register_if_same_fs, sb.fsid);
 }
 
 static int kernel_has_btrfs(void)

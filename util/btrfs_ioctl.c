@@ -387,49 +387,6 @@ uint64_t btrfs_device_size(const char *path)
 	return size;
 }
 
-int btrfs_for_each_block_device(int (*fn)(const char *path, void *arg), void *arg)
-{
-	char line[256], name[128], path[160];
-	FILE *f = fopen("/proc/partitions", "r");
-	int ret = 0;
-
-	if (!f)
-		return -errno;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		unsigned long long blocks;
-		unsigned maj, min;
-
-		/* "major minor #blocks name"; the header line does not scan */
-		if (sscanf(line, " %u %u %llu %127s", &maj, &min, &blocks, name) != 4)
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", name);
-		ret = fn(path, arg);
-	}
-	fclose(f);
-	return ret;
-}
-
-int btrfs_register_device(const char *path)
-{
-	static const char control[] = "/dev/btrfs-control";
-	struct btrfs_ioctl_vol_args args;
-	int fd, ret = 0;
-
-	if (strlen(path) >= sizeof(args.name))
-		return -ENAMETOOLONG;
-	fd = open(control, O_RDWR | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && !mknod(control, S_IFCHR | 0600, makedev(10, 234)))
-		fd = open(control, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	memset(&args, 0, sizeof(args));
-	strcpy(args.name, path);
-	if (ioctl(fd, BTRFS_IOC_SCAN_DEV, &args))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 int btrfs_mount_of_device(const char *dev, char *mnt, size_t size)
 {
 	struct stat want, st;
@@ -478,4 +435,73 @@ int btrfs_set_label_fd(int fd, const char *label)
 		return -EINVAL;
 	strcpy(buf, label);
 	return ioctl(fd, FS_IOC_SETFSLABEL, buf) ? -errno : 0;
+}
+
+int btrfs_open_path_or_dev(const char *path, int quiet)
+{
+	char mnt[4096];
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) || !S_ISBLK(st.st_mode))
+		return btrfs_open_path(path, 1, quiet);
+	if (btrfs_mount_of_device(path, mnt, sizeof(mnt))) {
+		if (!quiet)
+			msg_error("'%s' is not a mounted btrfs device", path);
+		return -1;
+	}
+	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && !quiet)
+		msg_error("can't access '%s': %m", path);
+	return fd;
+}
+
+/* /dev/btrfs-control, created (misc 10:234) when a minimal /dev lacks it. */
+static int open_btrfs_control(void)
+{
+	int fd = open("/dev/btrfs-control", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT && !mknod("/dev/btrfs-control", S_IFCHR | 0600, makedev(10, 234)))
+		fd = open("/dev/btrfs-control", O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int btrfs_control_ioctl(unsigned long request, const char *path)
+{
+	struct btrfs_ioctl_vol_args args;
+	int fd, ret;
+
+	memset(&args, 0, sizeof(args));
+	if (path && strlen(path) >= sizeof(args.name))
+		return -ENAMETOOLONG;
+	if (path)
+		strcpy(args.name, path);
+	fd = open_btrfs_control();
+	if (fd < 0)
+		return fd;
+	ret = ioctl(fd, request, &args);
+	ret = ret < 0 ? -errno : ret;
+	close(fd);
+	return ret;
+}
+
+int btrfs_each_block_device(int (*fn)(const char *path, void *ctx), void *ctx)
+{
+	char line[256], name[128], path[160];
+	FILE *f = fopen("/proc/partitions", "r");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		unsigned long long blocks;
+		unsigned maj, min;
+
+		if (sscanf(line, " %u %u %llu %127s", &maj, &min, &blocks, name) != 4)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", name);
+		ret = fn(path, ctx);
+	}
+	fclose(f);
+	return ret;
 }

@@ -13,6 +13,19 @@
  * dir_only, "ERROR: not a directory: P" (quiet: print nothing). */
 int btrfs_open_path(const char *path, int dir_only, int quiet);
 
+/* btrfs_open_path(path, 1, quiet), or for a block device the mount point of the btrfs
+ * mounted from it ("ERROR: 'P' is not a mounted btrfs device" when there is none). */
+int btrfs_open_path_or_dev(const char *path, int quiet);
+
+/* An ioctl on /dev/btrfs-control with a struct btrfs_ioctl_vol_args naming path (NULL:
+ * an empty name): BTRFS_IOC_SCAN_DEV, BTRFS_IOC_DEVICES_READY, BTRFS_IOC_FORGET_DEV.
+ * Returns the ioctl's result (>= 0) or -errno. */
+int btrfs_control_ioctl(unsigned long request, const char *path);
+
+/* Calls fn("/dev/NAME", ctx) for every block device in /proc/partitions until fn
+ * returns non-zero (returned). */
+int btrfs_each_block_device(int (*fn)(const char *path, void *ctx), void *ctx);
+
 /* Is fd (any file on it) on a btrfs mount? 1 yes, 0 no, -errno. */
 int btrfs_fd_is_btrfs(int fd);
 
@@ -68,16 +81,6 @@ int btrfs_group_order(uint64_t a, uint64_t b);
 
 /* Size of a block device (BLKGETSIZE64) or regular file; 0 when unknown. */
 uint64_t btrfs_device_size(const char *path);
-
-/* Calls fn(path, arg) with "/dev/NAME" for every block device of /proc/partitions;
- * stops at the first non-zero return of fn and returns it. 0, or -errno when the
- * list cannot be read. */
-int btrfs_for_each_block_device(int (*fn)(const char *path, void *arg), void *arg);
-
-/* Registers a device of a (multi-device) filesystem with the kernel: BTRFS_IOC_SCAN_DEV
- * on /dev/btrfs-control, creating that node (char 10:234) when the system lacks it.
- * 0 or -errno (-ENAMETOOLONG for a path the ioctl cannot take). */
-int btrfs_register_device(const char *path);
 
 /* The mount point of the btrfs mounted from block device dev (compared by device
  * number), copied into mnt. 0 when found, -ENOENT when not mounted, -errno. */
