@@ -16,6 +16,7 @@
 //cmd:APPLET_RECEIVE receive_main btrfs receive|Receive subvolumes from a stream
 #include "config.h"
 #if CFG_APPLET_RECEIVE
+#include "btrfs_ioctl.h"
 #include "cli.h"
 #include "receive.h"
 #include "sendstream.h"
@@ -313,7 +314,7 @@ static int open_destination(const struct recv_opts *o, const char *dest, char *f
 			    int *dest_fd, int *mnt_fd)
 {
 	char root[PATH_MAX];
-	uint8_t a[16], b[16];
+	struct btrfs_ioctl_fs_info_args a, b;
 
 	if (!realpath(dest, full)) {
 		msg_error("realpath(%s) failed: %s", dest, strerror(errno));
@@ -335,7 +336,7 @@ static int open_destination(const struct recv_opts *o, const char *dest, char *f
 		msg_error("cannot open %s: %s", root, strerror(errno));
 		return -1;
 	}
-	if (subvol_fsid(*dest_fd, a) || subvol_fsid(*mnt_fd, b) || memcmp(a, b, 16)) {
+	if (btrfs_fs_info(*dest_fd, &a) || btrfs_fs_info(*mnt_fd, &b) || memcmp(a.fsid, b.fsid, 16)) {
 		msg_error("%s and %s are not on the same btrfs filesystem", full, root);
 		return -1;
 	}

@@ -8,6 +8,7 @@
 //cmd:APPLET_SEND send_main btrfs send|Send the subvolume(s) to stdout
 #include "config.h"
 #if CFG_APPLET_SEND
+#include "btrfs_ioctl.h"
 #include "cli.h"
 #include "subvol_lookup.h"
 #include "uuid.h"
@@ -57,8 +58,8 @@ struct send_ctx {
 static int open_ro_subvol(struct send_ctx *s, const char *path, const char *role,
 			  uint64_t *root_id)
 {
+	struct btrfs_ioctl_fs_info_args fi;
 	uint64_t flags;
-	uint8_t fsid[16];
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0) {
@@ -77,15 +78,15 @@ static int open_ro_subvol(struct send_ctx *s, const char *path, const char *role
 		msg_error("%s %s is not read-only", role, path);
 		goto fail;
 	}
-	if (subvol_fsid(fd, fsid) < 0) {
+	if (btrfs_fs_info(fd, &fi) < 0) {
 		msg_error("cannot get the filesystem of %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	if (s->have_fsid && memcmp(fsid, s->fsid, 16)) {
+	if (s->have_fsid && memcmp(fi.fsid, s->fsid, 16)) {
 		msg_error("all subvolumes must be from the same filesystem");
 		goto fail;
 	}
-	memcpy(s->fsid, fsid, 16);
+	memcpy(s->fsid, fi.fsid, 16);
 	s->have_fsid = 1;
 	return fd;
 fail:

@@ -207,14 +207,3 @@ int subvol_path(int fd, uint64_t root_id, char *out, size_t outlen)
 	memmove(out, out + tail, outlen - tail);
 	return 0;
 }
-
-int subvol_fsid(int fd, uint8_t fsid[16])
-{
-	struct btrfs_ioctl_fs_info_args fi;
-
-	memset(&fi, 0, sizeof(fi));
-	if (ioctl(fd, BTRFS_IOC_FS_INFO, &fi) < 0)
-		return -errno;
-	memcpy(fsid, fi.fsid, 16);
-	return 0;
-}

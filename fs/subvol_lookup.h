@@ -23,7 +23,5 @@ int subvol_get_item(int fd, uint64_t root_id, struct subvol_item *out);
 int subvol_find_uuid(int fd, const uint8_t uuid[16], int received, uint64_t *ids, int max);
 /* Path of subvolume root_id relative to the top-level subvolume ("" for it). */
 int subvol_path(int fd, uint64_t root_id, char *out, size_t outlen);
-/* The filesystem UUID of the filesystem holding fd. */
-int subvol_fsid(int fd, uint8_t fsid[16]);
 
 #endif
