@@ -16,13 +16,21 @@
 #include "config.h"
 #if CFG_APPLET_SCRUB
 #include "cli.h"
-#include "mnt_standin.h"
-#include "subvol.h"
+#include "btrfs_ioctl.h"
+#include "units.h"
+#include "uuid.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <ctype.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <sys/file.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <linux/btrfs_tree.h>
@@ -255,16 +263,7 @@ static int write_status(const char *dir, const char *fsid, const struct dev_reco
 
 /* ---- reports (the layout of btrfs-progs) ---- */
 
-static int raw_units;
-
-static const char *size_text(uint64_t v, char buf[32])
-{
-	if (raw_units) {
-		snprintf(buf, 32, "%llu", (unsigned long long)v);
-		return buf;
-	}
-	return sd_pretty_size(v, buf);
-}
+static unsigned unit_mode = UNITS_DEFAULT;
 
 static void print_raw_progress(const struct btrfs_scrub_progress *p)
 {
@@ -284,7 +283,7 @@ static void print_summary(const struct btrfs_scrub_progress *p, const struct scr
 	uint64_t rate = s->duration ? done / s->duration : 0;
 	uint64_t left = rate ? (total - done) / rate : 0;
 	uint64_t errs = p->read_errors + p->csum_errors + p->verify_errors + p->super_errors;
-	char b1[32], b2[32];
+	char b1[UNITS_BUF], b2[UNITS_BUF];
 
 	if (p->malloc_errors)
 		say("*** WARNING: memory allocation failed while scrubbing. results may be inaccurate\n");
@@ -298,13 +297,14 @@ static void print_summary(const struct btrfs_scrub_progress *p, const struct scr
 		say("Time left:        %llu:%02llu:%02llu\n", (unsigned long long)left / 3600,
 		    (unsigned long long)(left / 60) % 60, (unsigned long long)left % 60);
 		say("ETA:              %s\n", t);
-		say("Total to scrub:   %s\n", size_text(total, b1));
-		say("Bytes scrubbed:   %s  (%.2f%%)\n", size_text(done, b2), 100.0 * done / total);
+		say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
+		say("Bytes scrubbed:   %s  (%.2f%%)\n", pretty_size_mode(done, unit_mode, b2), 100.0 * done / total);
 	} else {
-		say("Total to scrub:   %s\n", size_text(total, b1));
+		say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
 	}
 	/* the rate follows only --raw, otherwise it is human readable */
-	say("Rate:             %s/s\n", raw_units ? size_text(rate, b1) : sd_pretty_size(rate, b1));
+	say("Rate:             %s/s\n", pretty_size_mode(rate, unit_mode == UNITS_RAW ? UNITS_RAW :
+						      UNITS_DEFAULT, b1));
 	say("Error summary:   ");
 	if (errs || p->corrected_errors || p->uncorrectable_errors) {
 		if (p->read_errors)
@@ -501,11 +501,10 @@ struct start_opts {
 
 /* Runs the prepared scrubs to their end, recording progress; prints when asked. */
 static int run_scrubs(const char *path, const char *fsid, const char *dir, int fd,
-		      const struct btrfs_ioctl_fs_info_args *fi,
-		      const struct btrfs_ioctl_dev_info_args *di, struct dev_scrub *d,
+		      const struct btrfs_ioctl_dev_info_args *di, struct dev_scrub *d, size_t n,
 		      const struct start_opts *o)
 {
-	size_t n = fi->num_devices, i, remaining = 0;
+	size_t i, remaining = 0;
 	int err = 0, uncorrectable = 0, correctable = 0, ret;
 	struct sigaction sa = { .sa_handler = cancel_on_signal };
 	struct timespec now;
@@ -678,7 +677,8 @@ static int scrub_start(int argc, char **argv, int resume)
 	struct dev_scrub *d = NULL;
 	const char *path, *dir;
 	size_t npast = 0, nrun;
-	char fsid[37];
+	int ndev = 0;
+	char fsid[UUID_STR_LEN];
 	int c, fd, ret = 1;
 
 	quiet = cli_globals.verbose < 0;
@@ -703,22 +703,22 @@ static int scrub_start(int argc, char **argv, int resume)
 		msg_warn("cannot create the scrub status directory %s: %s. Status recording disabled",
 			 getenv(STATUS_DIR_ENV) ? getenv(STATUS_DIR_ENV) : STATUS_DIR_DEFAULT,
 			 strerror(errno));
-	fd = sd_open_path_or_dev(path);
+	fd = btrfs_open_path_or_dev(path, 0);
 	if (fd < 0)
 		return 1;
-	ret = sd_fs_info(fd, &fi, &di);
-	if (ret || !fi.num_devices) {
+	ret = btrfs_dev_infos(fd, &fi, &di, &ndev);
+	if (ret || !ndev) {
 		if (!quiet)
 			msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
 				  ret ? strerror(-ret) : "");
 		ret = 1;
 		goto out;
 	}
-	subvol_uuid_text(fi.fsid, fsid);
+	uuid_unparse(fi.fsid, fsid);
 	ret = read_status(fsid, &past, &npast);
 	if (ret && !quiet)
 		msg_warn("failed to read status file: %s", strerror(-ret));
-	if (scrub_running_in_kernel(fd, di, fi.num_devices) && !o.force) {
+	if (scrub_running_in_kernel(fd, di, (size_t)ndev) && !o.force) {
 		int unfinished = 0;
 
 		for (size_t i = 0; i < npast; i++)
@@ -731,19 +731,19 @@ static int scrub_start(int argc, char **argv, int resume)
 			goto out;
 		}
 	}
-	d = calloc(fi.num_devices, sizeof(*d));
+	d = calloc((size_t)ndev, sizeof(*d));
 	if (!d) {
 		msg_error("out of memory");
 		ret = 1;
 		goto out;
 	}
-	nrun = plan_devices(d, fd, di, fi.num_devices, past, npast, &o);
+	nrun = plan_devices(d, fd, di, (size_t)ndev, past, npast, &o);
 	if (!nrun) {
 		say("scrub: nothing to resume for %s, fsid %s\n", path, fsid);
 		ret = 2;
 		goto out;
 	}
-	if (dir && (ret = record_progress(dir, fsid, d, fi.num_devices, 1))) {
+	if (dir && (ret = record_progress(dir, fsid, d, (size_t)ndev, 1))) {
 		if (!quiet)
 			msg_warn("failed to write the progress status file: %s. Status recording disabled",
 				 strerror(-ret));
@@ -775,9 +775,9 @@ static int scrub_start(int argc, char **argv, int resume)
 			if (null > 2)
 				close(null);
 		}
-		_exit(run_scrubs(path, fsid, dir, fd, &fi, di, d, &o));
+		_exit(run_scrubs(path, fsid, dir, fd, di, d, (size_t)ndev, &o));
 	}
-	ret = run_scrubs(path, fsid, dir, fd, &fi, di, d, &o);
+	ret = run_scrubs(path, fsid, dir, fd, di, d, (size_t)ndev, &o);
 out:
 	free(d);
 	free(past);
@@ -807,7 +807,7 @@ int scrub_cancel_main(int argc, char **argv)
 	while (cli_getopt(argc, argv, "", NULL, cancel_usage) != -1)
 		;
 	cli_check_argc(argc, 1, 1, cancel_usage);
-	fd = sd_open_path_or_dev(argv[optind]);
+	fd = btrfs_open_path_or_dev(argv[optind], 0);
 	if (fd < 0)
 		return 1;
 	if (ioctl(fd, BTRFS_IOC_SCRUB_CANCEL, NULL) < 0) {
@@ -824,37 +824,19 @@ int scrub_cancel_main(int argc, char **argv)
 	return 0;
 }
 
-/* Copies on disk per byte of used space, by block group profile (RAID5/6 count once). */
-static uint64_t profile_copies(uint64_t flags)
-{
-	if (flags & BTRFS_BLOCK_GROUP_RAID1C4)
-		return 4;
-	if (flags & BTRFS_BLOCK_GROUP_RAID1C3)
-		return 3;
-	if (flags & (BTRFS_BLOCK_GROUP_DUP | BTRFS_BLOCK_GROUP_RAID1 | BTRFS_BLOCK_GROUP_RAID10))
-		return 2;
-	return 1;
-}
-
 /* Used bytes times copies over all space infos: what a full scrub reads. */
 static int used_bytes_on_disk(int fd, uint64_t *total)
 {
-	struct btrfs_ioctl_space_args probe = { 0 }, *sa;
-	int ret = 0;
+	struct btrfs_ioctl_space_args *sa;
+	int ret = btrfs_space_info(fd, &sa);
 
-	if (ioctl(fd, BTRFS_IOC_SPACE_INFO, &probe) < 0)
-		return -errno;
-	sa = calloc(1, sizeof(*sa) + probe.total_spaces * sizeof(sa->spaces[0]));
-	if (!sa)
-		return -ENOMEM;
-	sa->space_slots = probe.total_spaces;
-	if (ioctl(fd, BTRFS_IOC_SPACE_INFO, sa) < 0)
-		ret = -errno;
+	if (ret)
+		return ret;
 	*total = 0;
-	for (uint64_t i = 0; !ret && i < sa->total_spaces && i < sa->space_slots; i++)
-		*total += sa->spaces[i].used_bytes * profile_copies(sa->spaces[i].flags);
+	for (uint64_t i = 0; i < sa->total_spaces; i++)
+		*total += sa->spaces[i].used_bytes * (uint64_t)btrfs_profile_copies(sa->spaces[i].flags);
 	free(sa);
-	return ret;
+	return 0;
 }
 
 static const char status_usage[] =
@@ -867,38 +849,27 @@ static const char status_usage[] =
 
 int scrub_status_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "raw", no_argument, NULL, 'b' },
-		{ "human-readable", no_argument, NULL, 'h' },
-		{ "iec", no_argument, NULL, 0 }, { "si", no_argument, NULL, 0 },
-		{ "kbytes", no_argument, NULL, 0 }, { "mbytes", no_argument, NULL, 0 },
-		{ "gbytes", no_argument, NULL, 0 }, { "tbytes", no_argument, NULL, 0 },
-		{ 0, 0, 0, 0 }
-	};
 	struct btrfs_ioctl_dev_info_args *di = NULL;
 	struct btrfs_ioctl_fs_info_args fi;
 	struct dev_record *past = NULL, total;
-	int c, fd, per_dev = 0, raw = 0, in_progress, ret = 1;
+	int c, fd, per_dev = 0, raw = 0, in_progress, ret = 1, ndev = 0;
 	uint64_t bytes = 0;
 	size_t npast = 0;
-	char fsid[37];
+	char fsid[UUID_STR_LEN];
 
 	quiet = cli_globals.verbose < 0;
-	while ((c = cli_getopt(argc, argv, "dR", longopts, status_usage)) != -1) {
+	unit_mode = units_parse_args(&argc, argv, 0);
+	while ((c = cli_getopt(argc, argv, "dR", NULL, status_usage)) != -1) {
 		if (c == 'd')
 			per_dev = 1;
 		else if (c == 'R')
 			raw = 1;
-		else if (c == 'b')
-			raw_units = 1;
-		else if (c == 'h')
-			raw_units = 0;
 	}
 	cli_check_argc(argc, 1, 1, status_usage);
-	fd = sd_open_path_or_dev(argv[optind]);
+	fd = btrfs_open_path_or_dev(argv[optind], 0);
 	if (fd < 0)
 		return 1;
-	if ((ret = sd_fs_info(fd, &fi, &di)) || !fi.num_devices) {
+	if ((ret = btrfs_dev_infos(fd, &fi, &di, &ndev)) || !ndev) {
 		msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
 			  ret ? strerror(-ret) : "");
 		ret = 1;
@@ -909,7 +880,7 @@ int scrub_status_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	subvol_uuid_text(fi.fsid, fsid);
+	uuid_unparse(fi.fsid, fsid);
 	ret = read_status(fsid, &past, &npast);
 	if (ret == -EINVAL || ret == -EIO) {
 		msg_warn("failed to read status: %s", strerror(-ret));
@@ -918,12 +889,12 @@ int scrub_status_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	in_progress = scrub_running_in_kernel(fd, di, fi.num_devices);
+	in_progress = scrub_running_in_kernel(fd, di, (size_t)ndev);
 	say("UUID:             %s\n", fsid);
 	memset(&total, 0, sizeof(total));
 	total.s.finished = 1;
 	total.s.in_progress = in_progress;
-	for (uint64_t i = 0; i < fi.num_devices; i++) {
+	for (int i = 0; i < ndev; i++) {
 		struct dev_record *last = (struct dev_record *)find_record(past, npast, di[i].devid);
 
 		if (!per_dev) {

@@ -19,7 +19,17 @@
 #include "config.h"
 #if CFG_APPLET_SUBVOLUME
 #include "cli.h"
-#include "mnt_standin.h"
+#include "btrfs_ioctl.h"
+#include "units.h"
+#include "uuid.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include "subvol.h"
 #include <libgen.h>
 #include <limits.h>
@@ -38,6 +48,16 @@ static void say(const char *fmt, ...)
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
+}
+
+/* The UUID, or "-" when it is null (btrfs-progs' listing). */
+static const char *uuid_text(const uint8_t uuid[UUID_SIZE], char buf[UUID_STR_LEN])
+{
+	if (uuid_is_null(uuid))
+		strcpy(buf, "-");
+	else
+		uuid_unparse(uuid, buf);
+	return buf;
 }
 
 /* Splits path into a malloc'ed directory and name (dirname/basename semantics). */
@@ -135,7 +155,7 @@ int subvol_create_main(int argc, char **argv)
 		msg_error("invalid subvolume name: %s", name);
 	else if (strlen(name) > BTRFS_SUBVOL_NAME_MAX)
 		msg_error("subvolume name too long: %s", name);
-	else if ((fd = sd_open_dir(dir)) >= 0) {
+	else if ((fd = btrfs_open_path(dir, 1, 0)) >= 0) {
 		say("Create subvolume '%s/%s'\n", dir, name);
 		memset(&args, 0, sizeof(args));
 		snprintf(args.name, sizeof(args.name), "%s", name);
@@ -190,7 +210,7 @@ static int delete_one(const char *path, const struct delete_opts *o, int *commit
 	int fd = -1, ret = 1, err;
 
 	if (o->subvolid) {
-		fd = sd_open_dir(path);
+		fd = btrfs_open_path(path, 1, 0);
 		if (fd < 0)
 			return 1;
 		err = subvol_path(fd, o->subvolid, &subpath);
@@ -212,7 +232,7 @@ static int delete_one(const char *path, const struct delete_opts *o, int *commit
 		goto out;
 	}
 	split_path(real, &dir, &name);
-	fd = sd_open_dir(o->subvolid ? real : dir);
+	fd = btrfs_open_path(o->subvolid ? real : dir, 1, 0);
 	free(real);
 	if (fd < 0)
 		goto out;
@@ -372,7 +392,7 @@ int subvol_snapshot_main(int argc, char **argv)
 		msg_error("snapshot name too long '%s'", name);
 		goto out;
 	}
-	if ((fddst = sd_open_dir(dir)) < 0 || (fd = sd_open_dir(subvol)) < 0)
+	if ((fddst = btrfs_open_path(dir, 1, 0)) < 0 || (fd = btrfs_open_path(subvol, 1, 0)) < 0)
 		goto out;
 	say("Create a %ssnapshot of '%s' in '%s/%s'\n", readonly ? "readonly " : "",
 	    subvol, dir, name);
@@ -586,9 +606,9 @@ static void print_col(const struct row *r, enum list_col c)
 			strcpy(buf, "-");
 		printf("%s", buf);
 		break;
-	case COL_PUUID: subvol_uuid_text(e->parent_uuid, buf); printf("%-36s", buf); break;
-	case COL_RUUID: subvol_uuid_text(e->received_uuid, buf); printf("%-36s", buf); break;
-	case COL_UUID: subvol_uuid_text(e->uuid, buf); printf("%-36s", buf); break;
+	case COL_PUUID: uuid_text(e->parent_uuid, buf); printf("%-36s", buf); break;
+	case COL_RUUID: uuid_text(e->received_uuid, buf); printf("%-36s", buf); break;
+	case COL_UUID: uuid_text(e->uuid, buf); printf("%-36s", buf); break;
 	case COL_PATH: printf("%s", r->full_path); break;
 	default: break;
 	}
@@ -763,7 +783,7 @@ int subvol_list_main(int argc, char **argv)
 		}
 	}
 	cli_check_argc(argc, 1, 1, list_usage);
-	fd = sd_open_dir(argv[optind]);
+	fd = btrfs_open_path(argv[optind], 1, 0);
 	if (fd < 0) {
 		msg_error("can't access '%s'", argv[optind]);
 		return 1;
@@ -858,20 +878,6 @@ static void print_snapshots_below(const struct subvol_entry *all, char **paths, 
 	}
 }
 
-static int parse_uuid(const char *s, uint8_t out[16])
-{
-	int i;
-
-	for (i = 0; i < 16; i++) {
-		if (*s == '-' && (i == 4 || i == 6 || i == 8 || i == 10))
-			s++;
-		if (sscanf(s, "%2hhx", &out[i]) != 1 || !s[1])
-			return -1;
-		s += 2;
-	}
-	return *s ? -1 : 0;
-}
-
 static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 			      const struct subvol_entry *all, size_t n)
 {
@@ -891,11 +897,11 @@ static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 
 		say("%s\n\tName: \t\t\t%s\n", path, slash ? slash + 1 : path);
 	}
-	subvol_uuid_text(sv->uuid, buf);
+	uuid_text(sv->uuid, buf);
 	say("\tUUID: \t\t\t%s\n", buf);
-	subvol_uuid_text(sv->parent_uuid, buf);
+	uuid_text(sv->parent_uuid, buf);
 	say("\tParent UUID: \t\t%s\n", buf);
-	subvol_uuid_text(sv->received_uuid, buf);
+	uuid_text(sv->received_uuid, buf);
 	say("\tReceived UUID: \t\t%s\n", buf);
 	time_text(sv->otime, ctime_buf, sizeof(ctime_buf));
 	say("\tCreation time: \t\t%s\n", ctime_buf);
@@ -924,10 +930,6 @@ int subvol_show_main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "rootid", required_argument, NULL, 'r' },
 		{ "uuid", required_argument, NULL, 'u' },
-		{ "raw", no_argument, NULL, 0 }, { "human-readable", no_argument, NULL, 0 },
-		{ "iec", no_argument, NULL, 0 }, { "si", no_argument, NULL, 0 },
-		{ "kbytes", no_argument, NULL, 0 }, { "mbytes", no_argument, NULL, 0 },
-		{ "gbytes", no_argument, NULL, 0 }, { "tbytes", no_argument, NULL, 0 },
 		{ 0, 0, 0, 0 }
 	};
 	struct subvol_entry sv, *all = NULL;
@@ -939,14 +941,15 @@ int subvol_show_main(int argc, char **argv)
 	size_t n = 0;
 
 	memset(&sv, 0, sizeof(sv));
-	while ((c = cli_getopt(argc, argv, "r:u:bhHkmgt", longopts, show_usage)) != -1) {
+	units_parse_args(&argc, argv, 1);  /* quota sizes are not shown */
+	while ((c = cli_getopt(argc, argv, "r:u:", longopts, show_usage)) != -1) {
 		if (c == 'r' && cli_parse_u64(optarg, &rootid)) {
 			msg_error("invalid subvolume id: %s", optarg);
 			return 1;
 		}
 		if (c == 'u') {
 			memset(uuid, 0, sizeof(uuid));
-			parse_uuid(optarg, uuid);
+			uuid_parse(optarg, uuid);
 			by_uuid = 1;
 		}
 	}
@@ -985,7 +988,7 @@ int subvol_show_main(int argc, char **argv)
 		if (!found) {
 			char text[37];
 
-			subvol_uuid_text(uuid, text);
+			uuid_text(uuid, text);
 			msg_error("can't find uuid '%s' on '%s'", text, real);
 			goto out;
 		}
@@ -1028,7 +1031,7 @@ int subvol_get_default_main(int argc, char **argv)
 	while (cli_getopt(argc, argv, "", NULL, get_default_usage) != -1)
 		;
 	cli_check_argc(argc, 1, 1, get_default_usage);
-	fd = sd_open_dir(argv[optind]);
+	fd = btrfs_open_path(argv[optind], 1, 0);
 	if (fd < 0)
 		return 1;
 	err = subvol_default_id(fd, &id);
@@ -1122,7 +1125,7 @@ int subvol_sync_main(int argc, char **argv)
 		}
 	}
 	cli_check_argc(argc, 1, -1, sync_usage);
-	fd = sd_open_dir(argv[optind++]);
+	fd = btrfs_open_path(argv[optind++], 1, 0);
 	if (fd < 0)
 		return 1;
 	count = (size_t)(argc - optind);

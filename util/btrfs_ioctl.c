@@ -435,3 +435,22 @@ int btrfs_set_label_fd(int fd, const char *label)
 	strcpy(buf, label);
 	return ioctl(fd, FS_IOC_SETFSLABEL, buf) ? -errno : 0;
 }
+
+int btrfs_open_path_or_dev(const char *path, int quiet)
+{
+	char mnt[4096];
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) || !S_ISBLK(st.st_mode))
+		return btrfs_open_path(path, 1, quiet);
+	if (btrfs_mount_of_device(path, mnt, sizeof(mnt))) {
+		if (!quiet)
+			msg_error("'%s' is not a mounted btrfs device", path);
+		return -1;
+	}
+	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && !quiet)
+		msg_error("can't access '%s': %m", path);
+	return fd;
+}

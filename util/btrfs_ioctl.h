@@ -13,6 +13,10 @@
  * dir_only, "ERROR: not a directory: P" (quiet: print nothing). */
 int btrfs_open_path(const char *path, int dir_only, int quiet);
 
+/* btrfs_open_path(path, 1, quiet), or for a block device the mount point of the btrfs
+ * mounted from it ("ERROR: 'P' is not a mounted btrfs device" when there is none). */
+int btrfs_open_path_or_dev(const char *path, int quiet);
+
 /* Is fd (any file on it) on a btrfs mount? 1 yes, 0 no, -errno. */
 int btrfs_fd_is_btrfs(int fd);
 

@@ -391,16 +391,3 @@ const char *subvol_strerror(int err)
 	default: return "Could not statfs";
 	}
 }
-
-void subvol_uuid_text(const uint8_t u[16], char out[37])
-{
-	static const uint8_t zero[16];
-
-	if (!memcmp(u, zero, 16)) {
-		strcpy(out, "-");
-		return;
-	}
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-		 u[12], u[13], u[14], u[15]);
-}

@@ -51,7 +51,5 @@ int subvol_deleted_ids(int fd, uint64_t **ids, size_t *count);
 int subvol_check_path(const char *path);
 /* Human text for subvol_check_path()'s errors, the wording of btrfs-progs. */
 const char *subvol_strerror(int err);
-/* 36-char UUID text, or "-" for the null UUID. */
-void subvol_uuid_text(const uint8_t uuid[16], char out[37]);
 
 #endif
