@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -453,4 +454,54 @@ int btrfs_open_path_or_dev(const char *path, int quiet)
 	if (fd < 0 && !quiet)
 		msg_error("can't access '%s': %m", path);
 	return fd;
+}
+
+/* /dev/btrfs-control, created (misc 10:234) when a minimal /dev lacks it. */
+static int open_btrfs_control(void)
+{
+	int fd = open("/dev/btrfs-control", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT && !mknod("/dev/btrfs-control", S_IFCHR | 0600, makedev(10, 234)))
+		fd = open("/dev/btrfs-control", O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int btrfs_control_ioctl(unsigned long request, const char *path)
+{
+	struct btrfs_ioctl_vol_args args;
+	int fd, ret;
+
+	memset(&args, 0, sizeof(args));
+	if (path && strlen(path) >= sizeof(args.name))
+		return -ENAMETOOLONG;
+	if (path)
+		strcpy(args.name, path);
+	fd = open_btrfs_control();
+	if (fd < 0)
+		return fd;
+	ret = ioctl(fd, request, &args);
+	ret = ret < 0 ? -errno : ret;
+	close(fd);
+	return ret;
+}
+
+int btrfs_each_block_device(int (*fn)(const char *path, void *ctx), void *ctx)
+{
+	char line[256], name[128], path[160];
+	FILE *f = fopen("/proc/partitions", "r");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		unsigned long long blocks;
+		unsigned maj, min;
+
+		if (sscanf(line, " %u %u %llu %127s", &maj, &min, &blocks, name) != 4)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", name);
+		ret = fn(path, ctx);
+	}
+	fclose(f);
+	return ret;
 }

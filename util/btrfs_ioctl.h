@@ -17,6 +17,15 @@ int btrfs_open_path(const char *path, int dir_only, int quiet);
  * mounted from it ("ERROR: 'P' is not a mounted btrfs device" when there is none). */
 int btrfs_open_path_or_dev(const char *path, int quiet);
 
+/* An ioctl on /dev/btrfs-control with a struct btrfs_ioctl_vol_args naming path (NULL:
+ * an empty name): BTRFS_IOC_SCAN_DEV, BTRFS_IOC_DEVICES_READY, BTRFS_IOC_FORGET_DEV.
+ * Returns the ioctl's result (>= 0) or -errno. */
+int btrfs_control_ioctl(unsigned long request, const char *path);
+
+/* Calls fn("/dev/NAME", ctx) for every block device in /proc/partitions until fn
+ * returns non-zero (returned). */
+int btrfs_each_block_device(int (*fn)(const char *path, void *ctx), void *ctx);
+
 /* Is fd (any file on it) on a btrfs mount? 1 yes, 0 no, -errno. */
 int btrfs_fd_is_btrfs(int fd);
 
