@@ -17,6 +17,7 @@
 #if CFG_APPLET_SCRUB
 #include "cli.h"
 #include "btrfs_ioctl.h"
+#include "output.h"
 #include "units.h"
 #include "uuid.h"
 #include <errno.h>
@@ -839,6 +840,79 @@ static int used_bytes_on_disk(int fd, uint64_t *total)
 	return 0;
 }
 
+/* ---- JSON status (no btrfs-progs 6.2 counterpart): the summary of the text report
+ * in bytes and seconds, the raw counters, and the same per device. ---- */
+
+static const char *state_name(const struct scrub_stats *s)
+{
+	if (!s->t_start)
+		return "none";
+	return s->in_progress ? "running" : s->canceled ? "aborted" :
+	       s->finished ? "finished" : "interrupted";
+}
+
+static void json_time(struct out *o, const char *name, uint64_t sec)
+{
+	time_t t = (time_t)sec;
+	char buf[64];
+	struct tm tm;
+
+	if (sec && localtime_r(&t, &tm))
+		strftime(buf, sizeof(buf), "%Y-%m-%d %X %z", &tm);
+	else
+		strcpy(buf, "-");
+	out_str(o, NULL, name, buf);
+}
+
+static void json_record(struct out *o, const struct btrfs_scrub_progress *p,
+			const struct scrub_stats *s, uint64_t total)
+{
+	uint64_t done = p->data_bytes_scrubbed + p->tree_bytes_scrubbed;
+
+	out_str(o, NULL, "status", state_name(s));
+	json_time(o, "started", s->t_start);
+	json_time(o, "resumed", s->t_resumed);
+	out_u64(o, NULL, "duration", s->duration);
+	out_u64(o, NULL, "total_to_scrub", total);
+	out_u64(o, NULL, "bytes_scrubbed", done);
+	out_u64(o, NULL, "rate", s->duration ? done / s->duration : 0);
+#define JSON_FIELD(name) out_u64(o, NULL, #name, p->name);
+	PROGRESS_FIELDS(JSON_FIELD)
+	JSON_FIELD(unverified_errors)
+#undef JSON_FIELD
+}
+
+static void json_status(const char *fsid, const struct dev_record *total, uint64_t bytes,
+			const struct btrfs_ioctl_dev_info_args *di, int ndev,
+			struct dev_record *past, size_t npast, int in_progress)
+{
+	struct out o;
+
+	out_start(&o, 0, 0);
+	out_group_begin(&o, "scrub-status", OUT_MAP);
+	out_str(&o, NULL, "uuid", fsid);
+	json_record(&o, &total->p, &total->s, bytes);
+	out_group_begin(&o, "devices", OUT_LIST);
+	for (int i = 0; i < ndev; i++) {
+		struct dev_record *r = (struct dev_record *)find_record(past, npast, di[i].devid);
+		struct dev_record none;
+
+		if (!r) {
+			memset(&none, 0, sizeof(none));
+			r = &none;
+		}
+		r->s.in_progress = in_progress;
+		out_group_begin(&o, NULL, OUT_MAP);
+		out_u64(&o, NULL, "devid", di[i].devid);
+		out_str(&o, NULL, "path", (const char *)di[i].path);
+		json_record(&o, &r->p, &r->s, di[i].bytes_used);
+		out_group_end(&o);
+	}
+	out_group_end(&o);
+	out_group_end(&o);
+	out_end(&o);
+}
+
 static const char status_usage[] =
 	"usage: btrfs scrub status [-dR] [--raw|--human-readable|...] <path>|<device>\n\n"
 	"    Show the status of a running or the last scrub.\n\n"
@@ -890,10 +964,21 @@ int scrub_status_main(int argc, char **argv)
 		goto out;
 	}
 	in_progress = scrub_running_in_kernel(fd, di, (size_t)ndev);
-	say("UUID:             %s\n", fsid);
 	memset(&total, 0, sizeof(total));
 	total.s.finished = 1;
 	total.s.in_progress = in_progress;
+	if (out_json()) {
+		for (int i = 0; i < ndev; i++) {
+			const struct dev_record *last = find_record(past, npast, di[i].devid);
+
+			if (last)
+				add_to_total(&total, &last->p, &last->s);
+		}
+		json_status(fsid, &total, bytes, di, ndev, past, npast, in_progress);
+		ret = 0;
+		goto out;
+	}
+	say("UUID:             %s\n", fsid);
 	for (int i = 0; i < ndev; i++) {
 		struct dev_record *last = (struct dev_record *)find_record(past, npast, di[i].devid);
 

@@ -20,6 +20,7 @@
 #if CFG_APPLET_SUBVOLUME
 #include "cli.h"
 #include "btrfs_ioctl.h"
+#include "output.h"
 #include "units.h"
 #include "uuid.h"
 #include <errno.h>
@@ -614,8 +615,68 @@ static void print_col(const struct row *r, enum list_col c)
 	}
 }
 
+/* JSON member names of the columns (those of later btrfs-progs releases). */
+static const char *const col_json[NCOLS] = {
+	"id", "generation", "cgeneration", "parent", "top_level", "otime", "parent_uuid",
+	"received_uuid", "uuid", "path"
+};
+
+static void json_col(struct out *out, const struct row *r, enum list_col c)
+{
+	const struct subvol_entry *e = r->e;
+	char buf[64];
+	struct tm tm;
+	time_t t;
+
+	switch (c) {
+	case COL_ID: out_u64(out, NULL, col_json[c], e->id); break;
+	case COL_GEN: out_u64(out, NULL, col_json[c], e->generation); break;
+	case COL_CGEN: out_u64(out, NULL, col_json[c], ogen_of(e)); break;
+	case COL_PARENT: out_u64(out, NULL, col_json[c], e->parent_id); break;
+	case COL_TOP: out_u64(out, NULL, col_json[c], r->top_id); break;
+	case COL_OTIME:
+		t = (time_t)e->otime;
+		if (t && localtime_r(&t, &tm))
+			strftime(buf, sizeof(buf), "%Y-%m-%d %X %z", &tm);
+		else
+			strcpy(buf, "-");
+		out_str(out, NULL, col_json[c], buf);
+		break;
+	case COL_PUUID: out_uuid(out, NULL, col_json[c], e->parent_uuid); break;
+	case COL_RUUID: out_uuid(out, NULL, col_json[c], e->received_uuid); break;
+	case COL_UUID: out_uuid(out, NULL, col_json[c], e->uuid); break;
+	case COL_PATH: out_str(out, NULL, col_json[c], r->full_path); break;
+	default: break;
+	}
+}
+
+/* `btrfs --format json subvolume list`: "subvolume-list", one object per row with the
+ * selected columns. */
+static void print_rows_json(const struct row *rows, size_t n, const struct list_opts *o)
+{
+	struct out out;
+
+	out_start(&out, 0, 0);
+	out_group_begin(&out, "subvolume-list", OUT_LIST);
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].e->id == BTRFS_FS_TREE_OBJECTID)
+			continue;
+		out_group_begin(&out, NULL, OUT_MAP);
+		for (int c = 0; c < NCOLS; c++)
+			if (o->cols[c])
+				json_col(&out, &rows[i], c);
+		out_group_end(&out);
+	}
+	out_group_end(&out);
+	out_end(&out);
+}
+
 static void print_rows(const struct row *rows, size_t n, const struct list_opts *o)
 {
+	if (out_json()) {
+		print_rows_json(rows, n, o);
+		return;
+	}
 	int c;
 
 	if (cli_globals.verbose < 0)
