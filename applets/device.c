@@ -10,6 +10,8 @@
 //cmd:APPLET_DEVICE device_ready_main btrfs device ready|Check whether all devices of a filesystem are present
 //cmd:APPLET_DEVICE device_stats_main btrfs device stats|Show device IO error statistics
 //cmd:APPLET_DEVICE device_usage_main btrfs device usage|Show allocation of each device
+//cmd:APPLET_DEVICE device_remove_main btrfs device remove|Remove a device from a filesystem
+//cmd:APPLET_DEVICE device_remove_main btrfs device delete|Remove a device from a filesystem (alias of remove)
 
 #include "config.h"
 #if CFG_APPLET_DEVICE
@@ -18,6 +20,9 @@
 #include "output.h"
 #include "units.h"
 #include "super_label.h"
+#include "uuid.h"
+#include <ctype.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -163,6 +168,163 @@ int device_ready_main(int argc, char **argv)
 		ret = 1;
 	}
 	free(path);
+	return ret;
+}
+
+/* ---- remove ---- */
+
+static const char remove_usage[] =
+	"usage: btrfs device remove <device>|<devid> [<device>|<devid>...] <path>\n\n"
+	"    Remove devices, given by path or devid, from the filesystem mounted at <path>;\n"
+	"    their data moves to the others. 'missing' removes a device absent at mount\n"
+	"    (degraded), 'cancel' stops a running removal.\n\n"
+	"    --enqueue   wait for a running exclusive operation (balance, ...) to end\n";
+
+/* The kernel's exclusive operation ("none", "balance", "device add", ...) from sysfs;
+ * empty when unknown. */
+static void running_exclop(int fd, char *out, size_t size)
+{
+	struct btrfs_ioctl_fs_info_args fi;
+	char path[128], fsid[UUID_STR_LEN];
+	ssize_t n = -1;
+	int sfd;
+
+	out[0] = 0;
+	if (btrfs_fs_info(fd, &fi))
+		return;
+	uuid_unparse(fi.fsid, fsid);
+	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/exclusive_operation", fsid);
+	sfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sfd >= 0) {
+		n = read(sfd, out, size - 1);
+		close(sfd);
+	}
+	out[n > 0 ? n : 0] = 0;
+	out[strcspn(out, "\n")] = 0;
+}
+
+/* 0 when no other exclusive operation runs (after waiting for it with enqueue). */
+static int wait_exclop(int fd, int enqueue)
+{
+	char op[64];
+
+	for (;;) {
+		running_exclop(fd, op, sizeof(op));
+		if (!op[0] || !strcmp(op, "none"))
+			return 0;
+		if (!enqueue) {
+			msg_error("unable to start device remove, another exclusive operation '%s' in progress",
+				  op);
+			return -1;
+		}
+		sleep(1);
+	}
+}
+
+/* Texts of the kernel's positive BTRFS_ERROR_DEV_* results (enum btrfs_err_code). */
+static const char *dev_error_text(int code)
+{
+	static const char *const text[] = {
+		[BTRFS_ERROR_DEV_RAID1_MIN_NOT_MET] = "unable to go below two devices on raid1",
+		[BTRFS_ERROR_DEV_RAID10_MIN_NOT_MET] = "unable to go below two devices on raid10",
+		[BTRFS_ERROR_DEV_RAID5_MIN_NOT_MET] = "unable to go below two devices on raid5",
+		[BTRFS_ERROR_DEV_RAID6_MIN_NOT_MET] = "unable to go below three devices on raid6",
+		[BTRFS_ERROR_DEV_TGT_REPLACE] = "unable to remove the dev_replace target dev",
+		[BTRFS_ERROR_DEV_MISSING_NOT_FOUND] = "no missing devices found to remove",
+		[BTRFS_ERROR_DEV_ONLY_WRITABLE] = "unable to remove the only writeable device",
+		[BTRFS_ERROR_DEV_EXCL_RUN_IN_PROGRESS] =
+			"add/delete/balance/replace/resize operation in progress",
+		[BTRFS_ERROR_DEV_RAID1C3_MIN_NOT_MET] = "unable to go below three devices on raid1c3",
+		[BTRFS_ERROR_DEV_RAID1C4_MIN_NOT_MET] = "unable to go below four devices on raid1c4",
+	};
+
+	if (code > 0 && code < (int)(sizeof(text) / sizeof(text[0])) && text[code])
+		return text[code];
+	return "unknown error";
+}
+
+static int all_digits(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/* Removes one device (a devid, a block device, "missing" or "cancel"). 0 or 1. */
+static int remove_one(int fd, const char *what, int cancel)
+{
+	struct btrfs_ioctl_vol_args_v2 args;
+	int ret, by_id = all_digits(what);
+
+	memset(&args, 0, sizeof(args));
+	if (by_id) {
+		uint64_t devid;
+
+		if (cli_parse_u64(what, &devid)) {
+			msg_error("invalid devid: %s", what);
+			return 1;
+		}
+		args.devid = devid;
+		args.flags = BTRFS_DEVICE_SPEC_BY_ID;
+	} else if (!strcmp(what, "missing") || cancel || is_block_device(what)) {
+		if (strlen(what) >= sizeof(args.name)) {
+			msg_error("device path too long: %s", what);
+			return 1;
+		}
+		strcpy(args.name, what);
+	} else {
+		msg_error("not a block device: %s", what);
+		return 1;
+	}
+	ret = ioctl(fd, BTRFS_IOC_RM_DEV_V2, &args);
+	if (!ret)
+		return 0;
+	if (by_id)
+		msg_error("error removing devid %llu: %s", (unsigned long long)args.devid,
+			  ret > 0 ? dev_error_text(ret) : strerror(errno));
+	else
+		msg_error("error removing device '%s': %s", what,
+			  ret > 0 ? dev_error_text(ret) : strerror(errno));
+	return 1;
+}
+
+int device_remove_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "enqueue", no_argument, NULL, 'E' },
+		{ 0, 0, 0, 0 }
+	};
+	int c, i, fd, enqueue = 0, cancel = 0, ret = 0;
+
+	while ((c = cli_getopt(argc, argv, "", longopts, remove_usage)) != -1)
+		if (c == 'E')
+			enqueue = 1;
+	cli_check_argc(argc, 2, -1, remove_usage);
+	fd = btrfs_open_path(argv[argc - 1], 1, 0);
+	if (fd < 0)
+		return 1;
+	for (i = optind; i < argc - 1; i++) {
+		if (cancel) {
+			msg_error("cancel requested but another device specified: %s", argv[i]);
+			close(fd);
+			return 1;
+		}
+		if (!strcmp(argv[i], "cancel")) {
+			cancel = 1;
+			if (cli_globals.verbose >= 0)
+				printf("Request to cancel running device deletion\n");
+		}
+	}
+	if (!cancel && wait_exclop(fd, enqueue)) {
+		close(fd);
+		return 1;
+	}
+	for (i = optind; i < argc - 1; i++)
+		ret |= remove_one(fd, argv[i], cancel);
+	close(fd);
 	return ret;
 }
 
