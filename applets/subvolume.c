@@ -939,6 +939,26 @@ static void print_snapshots_below(const struct subvol_entry *all, char **paths, 
 	}
 }
 
+/* The quota group of the subvolume, when quotas are on. 0 or -errno. */
+static int print_subvol_quota(int fd, uint64_t id, unsigned mode)
+{
+	struct subvol_qgroup q;
+	int ret = subvol_qgroup(fd, id, &q);
+
+	if (ret == -ENOTTY)
+		return 0;
+	if (ret) {
+		msg_error("quota query failed: %s", strerror(-ret));
+		return ret;
+	}
+	say("\tQuota group:\t\t0/%llu\n", (unsigned long long)id);
+	say("\t  Limit referenced:\t%s\n", q.max_rfer ? pretty_size(q.max_rfer, mode) : "-");
+	say("\t  Limit exclusive:\t%s\n", q.max_excl ? pretty_size(q.max_excl, mode) : "-");
+	say("\t  Usage referenced:\t%s\n", pretty_size(q.rfer, mode));
+	say("\t  Usage exclusive:\t%s\n", pretty_size(q.excl, mode));
+	return 0;
+}
+
 static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 			      const struct subvol_entry *all, size_t n)
 {
@@ -1002,7 +1022,8 @@ int subvol_show_main(int argc, char **argv)
 	size_t n = 0;
 
 	memset(&sv, 0, sizeof(sv));
-	units_parse_args(&argc, argv, 1);  /* quota sizes are not shown */
+	unsigned mode = units_parse_args(&argc, argv, 1);
+
 	while ((c = cli_getopt(argc, argv, "r:u:", longopts, show_usage)) != -1) {
 		if (c == 'r' && cli_parse_u64(optarg, &rootid)) {
 			msg_error("invalid subvolume id: %s", optarg);
@@ -1065,7 +1086,7 @@ int subvol_show_main(int argc, char **argv)
 		goto out;
 	}
 	print_subvol_show(&sv, path ? path : "", all, n);
-	ret = 0;
+	ret = print_subvol_quota(fd, sv.id, mode) ? 1 : 0;
 out:
 	subvol_free(&sv);
 	subvol_free_all(all, n);

@@ -294,6 +294,50 @@ int subvol_path(int fd, uint64_t id, char **path)
 	return 0;
 }
 
+struct qgroup_found { struct subvol_qgroup *q; uint64_t id; int found; };
+
+/* QGROUP_INFO (struct btrfs_qgroup_info_item) and QGROUP_LIMIT
+ * (struct btrfs_qgroup_limit_item) items of the quota tree, keyed (0, type, qgroupid). */
+static int qgroup_item(const struct btrfs_ioctl_search_header *sh, const void *item, void *ctx)
+{
+	struct qgroup_found *f = ctx;
+
+	/* the key range also holds other qgroups' INFO items (offset > id) */
+	if (sh->offset != f->id || sh->objectid != 0)
+		return 0;
+	if (sh->type == BTRFS_QGROUP_INFO_KEY && sh->len >= sizeof(struct btrfs_qgroup_info_item)) {
+		const struct btrfs_qgroup_info_item *info = item;
+
+		f->q->rfer = get_le64(&info->rfer);
+		f->q->excl = get_le64(&info->excl);
+		f->found = 1;
+	} else if (sh->type == BTRFS_QGROUP_LIMIT_KEY &&
+		   sh->len >= sizeof(struct btrfs_qgroup_limit_item)) {
+		const struct btrfs_qgroup_limit_item *lim = item;
+
+		f->q->max_rfer = get_le64(&lim->max_rfer);
+		f->q->max_excl = get_le64(&lim->max_excl);
+		f->found = 1;
+	}
+	return 0;
+}
+
+int subvol_qgroup(int fd, uint64_t id, struct subvol_qgroup *q)
+{
+	struct tree_key min = { 0, BTRFS_QGROUP_INFO_KEY, id };
+	struct tree_key max = { 0, BTRFS_QGROUP_LIMIT_KEY, id };
+	struct qgroup_found f = { q, id, 0 };
+	int ret;
+
+	memset(q, 0, sizeof(*q));
+	ret = tree_search(fd, BTRFS_QUOTA_TREE_OBJECTID, &min, &max, qgroup_item, &f);
+	if (ret == -ENOENT)
+		return -ENOTTY;
+	if (ret)
+		return ret;
+	return f.found ? 0 : -ENODATA;
+}
+
 /* The root tree directory holds one DIR_ITEM named "default" whose location key
  * names the default subvolume (struct btrfs_dir_item, then the name). */
 static int find_default(const struct btrfs_ioctl_search_header *sh, const void *item, void *ctx)

@@ -42,6 +42,10 @@ void subvol_free(struct subvol_entry *e);
 void subvol_free_all(struct subvol_entry *all, size_t count);
 /* Path of subvolume id from the top level (""), malloc'ed; -ENOENT when unreachable. */
 int subvol_path(int fd, uint64_t id, char **path);
+/* Quota group 0/id: usage and limits (0: no limit). -ENOTTY when quotas are off,
+ * -ENODATA when the qgroup does not exist. */
+struct subvol_qgroup { uint64_t rfer, excl, max_rfer, max_excl; };
+int subvol_qgroup(int fd, uint64_t id, struct subvol_qgroup *q);
 /* Default subvolume id (the "default" entry of the root tree directory). */
 int subvol_default_id(int fd, uint64_t *id);
 /* Ids of deleted subvolumes not yet cleaned (orphan items), malloc'ed. */
