@@ -10,6 +10,7 @@
 //cmd:APPLET_DEVICE device_ready_main btrfs device ready|Check whether all devices of a filesystem are present
 //cmd:APPLET_DEVICE device_stats_main btrfs device stats|Show device IO error statistics
 //cmd:APPLET_DEVICE device_usage_main btrfs device usage|Show allocation of each device
+//cmd:APPLET_DEVICE device_add_main btrfs device add|Add devices to a mounted filesystem
 //cmd:APPLET_DEVICE device_remove_main btrfs device remove|Remove a device from a filesystem
 //cmd:APPLET_DEVICE device_remove_main btrfs device delete|Remove a device from a filesystem (alias of remove)
 
@@ -31,6 +32,8 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <linux/fs.h>
 
 static int is_block_device(const char *path)
 {
@@ -203,18 +206,20 @@ static void running_exclop(int fd, char *out, size_t size)
 	out[strcspn(out, "\n")] = 0;
 }
 
-/* 0 when no other exclusive operation runs (after waiting for it with enqueue). */
-static int wait_exclop(int fd, int enqueue)
+/* 0 when no other exclusive operation runs (after waiting for it with enqueue);
+ * balance paused does not stop a device add. */
+static int wait_exclop(int fd, int enqueue, const char *mine)
 {
 	char op[64];
 
 	for (;;) {
 		running_exclop(fd, op, sizeof(op));
-		if (!op[0] || !strcmp(op, "none"))
+		if (!op[0] || !strcmp(op, "none") ||
+		    (!strcmp(mine, "device add") && !strcmp(op, "balance paused")))
 			return 0;
 		if (!enqueue) {
-			msg_error("unable to start device remove, another exclusive operation '%s' in progress",
-				  op);
+			msg_error("unable to start %s, another exclusive operation '%s' in progress",
+				  mine, op);
 			return -1;
 		}
 		sleep(1);
@@ -318,7 +323,7 @@ int device_remove_main(int argc, char **argv)
 				printf("Request to cancel running device deletion\n");
 		}
 	}
-	if (!cancel && wait_exclop(fd, enqueue)) {
+	if (!cancel && wait_exclop(fd, enqueue, "device remove")) {
 		close(fd);
 		return 1;
 	}
@@ -326,6 +331,178 @@ int device_remove_main(int argc, char **argv)
 		ret |= remove_one(fd, argv[i], cancel);
 	close(fd);
 	return ret;
+}
+
+/* ---- add ---- */
+
+static const char add_usage[] =
+	"usage: btrfs device add [options] <device> [<device>...] <path>\n\n"
+	"    Add block devices to the filesystem mounted at <path>.\n\n"
+	"    -K|--nodiscard   do not TRIM the whole device first\n"
+	"    -f|--force       overwrite an existing btrfs on the device\n"
+	"    --enqueue        wait for a running exclusive operation (balance, ...) to end\n";
+
+#define PREP_ZERO_BYTES (2ULL << 20)   /* zeroed at both ends of a new device */
+
+static int discard_supported(dev_t rdev)
+{
+	char path[96], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/discard_max_bytes",
+		 major(rdev), minor(rdev));
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	return strtoull(buf, NULL, 10) > 0;
+}
+
+static int zero_range(int fd, uint64_t off, uint64_t len, uint64_t size)
+{
+	static const char zeros[65536];
+
+	if (off >= size)
+		return 0;
+	if (len > size - off)
+		len = size - off;
+	while (len) {
+		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+
+		if (pwrite(fd, zeros, n, (off_t)off) != (ssize_t)n)
+			return -1;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Readies a device for the kernel: TRIM (best effort), then zeros at its start and
+ * end and over every superblock copy, so no old signature survives. */
+static int prepare_device(int fd, const char *path, const struct stat *st, int discard)
+{
+	uint64_t size = 0;
+	int i;
+
+	if (ioctl(fd, BLKGETSIZE64, &size) || !size) {
+		msg_error("unable to determine size of %s", path);
+		return -1;
+	}
+	if (discard && discard_supported(st->st_rdev)) {
+		uint64_t range[2] = { 0, size };
+
+		if (cli_globals.verbose >= 0)
+			printf("Performing full device TRIM %s (%s) ...\n", path,
+			       pretty_size(size, UNITS_DEFAULT));
+		ioctl(fd, BLKDISCARD, range);   /* an optimization only */
+	}
+	if (zero_range(fd, 0, PREP_ZERO_BYTES, size) ||
+	    zero_range(fd, size - (size < PREP_ZERO_BYTES ? size : PREP_ZERO_BYTES), PREP_ZERO_BYTES, size))
+		goto fail;
+	for (i = 0; i < BTRFS_SUPER_MIRRORS; i++)
+		if (zero_range(fd, i ? 16384ULL << (BTRFS_SUPER_MIRROR_SHIFT * i) : BTRFS_SUPER_OFFSET,
+			       BTRFS_SUPER_SIZE, size))
+			goto fail;
+	if (fsync(fd) == 0)
+		return 0;
+fail:
+	msg_error("failed to zero device '%s': %m", path);
+	return -1;
+}
+
+/* The checks before a device may join: a block device, not mounted, not in use by the
+ * kernel (exclusive open), no btrfs on it unless forced. Returns an O_RDWR fd or -1. */
+static int open_new_device(const char *path, int force, struct stat *st)
+{
+	struct btrfs_super_block sb;
+	char mnt[PATH_MAX];
+	int fd;
+
+	if (stat(path, st) || !S_ISBLK(st->st_mode)) {
+		msg_error("not a block device: %s", path);
+		return -1;
+	}
+	if (btrfs_mount_of_device(path, mnt, sizeof(mnt)) == 0) {
+		msg_error("%s is mounted", path);
+		return -1;
+	}
+	if (!force && fs_super_read_primary(path, &sb) == 0) {
+		msg_error("%s appears to contain an existing filesystem (btrfs)", path);
+		msg_error("use the -f option to force overwrite of %s", path);
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC);
+	if (fd < 0)
+		msg_error("unable to open device '%s': %m", path);
+	return fd;
+}
+
+int device_add_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "nodiscard", no_argument, NULL, 'K' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "enqueue", no_argument, NULL, 'E' },
+		{ 0, 0, 0, 0 }
+	};
+	int c, i, fd, dfd, discard = 1, force = 0, enqueue = 0, errors = 0;
+
+	while ((c = cli_getopt(argc, argv, "Kf", longopts, add_usage)) != -1) {
+		if (c == 'K')
+			discard = 0;
+		else if (c == 'f')
+			force = 1;
+		else if (c == 'E')
+			enqueue = 1;
+	}
+	cli_check_argc(argc, 2, -1, add_usage);
+	fd = btrfs_open_path(argv[argc - 1], 1, 0);
+	if (fd < 0)
+		return 1;
+	if (wait_exclop(fd, enqueue, "device add")) {
+		close(fd);
+		return 1;
+	}
+	for (i = optind; i < argc - 1; i++) {
+		struct btrfs_ioctl_vol_args args;
+		struct stat st;
+		char *path;
+		int ret;
+
+		dfd = open_new_device(argv[i], force, &st);
+		if (dfd < 0) {
+			errors++;
+			continue;
+		}
+		ret = prepare_device(dfd, argv[i], &st, discard);
+		close(dfd);
+		if (ret) {
+			errors++;
+			break;
+		}
+		path = canonical_path(argv[i]);
+		if (!path) {
+			msg_error("could not canonicalize pathname '%s': %m", argv[i]);
+			errors++;
+			break;
+		}
+		if (strlen(path) >= sizeof(args.name)) {
+			msg_error("device path too long: %s", path);
+			errors++;
+		} else {
+			memset(&args, 0, sizeof(args));
+			strcpy(args.name, path);
+			if (ioctl(fd, BTRFS_IOC_ADD_DEV, &args) < 0) {
+				msg_error("error adding device '%s': %m", path);
+				errors++;
+			}
+		}
+		free(path);
+	}
+	close(fd);
+	return errors != 0;
 }
 
 /* ---- stats ---- */
