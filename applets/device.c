@@ -624,7 +624,7 @@ int device_stats_main(int argc, char **argv)
 	fd = btrfs_open_path_or_dev(argv[optind], 0);
 	if (fd < 0)
 		return 1;
-	ret = btrfs_dev_infos(fd, &fi, &di, &n);
+	ret = btrfs_dev_infos_of_path(fd, argv[optind], &fi, &di, &n);
 	if (ret || !n) {
 		errno = -ret;
 		if (ret)

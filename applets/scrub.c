@@ -707,7 +707,7 @@ static int scrub_start(int argc, char **argv, int resume)
 	fd = btrfs_open_path_or_dev(path, 0);
 	if (fd < 0)
 		return 1;
-	ret = btrfs_dev_infos(fd, &fi, &di, &ndev);
+	ret = btrfs_dev_infos_of_path(fd, path, &fi, &di, &ndev);
 	if (ret || !ndev) {
 		if (!quiet)
 			msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
@@ -943,7 +943,7 @@ int scrub_status_main(int argc, char **argv)
 	fd = btrfs_open_path_or_dev(argv[optind], 0);
 	if (fd < 0)
 		return 1;
-	if ((ret = btrfs_dev_infos(fd, &fi, &di, &ndev)) || !ndev) {
+	if ((ret = btrfs_dev_infos_of_path(fd, argv[optind], &fi, &di, &ndev)) || !ndev) {
 		msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
 			  ret ? strerror(-ret) : "");
 		ret = 1;
