@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "btrfs_ioctl.h"
 #include "output.h"
+#include "scrub_status.h"
 #include "units.h"
 #include "uuid.h"
 #include <errno.h>
@@ -27,42 +28,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <ctype.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <linux/btrfs_tree.h>
-
-/* ---- the status file ----
- * "scrub status:1\n", then one line per device:
- * FSID:DEVID|key:value|key:value...\n with the keys of struct btrfs_scrub_progress
- * (unverified_errors excluded) followed by t_start, t_resumed, duration, canceled,
- * finished. Values are decimal. */
-#define STATUS_DIR_DEFAULT "/var/lib/btrfs"
-#define STATUS_DIR_FALLBACK "/run/btrfs"
-#define STATUS_DIR_ENV "BTRFS_SCRUB_STATE_DIR"
-#define STATUS_HEADER "scrub status:1\n"
-#define STATUS_FILE_MAX (1 << 20)
-
-struct scrub_stats {
-	uint64_t t_start, t_resumed, duration, finished, canceled;
-	int in_progress;
-};
-
-struct dev_record {
-	uint64_t devid;
-	struct btrfs_scrub_progress p;
-	struct scrub_stats s;
-};
-
-#define PROGRESS_FIELDS(X) X(data_extents_scrubbed) X(tree_extents_scrubbed) \
-	X(data_bytes_scrubbed) X(tree_bytes_scrubbed) X(read_errors) X(csum_errors) \
-	X(verify_errors) X(no_csum) X(csum_discards) X(super_errors) X(malloc_errors) \
-	X(uncorrectable_errors) X(corrected_errors) X(last_physical)
-#define STATS_FIELDS(X) X(t_start) X(t_resumed) X(duration) X(canceled) X(finished)
 
 /* Normal output, silenced by -q. */
 static int quiet;
@@ -76,190 +46,6 @@ static void say(const char *fmt, ...)
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
-}
-
-static int dir_writable(const char *dir)
-{
-	char tmp[4096];
-
-	snprintf(tmp, sizeof(tmp), "%s", dir);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		mkdir(tmp, 0755);
-		*p = '/';
-	}
-	mkdir(tmp, 0755);
-	return access(dir, W_OK) == 0;
-}
-
-/* Where status files are written: $BTRFS_SCRUB_STATE_DIR, else /var/lib/btrfs, else
- * /run/btrfs (a read-only root, as in an initramfs). NULL when none is writable. */
-static const char *status_dir_for_writing(void)
-{
-	const char *env = getenv(STATUS_DIR_ENV);
-
-	if (env && *env)
-		return dir_writable(env) ? env : NULL;
-	if (dir_writable(STATUS_DIR_DEFAULT))
-		return STATUS_DIR_DEFAULT;
-	if (dir_writable(STATUS_DIR_FALLBACK)) {
-		if (!quiet)
-			msg_warn("%s is not writable, scrub status is kept in %s",
-				 STATUS_DIR_DEFAULT, STATUS_DIR_FALLBACK);
-		return STATUS_DIR_FALLBACK;
-	}
-	return NULL;
-}
-
-/* The status file to read: the configured directory, else whichever of the default
- * and the fallback directory has one. */
-static void status_path_for_reading(const char *fsid, char *out, size_t size)
-{
-	const char *env = getenv(STATUS_DIR_ENV);
-
-	if (env && *env) {
-		snprintf(out, size, "%s/scrub.status.%s", env, fsid);
-		return;
-	}
-	snprintf(out, size, "%s/scrub.status.%s", STATUS_DIR_FALLBACK, fsid);
-	if (access(out, R_OK) == 0) {
-		char def[4096];
-		struct stat a, b;
-
-		snprintf(def, sizeof(def), "%s/scrub.status.%s", STATUS_DIR_DEFAULT, fsid);
-		/* both exist: the newer one */
-		if (stat(def, &a) == 0 && stat(out, &b) == 0 && a.st_mtime >= b.st_mtime)
-			snprintf(out, size, "%s", def);
-		return;
-	}
-	snprintf(out, size, "%s/scrub.status.%s", STATUS_DIR_DEFAULT, fsid);
-}
-
-static int set_field(struct dev_record *r, const char *key, size_t klen, uint64_t v)
-{
-#define SET_P(name) if (klen == sizeof(#name) - 1 && !memcmp(key, #name, klen)) { r->p.name = v; return 0; }
-#define SET_S(name) if (klen == sizeof(#name) - 1 && !memcmp(key, #name, klen)) { r->s.name = v; return 0; }
-	PROGRESS_FIELDS(SET_P)
-	STATS_FIELDS(SET_S)
-#undef SET_P
-#undef SET_S
-	return -1;
-}
-
-/* One "FSID:DEVID|k:v|..." line; -1 when malformed or for another filesystem. */
-static int parse_record(char *line, const char *fsid, struct dev_record *r)
-{
-	char *p = line, *end;
-
-	memset(r, 0, sizeof(*r));
-	if (strlen(line) < 37 || line[36] != ':' || strncmp(line, fsid, 36))
-		return -1;
-	p = line + 37;
-	if (!isdigit((unsigned char)*p))
-		return -1;
-	r->devid = strtoull(p, &end, 10);
-	p = end;
-	while (*p == '|') {
-		char *colon = strchr(++p, ':');
-		uint64_t v;
-
-		if (!colon || !isdigit((unsigned char)colon[1]))
-			return -1;
-		v = strtoull(colon + 1, &end, 10);
-		set_field(r, p, (size_t)(colon - p), v);  /* unknown keys are skipped */
-		p = end;
-	}
-	return *p ? -1 : 0;
-}
-
-/* Reads the records of fsid; *n = 0 when there is no file. Returns -errno. */
-static int read_status(const char *fsid, struct dev_record **out, size_t *n)
-{
-	char path[4096], *buf, *line, *save = NULL;
-	struct dev_record *v = NULL, r;
-	ssize_t len;
-	int fd;
-
-	*out = NULL;
-	*n = 0;
-	status_path_for_reading(fsid, path, sizeof(path));
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	buf = malloc(STATUS_FILE_MAX + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	len = read(fd, buf, STATUS_FILE_MAX);
-	close(fd);
-	if (len < 0 || strncmp(buf, STATUS_HEADER, len < 15 ? (size_t)len : 15)) {
-		free(buf);
-		return len < 0 ? -EIO : -EINVAL;
-	}
-	buf[len] = 0;
-	for (line = strtok_r(buf + strlen(STATUS_HEADER), "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		void *p;
-
-		if (parse_record(line, fsid, &r))
-			continue;
-		p = realloc(v, (*n + 1) * sizeof(*v));
-		if (!p)
-			break;
-		v = p;
-		v[(*n)++] = r;
-	}
-	free(buf);
-	*out = v;
-	return 0;
-}
-
-static const struct dev_record *find_record(const struct dev_record *v, size_t n, uint64_t devid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i].devid == devid)
-			return &v[i];
-	return NULL;
-}
-
-static int write_record(FILE *f, const char *fsid, const struct dev_record *r)
-{
-	fprintf(f, "%s:%llu", fsid, (unsigned long long)r->devid);
-#define PUT_P(name) fprintf(f, "|%s:%llu", #name, (unsigned long long)r->p.name);
-#define PUT_S(name) fprintf(f, "|%s:%llu", #name, (unsigned long long)r->s.name);
-	PROGRESS_FIELDS(PUT_P)
-	STATS_FIELDS(PUT_S)
-#undef PUT_P
-#undef PUT_S
-	return fputc('\n', f) == EOF ? -1 : 0;
-}
-
-/* Writes all records through a temporary file renamed over the old one. */
-static int write_status(const char *dir, const char *fsid, const struct dev_record *v, size_t n)
-{
-	char path[4096], tmp[4200];
-	FILE *f;
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), "%s/scrub.status.%s", dir, fsid);
-	snprintf(tmp, sizeof(tmp), "%s_tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
-	fputs(STATUS_HEADER, f);
-	for (size_t i = 0; i < n && !ret; i++)
-		ret = write_record(f, fsid, &v[i]);
-	if (fclose(f) || ret)
-		return -EIO;
-	return rename(tmp, path) ? -errno : 0;
 }
 
 /* ---- reports (the layout of btrfs-progs) ---- */
@@ -358,7 +144,7 @@ static void print_dev(const struct btrfs_ioctl_dev_info_args *di, const struct b
 }
 
 /* Sum over devices: counters add up, the earliest start, the longest duration. */
-static void add_to_total(struct dev_record *t, const struct btrfs_scrub_progress *p,
+static void add_to_total(struct scrub_record *t, const struct btrfs_scrub_progress *p,
 			 const struct scrub_stats *s)
 {
 #define ADD(name) t->p.name += p->name;
@@ -380,7 +166,7 @@ static void add_to_total(struct dev_record *t, const struct btrfs_scrub_progress
 		t->s.finished = s->finished;
 }
 
-static void print_total(const struct dev_record *t, int raw, uint64_t total)
+static void print_total(const struct scrub_record *t, int raw, uint64_t total)
 {
 	print_stats_head(&t->s);
 	if (raw)
@@ -394,7 +180,7 @@ static void print_total(const struct dev_record *t, int raw, uint64_t total)
 struct dev_scrub {
 	struct btrfs_ioctl_scrub_args args;   /* the thread's ioctl argument */
 	struct btrfs_ioctl_scrub_args live;   /* last progress poll */
-	const struct dev_record *resumed;     /* earlier record continued, or NULL */
+	const struct scrub_record *resumed;   /* earlier record continued, or NULL */
 	struct scrub_stats s;
 	int fd, skip, started, ret, err;
 	volatile int done;
@@ -436,7 +222,7 @@ static void *scrub_thread(void *arg)
 }
 
 /* The record written for d: its progress plus the earlier run it continues. */
-static void record_of(const struct dev_scrub *d, int use_live, struct dev_record *r)
+static void record_of(const struct dev_scrub *d, int use_live, struct scrub_record *r)
 {
 	const struct btrfs_scrub_progress *p = use_live ? &d->live.progress : &d->args.progress;
 
@@ -465,7 +251,7 @@ static void record_of(const struct dev_scrub *d, int use_live, struct dev_record
 static int record_progress(const char *dir, const char *fsid, struct dev_scrub *d, size_t n,
 			   int final)
 {
-	struct dev_record *v = calloc(n, sizeof(*v));
+	struct scrub_record *v = calloc(n, sizeof(*v));
 	struct timespec now;
 	int ret;
 
@@ -483,7 +269,7 @@ static int record_progress(const char *dir, const char *fsid, struct dev_scrub *
 		record_of(&d[i], !final && !finished, &v[i]);
 		v[i].s.finished = finished || d[i].skip;
 	}
-	ret = dir ? write_status(dir, fsid, v, n) : 0;
+	ret = dir ? scrub_status_write(dir, fsid, v, n) : 0;
 	free(v);
 	return ret;
 }
@@ -566,7 +352,7 @@ static int run_scrubs(const char *path, const char *fsid, const char *dir, int f
 			       d[i].args.progress.unverified_errors > 0;
 	}
 	if (o->print) {
-		struct dev_record total;
+		struct scrub_record total;
 		const char *what = "done";
 		uint64_t bytes = 0;
 
@@ -615,13 +401,13 @@ static int run_scrubs(const char *path, const char *fsid, const char *dir, int f
 /* Sets up each device: a fresh scrub, a continued one, or one to skip on resume.
  * Returns the number of devices that will run. */
 static size_t plan_devices(struct dev_scrub *d, int fd, const struct btrfs_ioctl_dev_info_args *di,
-			   size_t n, const struct dev_record *past, size_t npast,
+			   size_t n, struct scrub_record *past, size_t npast,
 			   const struct start_opts *o)
 {
 	size_t run = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct dev_record *last = find_record(past, npast, di[i].devid);
+		const struct scrub_record *last = scrub_status_find(past, npast, di[i].devid);
 
 		memset(&d[i], 0, sizeof(d[i]));
 		d[i].fd = fd;
@@ -634,7 +420,7 @@ static size_t plan_devices(struct dev_scrub *d, int fd, const struct btrfs_ioctl
 				/* nothing left there: report the last result as is */
 				d[i].skip = 1;
 				if (!last) {
-					static const struct dev_record none;
+					static const struct scrub_record none;
 
 					d[i].resumed = &none;
 				}
@@ -674,13 +460,13 @@ static int scrub_start(int argc, char **argv, int resume)
 	struct start_opts o = { .background = 1, .ioprio_class = IOPRIO_CLASS_IDLE, .resume = resume };
 	struct btrfs_ioctl_dev_info_args *di = NULL;
 	struct btrfs_ioctl_fs_info_args fi;
-	struct dev_record *past = NULL;
+	struct scrub_record *past = NULL;
 	struct dev_scrub *d = NULL;
 	const char *path, *dir;
 	size_t npast = 0, nrun;
 	int ndev = 0;
 	char fsid[UUID_STR_LEN];
-	int c, fd, ret = 1;
+	int c, fd, fell_back, ret = 1;
 
 	quiet = cli_globals.verbose < 0;
 	while ((c = cli_getopt(argc, argv, resume ? "BdqrRc:n:" : "BdqrRc:n:f", NULL, usage)) != -1) {
@@ -699,11 +485,13 @@ static int scrub_start(int argc, char **argv, int resume)
 	if (quiet)
 		o.print = 0;
 	path = argv[optind];
-	dir = status_dir_for_writing();
+	dir = scrub_status_dir(&fell_back);
 	if (!dir && !quiet)
 		msg_warn("cannot create the scrub status directory %s: %s. Status recording disabled",
-			 getenv(STATUS_DIR_ENV) ? getenv(STATUS_DIR_ENV) : STATUS_DIR_DEFAULT,
+			 getenv(SCRUB_STATUS_DIR_ENV) ? getenv(SCRUB_STATUS_DIR_ENV) : SCRUB_STATUS_DIR,
 			 strerror(errno));
+	else if (fell_back && !quiet)
+		msg_warn("%s is not writable, scrub status is kept in %s", SCRUB_STATUS_DIR, dir);
 	fd = btrfs_open_path_or_dev(path, 0);
 	if (fd < 0)
 		return 1;
@@ -716,7 +504,7 @@ static int scrub_start(int argc, char **argv, int resume)
 		goto out;
 	}
 	uuid_unparse(fi.fsid, fsid);
-	ret = read_status(fsid, &past, &npast);
+	ret = scrub_status_read(fsid, &past, &npast);
 	if (ret && !quiet)
 		msg_warn("failed to read status file: %s", strerror(-ret));
 	if (scrub_running_in_kernel(fd, di, (size_t)ndev) && !o.force) {
@@ -877,14 +665,14 @@ static void json_record(struct out *o, const struct btrfs_scrub_progress *p,
 	out_u64(o, NULL, "bytes_scrubbed", done);
 	out_u64(o, NULL, "rate", s->duration ? done / s->duration : 0);
 #define JSON_FIELD(name) out_u64(o, NULL, #name, p->name);
-	PROGRESS_FIELDS(JSON_FIELD)
+	SCRUB_PROGRESS_FIELDS(JSON_FIELD)
 	JSON_FIELD(unverified_errors)
 #undef JSON_FIELD
 }
 
-static void json_status(const char *fsid, const struct dev_record *total, uint64_t bytes,
+static void json_status(const char *fsid, const struct scrub_record *total, uint64_t bytes,
 			const struct btrfs_ioctl_dev_info_args *di, int ndev,
-			struct dev_record *past, size_t npast, int in_progress)
+			struct scrub_record *past, size_t npast, int in_progress)
 {
 	struct out o;
 
@@ -894,8 +682,8 @@ static void json_status(const char *fsid, const struct dev_record *total, uint64
 	json_record(&o, &total->p, &total->s, bytes);
 	out_group_begin(&o, "devices", OUT_LIST);
 	for (int i = 0; i < ndev; i++) {
-		struct dev_record *r = (struct dev_record *)find_record(past, npast, di[i].devid);
-		struct dev_record none;
+		struct scrub_record *r = scrub_status_find(past, npast, di[i].devid);
+		struct scrub_record none;
 
 		if (!r) {
 			memset(&none, 0, sizeof(none));
@@ -925,7 +713,7 @@ int scrub_status_main(int argc, char **argv)
 {
 	struct btrfs_ioctl_dev_info_args *di = NULL;
 	struct btrfs_ioctl_fs_info_args fi;
-	struct dev_record *past = NULL, total;
+	struct scrub_record *past = NULL, total;
 	int c, fd, per_dev = 0, raw = 0, in_progress, ret = 1, ndev = 0;
 	uint64_t bytes = 0;
 	size_t npast = 0;
@@ -955,7 +743,7 @@ int scrub_status_main(int argc, char **argv)
 		goto out;
 	}
 	uuid_unparse(fi.fsid, fsid);
-	ret = read_status(fsid, &past, &npast);
+	ret = scrub_status_read(fsid, &past, &npast);
 	if (ret == -EINVAL || ret == -EIO) {
 		msg_warn("failed to read status: %s", strerror(-ret));
 	} else if (ret) {
@@ -969,7 +757,7 @@ int scrub_status_main(int argc, char **argv)
 	total.s.in_progress = in_progress;
 	if (out_json()) {
 		for (int i = 0; i < ndev; i++) {
-			const struct dev_record *last = find_record(past, npast, di[i].devid);
+			const struct scrub_record *last = scrub_status_find(past, npast, di[i].devid);
 
 			if (last)
 				add_to_total(&total, &last->p, &last->s);
@@ -980,7 +768,7 @@ int scrub_status_main(int argc, char **argv)
 	}
 	say("UUID:             %s\n", fsid);
 	for (int i = 0; i < ndev; i++) {
-		struct dev_record *last = (struct dev_record *)find_record(past, npast, di[i].devid);
+		struct scrub_record *last = scrub_status_find(past, npast, di[i].devid);
 
 		if (!per_dev) {
 			if (last)
