@@ -18,6 +18,7 @@
 #if CFG_APPLET_FILESYSTEM
 #include "btrfs_ioctl.h"
 #include "cli.h"
+#include "fs.h"
 #include "le.h"
 #include "output.h"
 #include "super_label.h"
@@ -347,7 +348,7 @@ static void sbdevs_add(struct sbdevs *v, const char *path)
 	void *p;
 	int i;
 
-	if (fs_super_read_primary(path, &sb))
+	if (fs_super_read(path, 0, &sb, NULL))
 		return;
 	for (i = 0; i < v->n; i++) /* the same device under two names */
 		if (!memcmp(v->d[i].sb.fsid, sb.fsid, BTRFS_FSID_SIZE) &&
@@ -361,24 +362,10 @@ static void sbdevs_add(struct sbdevs *v, const char *path)
 	v->d[v->n++].sb = sb;
 }
 
-/* Every block device in /proc/partitions with a btrfs superblock. */
-static void scan_block_devices(struct sbdevs *v)
+static int add_block_device(const char *path, void *v)
 {
-	char line[256], name[128], path[160];
-	FILE *f = fopen("/proc/partitions", "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long blocks;
-		unsigned maj, min;
-
-		if (sscanf(line, " %u %u %llu %127s", &maj, &min, &blocks, name) != 4)
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", name);
-		sbdevs_add(v, path);
-	}
-	fclose(f);
+	sbdevs_add(v, path);
+	return 0;
 }
 
 static int devid_cmp(const void *a, const void *b)
@@ -438,7 +425,7 @@ static int show_unmounted(struct out *o, const char *search, const char *image,
 
 	if (image)  /* first, so it names its device even when a loop device shows it too */
 		sbdevs_add(&v, image);
-	scan_block_devices(&v); /* the other devices of the filesystems */
+	btrfs_each_block_device(add_block_device, &v); /* and the other devices */
 	for (i = 0; i < v.n; i++) {
 		if (search && !sbdev_matches(&v.d[i], search))
 			continue;
@@ -485,7 +472,7 @@ int fs_show_main(int argc, char **argv)
 			} else {
 				struct btrfs_super_block sb;
 
-				if (fs_super_read_primary(search, &sb)) {
+				if (fs_super_read(search, 0, &sb, NULL)) {
 					msg_error("no btrfs on %s", search);
 					return 1;
 				}
@@ -559,6 +546,48 @@ static int source_is_mounted(const char *path)
 	return ret;
 }
 
+/* Why a device has no usable superblock: none at all, or a read error. */
+static void no_btrfs_error(const char *path, int ret)
+{
+	if (ret == -EUCLEAN || ret == -ENOENT || ret == -EIO) {
+		msg_error("no valid btrfs filesystem on %s", path);
+		return;
+	}
+	errno = -ret;
+	msg_error("cannot read the superblock of %s: %m", path);
+}
+
+static int set_label_reporting(const char *path, const char *label)
+{
+	int ret = fs_super_set_label(path, label);
+
+	if (ret == -EUCLEAN || ret == -ENOENT)
+		no_btrfs_error(path, ret);
+	else if (ret) {
+		errno = -ret;
+		msg_error("cannot set the label of %s: %m", path);
+	}
+	return ret ? 1 : 0;
+}
+
+/* Every device of a filesystem carries the label: the other devices of a multi-device
+ * one (block devices with the same fsid) are changed before the one named. */
+static int set_label_siblings(const struct btrfs_super_block *sb, const char *label)
+{
+	struct sbdevs v = { 0 };
+	int i, ret = 0;
+
+	if (get_le64(&sb->num_devices) < 2)
+		return 0;
+	btrfs_each_block_device(add_block_device, &v);
+	for (i = 0; i < v.n && !ret; i++)
+		if (!memcmp(v.d[i].sb.fsid, sb->fsid, BTRFS_FSID_SIZE) &&
+		    memcmp(v.d[i].sb.dev_item.uuid, sb->dev_item.uuid, BTRFS_UUID_SIZE))
+			ret = set_label_reporting(v.d[i].path, label);
+	free(v.d);
+	return ret;
+}
+
 static int label_unmounted(const char *path, const char *newlabel)
 {
 	struct btrfs_super_block sb;
@@ -573,23 +602,16 @@ static int label_unmounted(const char *path, const char *newlabel)
 		msg_error("device %s is mounted, use mount point", path);
 		return 1;
 	}
+	ret = fs_super_read(path, 0, &sb, NULL);
+	if (ret) {
+		no_btrfs_error(path, ret);
+		return 1;
+	}
 	if (!newlabel) {
-		ret = fs_super_read_primary(path, &sb);
-		if (ret) {
-			errno = -ret;
-			msg_error("cannot read a btrfs superblock from %s: %m", path);
-			return 1;
-		}
 		printf("%.*s\n", BTRFS_LABEL_SIZE - 1, sb.label);
 		return 0;
 	}
-	ret = fs_super_set_label(path, newlabel);
-	if (ret) {
-		errno = -ret;
-		msg_error("cannot set the label of %s: %m", path);
-		return 1;
-	}
-	return 0;
+	return set_label_siblings(&sb, newlabel) || set_label_reporting(path, newlabel);
 }
 
 static int label_mounted(const char *path, const char *newlabel)
@@ -616,6 +638,8 @@ int fs_label_main(int argc, char **argv)
 	const char *path, *newlabel;
 	struct stat st;
 
+	if (out_text_only())
+		return 1;
 	no_options(argc, argv, label_usage);
 	cli_check_argc(argc, 1, 2, label_usage);
 	path = argv[optind];
@@ -643,6 +667,8 @@ int fs_sync_main(int argc, char **argv)
 {
 	int fd;
 
+	if (out_text_only())
+		return 1;
 	no_options(argc, argv, sync_usage);
 	cli_check_argc(argc, 1, 1, sync_usage);
 	fd = btrfs_open_path(argv[optind], 0, 0);
@@ -674,6 +700,7 @@ static const char defrag_usage[] =
 	"Note: most kernels unshare reflinked and snapshotted extents while defragmenting,\n"
 	"which can take a lot more space.\n";
 
+#define DEFRAG_RANGE_LEVEL 4 /* btrfs_ioctl_defrag_range_args.flags, not in older headers */
 static struct btrfs_ioctl_defrag_range_args defrag_range;
 static int defrag_errors, defrag_verbose;
 
@@ -766,6 +793,8 @@ int fs_defrag_main(int argc, char **argv)
 	uint64_t thresh = 32ULL << 20;
 	int c, i, recursive = 0, level = 0, ctype = 0;
 
+	if (out_text_only())
+		return 1;
 	defrag_range.len = UINT64_MAX;
 	defrag_verbose = cli_globals.verbose > 0;
 	while ((c = cli_getopt(argc, argv, "vrc::fs:l:t:L:", NULL, defrag_usage)) != -1) {
@@ -777,15 +806,16 @@ int fs_defrag_main(int argc, char **argv)
 				return 1;
 			}
 			break;
-		case 'L':
-			if (cli_parse_u64(optarg, (uint64_t *)&defrag_range.start) ||
-			    defrag_range.start > 15) {
+		case 'L': {
+			uint64_t v;
+
+			if (cli_parse_u64(optarg, &v) || v < 1 || v > 15) {
 				msg_error("invalid compression level: %s", optarg);
 				return 1;
 			}
-			level = (int)defrag_range.start;
-			defrag_range.start = 0;
+			level = (int)v;
 			break;
+		}
 		case 'f': defrag_range.flags |= BTRFS_DEFRAG_RANGE_START_IO; break;
 		case 's': defrag_range.start = size_arg(optarg, "start"); break;
 		case 'l': defrag_range.len = size_arg(optarg, "length"); break;
@@ -810,12 +840,11 @@ int fs_defrag_main(int argc, char **argv)
 	if (ctype) {
 		defrag_range.flags |= BTRFS_DEFRAG_RANGE_COMPRESS;
 		defrag_range.compress_type = (uint32_t)ctype;
-#ifdef BTRFS_DEFRAG_RANGE_LEVEL
 		if (level) {
-			defrag_range.flags |= BTRFS_DEFRAG_RANGE_LEVEL;
-			defrag_range.compress.level = (int8_t)level;
+			/* Kernel 6.15+: compress_type is { u8 type; s8 level; } with this flag. */
+			defrag_range.flags |= DEFRAG_RANGE_LEVEL;
+			defrag_range.compress_type |= (uint32_t)level << 8;
 		}
-#endif
 	}
 	for (i = optind; i < argc; i++)
 		if (defrag_arg(argv[i], recursive) < 0)
@@ -902,6 +931,8 @@ int fs_resize_main(int argc, char **argv)
 	const char *amount, *path;
 	int i = 1, fd, res;
 
+	if (out_text_only())
+		return 1;
 	/* Own parsing: "-1G" is a size, not an option. */
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--help")) {

@@ -10,7 +10,10 @@
 //cmd:APPLET_MOUNT mount_main mount.btrfs|mount.btrfs
 #include "config.h"
 #if CFG_APPLET_MOUNT
+#include "btrfs_ioctl.h"
 #include "cli.h"
+#include "fs.h"
+#include "le.h"
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +25,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include <linux/btrfs.h>
 #include <linux/loop.h>
 
 static const char usage[] =
@@ -72,9 +74,9 @@ static const char *const userspace_opts[] = {
 };
 
 /* How a btrfs option's value is checked. */
-enum val { V_NONE, V_UINT, V_SIZE, V_PATH, V_COMPRESS, V_ENUM, V_RESCUE };
+enum val { V_NONE, V_UINT, V_SIZE, V_TEXT, V_COMPRESS, V_ENUM, V_RESCUE };
 
-/* The options the kernel's btrfs accepts (fs/btrfs/super.c parameter table). */
+/* The options the kernel's btrfs accepts (its mount parameter table). */
 static const struct { const char *name; enum val val; const char *choices; } btrfs_opts[] = {
 	{ "acl", V_NONE, 0 }, { "noacl", V_NONE, 0 },
 	{ "autodefrag", V_NONE, 0 }, { "noautodefrag", V_NONE, 0 },
@@ -85,7 +87,7 @@ static const struct { const char *name; enum val val; const char *choices; } btr
 	{ "datacow", V_NONE, 0 }, { "nodatacow", V_NONE, 0 },
 	{ "datasum", V_NONE, 0 }, { "nodatasum", V_NONE, 0 },
 	{ "degraded", V_NONE, 0 },
-	{ "device", V_PATH, 0 },
+	{ "device", V_TEXT, 0 },
 	{ "discard", V_ENUM, "sync async" }, { "nodiscard", V_NONE, 0 },
 	{ "enospc_debug", V_NONE, 0 }, { "noenospc_debug", V_NONE, 0 },
 	{ "fatal_errors", V_ENUM, "bug panic" },
@@ -100,11 +102,15 @@ static const struct { const char *name; enum val val; const char *choices; } btr
 	{ "space_cache", V_ENUM, "v1 v2" }, { "nospace_cache", V_NONE, 0 },
 	{ "ssd", V_NONE, 0 }, { "nossd", V_NONE, 0 },
 	{ "ssd_spread", V_NONE, 0 }, { "nossd_spread", V_NONE, 0 },
-	{ "subvol", V_PATH, 0 }, { "subvolid", V_UINT, 0 },
+	{ "subvol", V_TEXT, 0 }, { "subvolid", V_UINT, 0 },
 	{ "thread_pool", V_UINT, 0 },
 	{ "treelog", V_NONE, 0 }, { "notreelog", V_NONE, 0 },
 	{ "usebackuproot", V_NONE, 0 },
 	{ "user_subvol_rm_allowed", V_NONE, 0 },
+	/* security module options the kernel takes for any filesystem */
+	{ "context", V_TEXT, 0 }, { "fscontext", V_TEXT, 0 },
+	{ "defcontext", V_TEXT, 0 }, { "rootcontext", V_TEXT, 0 },
+	{ "seclabel", V_NONE, 0 },
 };
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -186,7 +192,7 @@ static int value_ok(enum val val, const char *choices, const char *v)
 	case V_NONE:     return v == NULL;
 	case V_UINT:     return v && is_uint(v);
 	case V_SIZE:     return v && size_ok(v);
-	case V_PATH:     return v && *v;
+	case V_TEXT:     return v && *v;
 	case V_COMPRESS: return !v || compress_ok(v);
 	case V_ENUM:     return !v || in_choices(v, strlen(v), choices);
 	case V_RESCUE:   return v && *v && rescue_ok(v);
@@ -456,28 +462,34 @@ fail:
 /* Registers another device of a multi-device filesystem with the kernel. */
 static int scan_device(const char *path)
 {
-	struct btrfs_ioctl_vol_args args;
-	int fd, ret = 0;
+	int ret = btrfs_control_ioctl(BTRFS_IOC_SCAN_DEV, path);
 
-	if (strlen(path) >= sizeof(args.name)) {
-		msg_error("device path too long: %s", path);
-		return -1;
-	}
-	fd = open("/dev/btrfs-control", O_RDWR | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && !mknod("/dev/btrfs-control", S_IFCHR | 0600, makedev(10, 234)))
-		fd = open("/dev/btrfs-control", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		msg_error("cannot open /dev/btrfs-control to register %s: %m", path);
-		return -1;
-	}
-	memset(&args, 0, sizeof(args));
-	strcpy(args.name, path);
-	if (ioctl(fd, BTRFS_IOC_SCAN_DEV, &args)) {
+	if (ret < 0) {
+		errno = -ret;
 		msg_error("cannot register device %s: %m", path);
-		ret = -1;
 	}
-	close(fd);
-	return ret;
+	return ret < 0 ? ret : 0;
+}
+
+/* A multi-device filesystem needs all its devices known to the kernel before mount(2):
+ * register every block device of /proc/partitions that carries the same fsid (what
+ * `btrfs device scan` would do). Failures only mean the kernel may not find them. */
+static int register_if_same_fs(const char *path, void *fsid)
+{
+	struct btrfs_super_block sb;
+
+	if (!fs_super_read(path, 0, &sb, NULL) && !memcmp(sb.fsid, fsid, sizeof(sb.fsid)))
+		btrfs_control_ioctl(BTRFS_IOC_SCAN_DEV, path);
+	return 0;
+}
+
+static void scan_siblings(int src_fd)
+{
+	struct btrfs_super_block sb;
+
+	if (fs_super_read_fd(src_fd, 0, &sb, NULL) || get_le64(&sb.num_devices) < 2)
+		return;
+	btrfs_each_block_device(register_if_same_fs, sb.fsid);
 }
 
 static int kernel_has_btrfs(void)
@@ -587,6 +599,8 @@ static int do_mount(struct mount_req *r)
 	for (i = 0; i < r->ndevices; i++)
 		if (scan_device(r->devices[i]))
 			goto out;
+	if (src_fd >= 0)
+		scan_siblings(src_fd);
 	if (r->fake) {
 		ret = 0;
 		goto out;

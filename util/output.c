@@ -10,6 +10,14 @@ int out_json(void)
 	return cli_globals.format == CLI_FORMAT_JSON;
 }
 
+int out_text_only(void)
+{
+	if (!out_json())
+		return 0;
+	msg_error("output format json is unsupported for this command");
+	return 1;
+}
+
 static void indent(struct out *o, int n)
 {
 	fprintf(o->f, "%*s", n, "");

@@ -41,6 +41,11 @@ struct out {
 /* 1 when the global format is JSON (to choose between free text and the emitter). */
 int out_json(void);
 
+/* For commands without JSON output: in JSON mode prints "ERROR: output format json is
+ * unsupported for this command" (as btrfs-progs) and returns 1, else returns 0.
+ * Usage: if (out_text_only()) return 1; */
+int out_text_only(void);
+
 /* Starts the document: JSON "{" and the version header. */
 void out_start(struct out *o, int width, int indent);
 /* The same to another stream (tests). */
