@@ -20,7 +20,7 @@
 #include "btrfs_ioctl.h"
 #include "output.h"
 #include "units.h"
-#include "super_label.h"
+#include "fs.h"
 #include "uuid.h"
 #include <ctype.h>
 #include <fcntl.h>
@@ -56,12 +56,20 @@ static const char scan_usage[] =
 	"    -d|--all-devices   scan every block device\n"
 	"    -u|--forget        unregister the devices (all unmounted ones without one)\n";
 
-static int register_if_btrfs(const char *path, void *ctx)
+/* A valid primary superblock on path (a btrfs device). */
+static int has_btrfs(const char *path)
 {
 	struct btrfs_super_block sb;
+	struct fs_error err;
+
+	return fs_super_read(path, 0, &sb, &err) == 0;
+}
+
+static int register_if_btrfs(const char *path, void *ctx)
+{
 	int *errors = ctx, ret;
 
-	if (fs_super_read_primary(path, &sb))
+	if (!has_btrfs(path))
 		return 0;
 	ret = btrfs_control_ioctl(BTRFS_IOC_SCAN_DEV, path);
 	if (ret < 0) {
@@ -402,8 +410,7 @@ static int prepare_device(int fd, const char *path, const struct stat *st, int d
 	    zero_range(fd, size - (size < PREP_ZERO_BYTES ? size : PREP_ZERO_BYTES), PREP_ZERO_BYTES, size))
 		goto fail;
 	for (i = 0; i < BTRFS_SUPER_MIRRORS; i++)
-		if (zero_range(fd, i ? 16384ULL << (BTRFS_SUPER_MIRROR_SHIFT * i) : BTRFS_SUPER_OFFSET,
-			       BTRFS_SUPER_SIZE, size))
+		if (zero_range(fd, btrfs_super_offset(i), BTRFS_SUPER_SIZE, size))
 			goto fail;
 	if (fsync(fd) == 0)
 		return 0;
@@ -416,7 +423,6 @@ fail:
  * kernel (exclusive open), no btrfs on it unless forced. Returns an O_RDWR fd or -1. */
 static int open_new_device(const char *path, int force, struct stat *st)
 {
-	struct btrfs_super_block sb;
 	char mnt[PATH_MAX];
 	int fd;
 
@@ -428,7 +434,7 @@ static int open_new_device(const char *path, int force, struct stat *st)
 		msg_error("%s is mounted", path);
 		return -1;
 	}
-	if (!force && fs_super_read_primary(path, &sb) == 0) {
+	if (!force && has_btrfs(path)) {
 		msg_error("%s appears to contain an existing filesystem (btrfs)", path);
 		msg_error("use the -f option to force overwrite of %s", path);
 		return -1;
