@@ -14,12 +14,14 @@
 //cmd:APPLET_SUBVOLUME subvol_show_main btrfs subvolume show|Show details of a subvolume
 //cmd:APPLET_SUBVOLUME subvol_get_default_main btrfs subvolume get-default|Show the default subvolume
 //cmd:APPLET_SUBVOLUME subvol_set_default_main btrfs subvolume set-default|Set the default subvolume
+//cmd:APPLET_SUBVOLUME subvol_find_new_main btrfs subvolume find-new|List files modified since a generation
 //cmd:APPLET_SUBVOLUME subvol_sync_main btrfs subvolume sync|Wait until deleted subvolumes are cleaned
 
 #include "config.h"
 #if CFG_APPLET_SUBVOLUME
 #include "cli.h"
 #include "btrfs_ioctl.h"
+#include "le.h"
 #include "output.h"
 #include "units.h"
 #include "uuid.h"
@@ -1186,6 +1188,112 @@ int subvol_set_default_main(int argc, char **argv)
 	}
 	close(fd);
 	return 0;
+}
+
+/* ---- find-new ---- */
+
+static const char find_new_usage[] =
+	"usage: btrfs subvolume find-new <path> <lastgen>\n\n"
+	"    List the file extents of the subvolume at <path> written in generation\n"
+	"    <lastgen> or later.\n";
+
+struct find_new {
+	int fd;
+	uint64_t since;
+	uint64_t cached_ino;
+	char *cached_path;
+};
+
+/* One EXTENT_DATA item (struct btrfs_file_extent_item; inline ones end after the
+ * type byte and keep their data there). */
+static int print_new_extent(const struct btrfs_ioctl_search_header *sh, const void *item, void *ctx)
+{
+	struct btrfs_file_extent_item fe;
+	struct find_new *f = ctx;
+	uint64_t gen, len, start = 0, off = 0;
+	int flags = 0;
+
+	if (sh->type != BTRFS_EXTENT_DATA_KEY)
+		return 0;
+	memset(&fe, 0, sizeof(fe));
+	memcpy(&fe, item, sh->len < sizeof(fe) ? sh->len : sizeof(fe));
+	gen = get_le64(&fe.generation);
+	if (gen < f->since)
+		return 0;
+	if (sh->objectid != f->cached_ino || !f->cached_path) {
+		free(f->cached_path);
+		f->cached_path = NULL;
+		f->cached_ino = sh->objectid;
+		if (subvol_inode_path(f->fd, sh->objectid, &f->cached_path))
+			return -EIO;
+	}
+	if (fe.type == BTRFS_FILE_EXTENT_REG || fe.type == BTRFS_FILE_EXTENT_PREALLOC) {
+		start = get_le64(&fe.disk_bytenr);
+		off = get_le64(&fe.offset);
+		len = get_le64(&fe.num_bytes);
+	} else if (fe.type == BTRFS_FILE_EXTENT_INLINE) {
+		len = get_le64(&fe.ram_bytes);
+	} else {
+		msg_error("unhandled extent type %d for inode %llu file offset %llu gen %llu",
+			  fe.type, (unsigned long long)sh->objectid,
+			  (unsigned long long)sh->offset, (unsigned long long)gen);
+		return -EIO;
+	}
+	say("inode %llu file offset %llu len %llu disk start %llu offset %llu gen %llu flags ",
+	    (unsigned long long)sh->objectid, (unsigned long long)sh->offset,
+	    (unsigned long long)len, (unsigned long long)start, (unsigned long long)off,
+	    (unsigned long long)gen);
+	if (fe.compression)
+		say("%sCOMPRESS", flags++ ? "|" : "");
+	if (fe.type == BTRFS_FILE_EXTENT_PREALLOC)
+		say("%sPREALLOC", flags++ ? "|" : "");
+	if (fe.type == BTRFS_FILE_EXTENT_INLINE)
+		say("%sINLINE", flags++ ? "|" : "");
+	say("%s %s\n", flags ? "" : "NONE", f->cached_path);
+	return 0;
+}
+
+int subvol_find_new_main(int argc, char **argv)
+{
+	struct tree_key min = { 0, 0, 0 };
+	struct tree_key max = { (uint64_t)-1, BTRFS_EXTENT_DATA_KEY, (uint64_t)-1 };
+	struct find_new f = { -1, 0, 0, NULL };
+	struct subvol_entry sv;
+	int err, ret = 1;
+
+	while (cli_getopt(argc, argv, "", NULL, find_new_usage) != -1)
+		;
+	cli_check_argc(argc, 2, 2, find_new_usage);
+	if (cli_parse_u64(argv[optind + 1], &f.since)) {
+		msg_error("%s is not a valid numeric value", argv[optind + 1]);
+		return 1;
+	}
+	if ((err = subvol_check_path(argv[optind]))) {
+		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+		return 1;
+	}
+	f.fd = btrfs_open_path(argv[optind], 1, 0);
+	if (f.fd < 0)
+		return 1;
+	if (ioctl(f.fd, BTRFS_IOC_SYNC, NULL) < 0) {
+		msg_error("Could not sync filesystem: %s", strerror(errno));
+		goto out;
+	}
+	/* the subvolume's generation now: what a later call passes as <lastgen> */
+	if ((err = subvol_get(f.fd, 0, &sv))) {
+		msg_error("Could not search B-tree: %s", strerror(-err));
+		goto out;
+	}
+	err = tree_search_since(f.fd, 0, &min, &max, f.since, print_new_extent, &f);
+	if (err < 0 && err != -EIO)
+		msg_error("can't perform the search: %s", strerror(-err));
+	say("transid marker was %llu\n", (unsigned long long)sv.generation);
+	subvol_free(&sv);
+	ret = err < 0;
+out:
+	free(f.cached_path);
+	close(f.fd);
+	return ret;
 }
 
 static const char sync_usage[] =

@@ -25,6 +25,13 @@ static void key_next(struct btrfs_ioctl_search_key *sk, uint64_t obj, uint8_t ty
 int tree_search(int fd, uint64_t tree_id, const struct tree_key *min,
 		const struct tree_key *max, tree_search_fn fn, void *ctx)
 {
+	return tree_search_since(fd, tree_id, min, max, 0, fn, ctx);
+}
+
+int tree_search_since(int fd, uint64_t tree_id, const struct tree_key *min,
+		      const struct tree_key *max, uint64_t min_transid, tree_search_fn fn,
+		      void *ctx)
+{
 	struct btrfs_ioctl_search_args args;
 	struct btrfs_ioctl_search_key *sk = &args.key;
 	struct btrfs_ioctl_search_header sh;
@@ -40,6 +47,7 @@ int tree_search(int fd, uint64_t tree_id, const struct tree_key *min,
 	sk->max_objectid = max->objectid;
 	sk->max_type = max->type;
 	sk->max_offset = max->offset;
+	sk->min_transid = min_transid;
 	sk->max_transid = (uint64_t)-1;
 	for (;;) {
 		sk->nr_items = 4096;
@@ -336,6 +344,45 @@ int subvol_qgroup(int fd, uint64_t id, struct subvol_qgroup *q)
 	if (ret)
 		return ret;
 	return f.found ? 0 : -ENODATA;
+}
+
+struct inode_ref { uint64_t dir; char *name; };
+
+/* The first INODE_REF of an inode: key offset = parent directory, then struct
+ * btrfs_inode_ref (index, name_len) and the name. */
+static int first_inode_ref(const struct btrfs_ioctl_search_header *sh, const void *item, void *ctx)
+{
+	const struct btrfs_inode_ref *ref = item;
+	struct inode_ref *r = ctx;
+	uint16_t len;
+
+	if (sh->type != BTRFS_INODE_REF_KEY || sh->len < sizeof(*ref))
+		return 0;
+	len = get_le16(&ref->name_len);
+	if (len > sh->len - sizeof(*ref))
+		return -EIO;
+	r->dir = sh->offset;
+	r->name = strndup((const char *)(ref + 1), len);
+	return r->name ? 1 : -ENOMEM;
+}
+
+int subvol_inode_path(int fd, uint64_t ino, char **path)
+{
+	struct tree_key min = { ino, BTRFS_INODE_REF_KEY, 0 };
+	struct tree_key max = { ino, BTRFS_INODE_REF_KEY, (uint64_t)-1 };
+	char dir[BTRFS_INO_LOOKUP_PATH_MAX];
+	struct inode_ref r = { 0, NULL };
+	int ret = tree_search(fd, 0, &min, &max, first_inode_ref, &r);
+
+	if (ret < 0)
+		return ret;
+	if (!r.name)
+		return -ENOENT;
+	ret = lookup_dir(fd, 0, r.dir, dir, sizeof(dir));
+	if (!ret && asprintf(path, "%s%s", dir, r.name) < 0)
+		ret = -ENOMEM;
+	free(r.name);
+	return ret;
 }
 
 /* The root tree directory holds one DIR_ITEM named "default" whose location key

@@ -30,7 +30,14 @@ typedef int (*tree_search_fn)(const struct btrfs_ioctl_search_header *sh,
 			      const void *item, void *ctx);
 int tree_search(int fd, uint64_t tree_id, const struct tree_key *min,
 		const struct tree_key *max, tree_search_fn fn, void *ctx);
+/* The same over tree blocks written in transaction min_transid or later only. */
+int tree_search_since(int fd, uint64_t tree_id, const struct tree_key *min,
+		      const struct tree_key *max, uint64_t min_transid, tree_search_fn fn,
+		      void *ctx);
 
+/* Path of inode ino inside the subvolume of fd, from its first INODE_REF
+ * ("dir/name"), malloc'ed. -ENOENT when it has none. */
+int subvol_inode_path(int fd, uint64_t ino, char **path);
 /* Id of the subvolume containing the open file fd. */
 int subvol_id_of_fd(int fd, uint64_t *id);
 /* One subvolume (id 0: the one containing fd); -ENOENT when it has no ROOT_ITEM. */
