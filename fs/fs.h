@@ -52,6 +52,8 @@ int fs_err(struct fs_error *e, int code, const char *fmt, ...)
 int fs_err_at(struct fs_error *e, int code, uint64_t tree, uint64_t logical, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 void fs_err_clear(struct fs_error *e);
+/* Attaches a key to the recorded error; returns its code (-EUCLEAN if e is NULL). */
+int fs_err_key(struct fs_error *e, const struct fs_key *key);
 /* Adds text before/after the message (either may be NULL). */
 void fs_err_wrap(struct fs_error *e, const char *prefix, const char *suffix);
 /* One line: "<msg> (tree T, block L, key (O T F), mirror M)". Returns buf. */
