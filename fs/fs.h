@@ -288,7 +288,9 @@ int fs_search_le(struct fs *fs, const struct fs_root *root, const struct fs_key 
 
 /* Pre-order walk of a whole tree. node/leaf callbacks return 0 to go on,
  * 1 (node only) to skip its children, <0 to stop the walk (returned). Bad
- * blocks are reported to error (with tree, bytenr, parent key) and skipped. */
+ * blocks are reported to error (with tree, bytenr, parent key) and skipped.
+ * A walk visiting more blocks than the metadata chunks can hold stops with
+ * -ELOOP (pointers looping through shared blocks). */
 struct fs_walk_ops {
 	int (*node)(void *ctx, const struct fs_block *b);
 	int (*leaf)(void *ctx, const struct fs_block *b);
