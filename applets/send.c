@@ -10,6 +10,7 @@
 #if CFG_APPLET_SEND
 #include "btrfs_ioctl.h"
 #include "cli.h"
+#include "subvol.h"
 #include "subvol_lookup.h"
 #include "uuid.h"
 #include <errno.h>
@@ -66,7 +67,7 @@ static int open_ro_subvol(struct send_ctx *s, const char *path, const char *role
 		msg_error("cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (subvol_is_root_dir(fd) != 1 || subvol_root_id(fd, root_id) < 0) {
+	if (subvol_is_root_dir(fd) != 1 || subvol_id_of_fd(fd, root_id) < 0) {
 		msg_error("%s is not a btrfs subvolume", path);
 		goto fail;
 	}
@@ -104,16 +105,24 @@ static int add_clone_source(struct send_ctx *s, uint64_t root_id)
 	return 0;
 }
 
-/* The subvolume whose UUID is the parent UUID of root_id; 0 if none. */
-static uint64_t snapshot_origin(int fd, uint64_t root_id, struct subvol_item *origin)
+/* The root item fields of subvolume id (names not kept). */
+static int root_item(int fd, uint64_t id, struct subvol_entry *e)
 {
-	struct subvol_item it;
+	int ret = subvol_get(fd, id, e);
+
+	subvol_free(e);
+	return ret;
+}
+
+/* The subvolume whose UUID is the parent UUID of root_id; 0 if none. */
+static uint64_t snapshot_origin(int fd, uint64_t root_id, struct subvol_entry *origin)
+{
+	struct subvol_entry it;
 	uint64_t id;
 
-	if (subvol_get_item(fd, root_id, &it) < 0 || uuid_is_null(it.parent_uuid))
+	if (root_item(fd, root_id, &it) < 0 || uuid_is_null(it.parent_uuid))
 		return 0;
-	if (subvol_find_uuid(fd, it.parent_uuid, 0, &id, 1) != 1 ||
-	    subvol_get_item(fd, id, origin) < 0)
+	if (subvol_find_uuid(fd, it.parent_uuid, 0, &id, 1) != 1 || root_item(fd, id, origin) < 0)
 		return 0;
 	return id;
 }
@@ -122,7 +131,7 @@ static uint64_t snapshot_origin(int fd, uint64_t root_id, struct subvol_item *or
  * else the clone source sharing that origin whose ctransid is closest to the origin's. */
 static int find_good_parent(struct send_ctx *s, int fd, uint64_t root_id, uint64_t *parent)
 {
-	struct subvol_item origin, cand_origin, cand;
+	struct subvol_entry origin, cand_origin, cand;
 	uint64_t origin_id = snapshot_origin(fd, root_id, &origin), best_diff = UINT64_MAX;
 	int i;
 
@@ -138,7 +147,7 @@ static int find_good_parent(struct send_ctx *s, int fd, uint64_t root_id, uint64
 		uint64_t diff;
 
 		if (snapshot_origin(fd, s->clone[i], &cand_origin) != origin_id ||
-		    subvol_get_item(fd, s->clone[i], &cand) < 0)
+		    root_item(fd, s->clone[i], &cand) < 0)
 			continue;
 		diff = cand.ctransid > origin.ctransid ? cand.ctransid - origin.ctransid :
 							 origin.ctransid - cand.ctransid;

@@ -11,6 +11,7 @@
  * beneath its mount point. */
 #include "receive.h"
 #include "fs.h"
+#include "subvol.h"
 #include "subvol_lookup.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,7 @@ static int rfail(struct receiver *r, int fatal, const char *fmt, ...)
 
 int recv_init(struct receiver *r, int dest_fd, int mnt_fd)
 {
+	char *path = NULL;
 	uint64_t id;
 	int ret;
 
@@ -64,9 +66,14 @@ int recv_init(struct receiver *r, int dest_fd, int mnt_fd)
 	r->mnt_fd = mnt_fd;
 	r->subvol_fd = -1;
 	r->write_fd = -1;
-	ret = subvol_root_id(mnt_fd, &id);
+	ret = subvol_id_of_fd(mnt_fd, &id);
 	if (ret == 0)
-		ret = subvol_path(mnt_fd, id, r->mnt_subvol, sizeof(r->mnt_subvol));
+		ret = subvol_path(mnt_fd, id, &path);
+	if (ret == 0 && strlen(path) >= sizeof(r->mnt_subvol))
+		ret = -ENAMETOOLONG;
+	if (ret == 0)
+		strcpy(r->mnt_subvol, path);
+	free(path);
 	if (ret < 0)
 		return rfail(r, 1, "cannot resolve the subvolume of the mount point: %s",
 			     strerror(-ret));
@@ -273,34 +280,50 @@ static int do_subvol(struct receiver *r, const struct ss_cmd *c)
 	return enter_subvol(r, c);
 }
 
+/* The path of subvolume id relative to the destination mount, malloc'ed (in *buf, *rel
+ * points into it); -1 with errno when it does not lie below that mount. */
+static int path_below_mount(struct receiver *r, uint64_t id, char **buf, const char **rel)
+{
+	size_t ml = strlen(r->mnt_subvol);
+	int ret = subvol_path(r->mnt_fd, id, buf);
+
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	*rel = *buf;
+	if (!ml)
+		return 0;
+	if (strncmp(*buf, r->mnt_subvol, ml) || ((*buf)[ml] && (*buf)[ml] != '/')) {
+		free(*buf);
+		errno = EXDEV;
+		return -1;
+	}
+	*rel = *buf + ml + ((*buf)[ml] == '/');
+	return 0;
+}
+
 /* Opens subvolume id if it lies below the destination mount; -1 (errno) otherwise. */
 static int open_subvol_id(struct receiver *r, uint64_t id)
 {
-	char path[PATH_MAX];
-	const char *rel = path;
-	size_t ml = strlen(r->mnt_subvol);
+	const char *rel;
+	char *path;
 	uint64_t got;
 	int fd, dfd;
 
-	if (subvol_path(r->mnt_fd, id, path, sizeof(path)) < 0)
+	if (path_below_mount(r, id, &path, &rel))
 		return -1;
-	if (ml) {
-		if (strncmp(path, r->mnt_subvol, ml) || (path[ml] && path[ml] != '/')) {
-			errno = EXDEV;
-			return -1;
-		}
-		rel = path + ml + (path[ml] == '/');
-	}
 	if (!*rel)
 		dfd = fcntl(r->mnt_fd, F_DUPFD_CLOEXEC, 0);
 	else
 		dfd = recv_open_beneath(r->mnt_fd, rel, 0);
+	free(path);
 	if (dfd < 0)
 		return -1;
 	/* reopen for reading and ioctls (an O_PATH descriptor cannot do either) */
 	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	close(dfd);
-	if (fd >= 0 && (subvol_root_id(fd, &got) < 0 || got != id || subvol_is_root_dir(fd) != 1)) {
+	if (fd >= 0 && (subvol_id_of_fd(fd, &got) < 0 || got != id || subvol_is_root_dir(fd) != 1)) {
 		close(fd);
 		errno = ENOENT;
 		return -1;
@@ -312,15 +335,17 @@ static int open_subvol_id(struct receiver *r, uint64_t id)
  * ctransid), are the ones the sender named: the same data as on the sending side. */
 static int open_subvol_uuid(struct receiver *r, const uint8_t uuid[16], uint64_t transid)
 {
-	struct subvol_item it;
+	struct subvol_entry it;
 	uint64_t ids[16];
 	int pass, n, i, fd;
 
 	for (pass = 1; pass >= 0; pass--) {
 		n = subvol_find_uuid(r->mnt_fd, uuid, pass, ids, 16);
 		for (i = 0; i < n; i++) {
-			if (subvol_get_item(r->mnt_fd, ids[i], &it) < 0 ||
-			    (pass ? it.stransid : it.ctransid) != transid)
+			int ret = subvol_get(r->mnt_fd, ids[i], &it);
+
+			subvol_free(&it);
+			if (ret < 0 || (pass ? it.stransid : it.ctransid) != transid)
 				continue;
 			fd = open_subvol_id(r, ids[i]);
 			if (fd >= 0)
