@@ -162,7 +162,8 @@ static uint64_t data_ref_hash(uint64_t root, uint64_t objectid, uint64_t offset)
 	return ((uint64_t)high << 31) ^ (uint64_t)low;
 }
 
-/* Inline refs must be sorted by type, then by offset (data refs: by hash). */
+/* Inline refs are sorted by type, ascending, then within a type by offset
+ * (data refs: by hash), descending: the kernel inserts before the first smaller. */
 static uint64_t inline_ref_seq(const struct fs_inline_ref *r)
 {
 	if (r->type == BTRFS_EXTENT_DATA_REF_KEY)
@@ -220,7 +221,7 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 		if (ir.type == FS_EXTENT_OWNER_REF_KEY)
 			continue;       /* simple quota owner, not a reference */
 		seq = inline_ref_seq(&ir);
-		if ((int)ir.type < last_type || ((int)ir.type == last_type && seq <= last_seq))
+		if ((int)ir.type < last_type || ((int)ir.type == last_type && seq >= last_seq))
 			ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
 			       "extent [%llu %llu] inline ref out of order: type %u seq 0x%llx after type %d seq 0x%llx",
 			       (unsigned long long)key->objectid, (unsigned long long)h.n, ir.type,
@@ -333,12 +334,35 @@ static void leaf_file_extent(struct walk *w, const struct fs_block *b, const str
 			 key->offset - fe.offset, 1, XR_WANT);
 }
 
+/* Item data is packed from the end of the leaf down: each item ends where the
+ * previous one starts (the kernel refuses leaves with gaps or overlaps). */
+static void check_leaf_packing(struct walk *w, const struct fs_block *b)
+{
+	const struct btrfs_item *items = (const void *)(b->data + sizeof(struct btrfs_header));
+	uint32_t n = fs_block_nritems(b);
+	uint64_t expect = b->size - sizeof(struct btrfs_header);
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t end = (uint64_t)get_le32(&items[i].offset) + get_le32(&items[i].size);
+
+		if (end != expect) {
+			ck_err(w->c, w->tree, 0, b->bytenr, b->size,
+			       "corrupt leaf: root=%llu block=%llu slot=%u, unexpected item end, have %llu expect %llu",
+			       (unsigned long long)fs_block_owner(b), (unsigned long long)b->bytenr, i,
+			       (unsigned long long)end, (unsigned long long)expect);
+			return;
+		}
+		expect = get_le32(&items[i].offset);
+	}
+}
+
 static void walk_leaf(struct walk *w, const struct fs_block *b, int full_backref)
 {
 	struct check_ctx *c = w->c;
 	uint32_t n = fs_block_nritems(b);
 
 	c->st->btree_space_waste += leaf_free_space(b);
+	check_leaf_packing(w, b);
 	for (uint32_t i = 0; i < n; i++) {
 		struct fs_key key;
 		const uint8_t *data;
