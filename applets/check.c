@@ -105,7 +105,7 @@ static const char *stage_text(enum check_stage s, int fst, int data_csum, int qu
 				 : "checking only csums items (without verifying data)";
 	case CHECK_STAGE_ROOT_REFS: return "checking root refs";
 	case CHECK_STAGE_QGROUPS:
-		return quota ? "checking quota groups (verification not supported, skipped)"
+		return quota ? "checking quota groups"
 			     : "checking quota groups skipped (not enabled on this FS)";
 	}
 	return "";

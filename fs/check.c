@@ -309,6 +309,9 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	check_free_space(&c);
 
 	ck_stage(&c, CHECK_STAGE_FS_ROOTS, fst);
+	ret = ck_qgroup_init(&c);
+	if (ret < 0)
+		goto out;
 	c.csum_need = ck_sorter(&c, sizeof(struct check_range), ck_range_cmp);
 	if (!c.csum_need) {
 		ret = -ENOMEM;
@@ -322,18 +325,16 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	ret = check_csums(&c);
 	if (ret < 0)
 		goto out;
+	check_log_csums(&c);
 
 	ck_stage(&c, CHECK_STAGE_ROOT_REFS, fst);
 	check_root_refs(&c);
 
-	{
-		struct fs_root q;
-		stats->quota_enabled = fs_root_lookup(fs, BTRFS_QUOTA_TREE_OBJECTID, &q) == 0;
-	}
 	ck_stage(&c, CHECK_STAGE_QGROUPS, fst);
-	ret = 0;
+	ret = check_qgroups(&c);
 out:
 	xsort_free(c.csum_need);
+	xsort_free(c.qgroups);
 	for (int i = 0; i < c.nseen; i++)
 		free(c.seen[i].bits);
 	free(c.seen);

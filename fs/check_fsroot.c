@@ -396,8 +396,10 @@ static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *
 		in->errors |= IE_BAD_FILE_EXTENT;
 	if (fe.compression && (in->flags & INODE_FLAG_NODATASUM))
 		in->errors |= IE_BAD_FILE_EXTENT;
-	if (fe.disk_bytenr)
+	if (fe.disk_bytenr) {
 		in->found_size += num_bytes;
+		ck_qgroup_add(f->c, fe.disk_bytenr, f->root, fe.disk_num_bytes);
+	}
 	in->extent_end = key->offset + num_bytes;
 	/* Data reloc inodes copy whole extents, written or not: no csums promised. */
 	if (fe.disk_bytenr && fe.type == BTRFS_FILE_EXTENT_REG && in->have_item &&
@@ -460,11 +462,20 @@ static void fs_item(struct fsr *f, const struct fs_key *key, const uint8_t *data
 	}
 }
 
+static int fsr_node(void *ctx, const struct fs_block *b)
+{
+	struct fsr *f = ctx;
+
+	ck_qgroup_add(f->c, b->bytenr, f->root, b->size);
+	return 0;
+}
+
 static int fsr_leaf(void *ctx, const struct fs_block *b)
 {
 	struct fsr *f = ctx;
 	uint32_t n = fs_block_nritems(b);
 
+	ck_qgroup_add(f->c, b->bytenr, f->root, b->size);
 	for (uint32_t i = 0; i < n; i++) {
 		struct fs_key key;
 		const uint8_t *data;
@@ -629,7 +640,7 @@ static int merge_links(struct fsr *f)
 static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 {
 	struct fsr f = { .c = c, .rootp = root, .root = root->objectid };
-	struct fs_walk_ops ops = { .leaf = fsr_leaf, .error = fsr_error };
+	struct fs_walk_ops ops = { .node = fsr_node, .leaf = fsr_leaf, .error = fsr_error };
 	int ret;
 
 	f.root_dirid = get_le64(&root->item.root_dirid);

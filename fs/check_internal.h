@@ -32,6 +32,9 @@ struct check_ctx {
 	int nbgs;
 	struct check_seen *seen;
 	int nseen;
+	struct fs_root quota_root;
+	struct xsort *qgroups;          /* struct qrec, when qgroups are verified */
+	int qgroup_err;
 	struct xsort *csum_need;        /* struct check_range, filled by the fs roots pass */
 	uint64_t bad_blocks[CHECK_MAX_BAD_REPORTED];    /* already reported */
 	int nbad;
@@ -88,5 +91,9 @@ int check_fs_roots(struct check_ctx *c);
 int check_csums(struct check_ctx *c);
 int check_root_refs(struct check_ctx *c);
 int check_root_items(struct check_ctx *c);
+int check_log_csums(struct check_ctx *c);
+int ck_qgroup_init(struct check_ctx *c);
+void ck_qgroup_add(struct check_ctx *c, uint64_t bytenr, uint64_t root, uint64_t size);
+int check_qgroups(struct check_ctx *c);
 
 #endif
