@@ -15,12 +15,11 @@
 #include "uuid.h"
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -187,30 +186,20 @@ static void print_summary(const struct check_stats *st, int failed)
 
 /* ---- devices ------------------------------------------------------------------- */
 
-/* Device numbers that stand for path: itself if a block device, else the loop
- * devices backed by that file. */
-static int path_devs(const char *path, dev_t *devs, int max)
+/* The loop devices ("loopN") backed by the regular file real. */
+static int backing_loops(const char *real, char names[][32], int max)
 {
-	struct stat st;
-	char real[PATH_MAX], line[PATH_MAX + 1];
-	DIR *d;
+	char line[PATH_MAX + 1], p[300];
 	struct dirent *de;
+	DIR *d = opendir("/sys/block");
 	int n = 0;
 
-	if (stat(path, &st) < 0)
-		return -errno;
-	if (S_ISBLK(st.st_mode)) {
-		devs[n++] = st.st_rdev;
-		return n;
-	}
-	if (!realpath(path, real) || !(d = opendir("/sys/block")))
+	if (!d)
 		return 0;
 	while ((de = readdir(d)) && n < max) {
-		char p[300];
 		FILE *f;
-		unsigned maj, min;
 
-		if (strncmp(de->d_name, "loop", 4))
+		if (strncmp(de->d_name, "loop", 4) || strlen(de->d_name) >= 32)
 			continue;
 		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", de->d_name);
 		f = fopen(p, "r");
@@ -218,15 +207,8 @@ static int path_devs(const char *path, dev_t *devs, int max)
 			continue;
 		if (fgets(line, sizeof(line), f)) {
 			line[strcspn(line, "\n")] = 0;
-			if (!strcmp(line, real)) {
-				snprintf(p, sizeof(p), "/sys/block/%s/dev", de->d_name);
-				FILE *g = fopen(p, "r");
-				if (g) {
-					if (fscanf(g, "%u:%u", &maj, &min) == 2)
-						devs[n++] = makedev(maj, min);
-					fclose(g);
-				}
-			}
+			if (!strcmp(line, real))
+				strcpy(names[n++], de->d_name);
 		}
 		fclose(f);
 	}
@@ -237,13 +219,17 @@ static int path_devs(const char *path, dev_t *devs, int max)
 /* 1 when path (or a loop device backed by it) is a mounted btrfs, 0 if not, <0 unknown. */
 static int is_mounted(const char *path)
 {
-	dev_t devs[16];
-	char src[PATH_MAX], mnt[PATH_MAX], type[64];
+	char src[PATH_MAX], mnt[PATH_MAX], type[64], real[PATH_MAX], loops[16][32];
+	struct stat pst;
 	FILE *f;
-	int n = path_devs(path, devs, 16), found = 0;
+	int nloops = 0, found = 0;
 
-	if (n <= 0)
-		return n;
+	if (stat(path, &pst) < 0)
+		return -errno;
+	if (S_ISREG(pst.st_mode) && realpath(path, real))
+		nloops = backing_loops(real, loops, 16);
+	else if (!S_ISBLK(pst.st_mode))
+		return 0;
 	f = fopen("/proc/self/mounts", "r");
 	if (!f)
 		return -errno;
@@ -252,8 +238,10 @@ static int is_mounted(const char *path)
 
 		if (strcmp(type, "btrfs") || stat(src, &st) < 0 || !S_ISBLK(st.st_mode))
 			continue;
-		for (int i = 0; i < n; i++)
-			if (devs[i] == st.st_rdev)
+		if (S_ISBLK(pst.st_mode) && st.st_rdev == pst.st_rdev)
+			found = 1;
+		for (int i = 0; i < nloops; i++)
+			if (!strncmp(src, "/dev/", 5) && !strcmp(src + 5, loops[i]))
 				found = 1;
 	}
 	fclose(f);
