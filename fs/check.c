@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_DEFAULT_SORT_MEM (24u << 20)
+/* Per sorter; at most two are filled at once (links of a root, checksum ranges). */
+#define CHECK_DEFAULT_SORT_MEM (40u << 20)
 
 void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, uint64_t bytenr,
 		uint64_t len, const char *fmt, ...)

@@ -21,7 +21,7 @@
 #define INODE_FLAG_APPEND (1ULL << 7)
 
 enum { LR_INODE, LR_ORPHAN, LR_REF, LR_DIR_ITEM, LR_DIR_INDEX };
-#define LR_NAME_KEEP 23
+#define LR_NAME_KEEP 7    /* name prefix kept for messages: records stay 48 bytes */
 
 struct lrec {
 	uint64_t child;         /* the inode the name leads to */
