@@ -231,6 +231,10 @@ static void check_super_copies(struct check_ctx *c)
 			struct fs_error e;
 			int ret;
 
+			/* copies past the end of the filesystem's part of the device
+			 * are not its own (they may be left over from an older one) */
+			if (btrfs_super_offset(m) + BTRFS_SUPER_SIZE > get_le64(&dev->sb.dev_item.total_bytes))
+				break;
 			fs_err_clear(&e);
 			ret = fs_super_read_fd(dev->fd, m, &sb, &e);
 			if (ret == -ENOENT)
@@ -254,6 +258,16 @@ static void check_super_copies(struct check_ctx *c)
 					(unsigned long long)c->super_gen);
 		}
 	}
+}
+
+/* A copy of a tree block that failed while another copy was good. */
+static void bad_copy(void *ctx, const struct fs_error *e)
+{
+	struct check_ctx *c = ctx;
+	char buf[300];
+
+	fs_error_format(e, buf, sizeof(buf));
+	ck_warn(c, e->tree, 0, e->logical, 0, "%s (another copy is good)", buf);
 }
 
 /* ---- driver ------------------------------------------------------------------ */
@@ -292,6 +306,8 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	c.no_holes = (incompat & BTRFS_FEATURE_INCOMPAT_NO_HOLES) != 0;
 	c.skinny = (incompat & BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA) != 0;
 	c.stage = CHECK_STAGE_ROOT_ITEMS;
+	fs->bad_copy = bad_copy;
+	fs->bad_copy_ctx = &c;
 	ret = load_roots(&c);
 	if (ret < 0)
 		return ret;
@@ -334,6 +350,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	ck_stage(&c, CHECK_STAGE_QGROUPS, fst);
 	ret = check_qgroups(&c);
 out:
+	fs->bad_copy = NULL;
 	xsort_free(c.csum_need);
 	xsort_free(c.qgroups);
 	for (int i = 0; i < c.nseen; i++)
