@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per sorter; at most two are filled at once (links of a root, checksum ranges). */
-#define CHECK_DEFAULT_SORT_MEM (40u << 20)
+/* Memory of all sorters alive at once (extent refs alone in stage 2; links,
+ * checksum ranges and qgroup records together in stage 4), in 16ths. */
+#define CHECK_DEFAULT_SORT_MEM (80u << 20)
 
 void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, uint64_t bytenr,
 		uint64_t len, const char *fmt, ...)
@@ -54,10 +55,11 @@ void ck_progress(struct check_ctx *c, uint64_t done)
 		c->o->progress(c->o->ctx, c->stage, done);
 }
 
-struct xsort *ck_sorter(struct check_ctx *c, size_t rec_size, xsort_cmp_fn cmp)
+struct xsort *ck_sorter(struct check_ctx *c, size_t rec_size, xsort_cmp_fn cmp, unsigned share)
 {
-	return xsort_new(rec_size, cmp, c->o->sort_mem ? c->o->sort_mem : CHECK_DEFAULT_SORT_MEM,
-			 c->o->tmpdir);
+	size_t mem = c->o->sort_mem ? c->o->sort_mem : CHECK_DEFAULT_SORT_MEM;
+
+	return xsort_new(rec_size, cmp, mem / 16 * share, c->o->tmpdir);
 }
 
 struct check_bg *ck_bg_find(struct check_ctx *c, uint64_t bytenr)
@@ -329,7 +331,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	ret = ck_qgroup_init(&c);
 	if (ret < 0)
 		goto out;
-	c.csum_need = ck_sorter(&c, sizeof(struct check_range), ck_range_cmp);
+	c.csum_need = ck_sorter(&c, sizeof(struct check_range), ck_range_cmp, 3);
 	if (!c.csum_need) {
 		ret = -ENOMEM;
 		goto out;

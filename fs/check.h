@@ -37,7 +37,7 @@ struct check_problem {
 struct check_opts {
 	int check_data_csum;    /* read all data and verify it against the csum tree */
 	const char *tmpdir;     /* where sorted runs spill (NULL: /tmp) */
-	size_t sort_mem;        /* memory for each external sorter (0: default) */
+	size_t sort_mem;        /* memory shared by the external sorters (0: 80 MiB) */
 	/* stage n begins; free_space_tree says which variant stage 3 checks */
 	void (*stage)(void *ctx, enum check_stage stage, int free_space_tree);
 	void (*problem)(void *ctx, const struct check_problem *p);

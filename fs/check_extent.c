@@ -734,7 +734,7 @@ int check_extents(struct check_ctx *c)
 	ret = build_seen(c);
 	if (ret < 0)
 		return ret;
-	w.refs = ck_sorter(c, sizeof(struct xref), xref_cmp);
+	w.refs = ck_sorter(c, sizeof(struct xref), xref_cmp, 16);
 	if (!w.refs)
 		return -ENOMEM;
 	walk_tree(&w, BTRFS_ROOT_TREE_OBJECTID, fs->root_bytenr, fs->root_gen, fs->root_level);

@@ -646,7 +646,7 @@ static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 	f.root_dirid = get_le64(&root->item.root_dirid);
 	if (!f.root_dirid)
 		f.root_dirid = BTRFS_FIRST_FREE_OBJECTID;
-	f.links = ck_sorter(c, sizeof(struct lrec), lrec_cmp);
+	f.links = ck_sorter(c, sizeof(struct lrec), lrec_cmp, 9);
 	if (!f.links)
 		return -ENOMEM;
 	inode_start(&f, 0);

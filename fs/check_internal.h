@@ -55,7 +55,8 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 /* Reports an engine error (bad block, failed read) once per block address. */
 void ck_fs_error(struct check_ctx *c, const struct fs_error *e);
 void ck_progress(struct check_ctx *c, uint64_t done);
-struct xsort *ck_sorter(struct check_ctx *c, size_t rec_size, xsort_cmp_fn cmp);
+/* A sorter with share/16 of the sort memory. */
+struct xsort *ck_sorter(struct check_ctx *c, size_t rec_size, xsort_cmp_fn cmp, unsigned share);
 struct check_bg *ck_bg_find(struct check_ctx *c, uint64_t bytenr);
 /* Iterates every item of a tree in key order from key `from`: cb returns 0 to
  * go on, >0 to stop early (not an error), <0 to abort. Bad blocks are reported. */

@@ -57,7 +57,7 @@ int ck_qgroup_init(struct check_ctx *c)
 	if (!(flags & QGROUP_STATUS_FLAG_ON) ||
 	    (flags & (QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT)))
 		return 0;
-	c->qgroups = ck_sorter(c, sizeof(struct qrec), qrec_cmp);
+	c->qgroups = ck_sorter(c, sizeof(struct qrec), qrec_cmp, 4);
 	return c->qgroups ? 0 : -ENOMEM;
 }
 
