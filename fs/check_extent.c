@@ -651,6 +651,13 @@ static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_e
 		       (unsigned long long)g->bytenr, (unsigned long long)size);
 }
 
+/* Same extent and same backref (found and wanted records of it are compared). */
+static int same_ref(const struct xref *x, const struct xref *y)
+{
+	return x->bytenr == y->bytenr && x->type == y->type && x->a == y->a && x->b == y->b &&
+	       x->c == y->c;
+}
+
 static int compare_refs(struct check_ctx *c, struct xsort *s)
 {
 	struct xref r, run;
@@ -659,9 +666,7 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 	int have_run = 0, have_group = 0, ret;
 
 	while ((ret = xsort_next(s, &r)) == 1) {
-		if (have_run && xref_cmp(&r, &run) != 0 &&
-		    (r.bytenr != run.bytenr || r.type != run.type || r.a != run.a || r.b != run.b ||
-		     r.c != run.c)) {
+		if (have_run && !same_ref(&r, &run)) {
 			compare_ref(c, &g, &run, fcount, wcount);
 			have_run = 0;
 		}

@@ -15,11 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* btrfs_inode_item.flags bits (kernel-internal, not in the UAPI headers). */
-#define INODE_FLAG_NODATASUM (1ULL << 0)
-#define INODE_FLAG_IMMUTABLE (1ULL << 6)
-#define INODE_FLAG_APPEND (1ULL << 7)
-
 enum { LR_INODE, LR_ORPHAN, LR_REF, LR_DIR_ITEM, LR_DIR_INDEX };
 #define LR_NAME_KEEP 7    /* name prefix kept for messages: records stay 48 bytes */
 

@@ -4,6 +4,11 @@
 #include "check.h"
 #include "check_sort.h"
 
+/* btrfs_inode_item.flags bits (kernel-internal, not in the UAPI headers). */
+#define INODE_FLAG_NODATASUM (1ULL << 0)
+#define INODE_FLAG_IMMUTABLE (1ULL << 6)
+#define INODE_FLAG_APPEND (1ULL << 7)
+
 struct check_bg {
 	uint64_t start, len, flags;
 	uint64_t used_item;             /* block group item's used bytes */

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INODE_FLAG_NODATASUM (1ULL << 0)
-
 struct range_list {
 	struct check_range *r;
 	size_t n, cap;
