@@ -9,6 +9,7 @@
 
 #define XSORT_MIN_MEM (256u << 10)
 #define XSORT_MIN_RUN_BUF (16u << 10)
+#define XSORT_STAGE (64u << 10)         /* also the largest record size */
 
 struct xsort_run {
 	off_t start;            /* file offset of the run */
@@ -24,6 +25,7 @@ struct xsort {
 	size_t mem;
 	const char *tmpdir;
 	uint8_t *buf;           /* collecting, then the in-memory result */
+	uint32_t *order;        /* buf's records by index, sorted (records never move) */
 	size_t cap, len, pos;
 	size_t total;
 	int fd;                 /* -1 until the first spill */
@@ -39,7 +41,7 @@ struct xsort *xsort_new(size_t rec_size, xsort_cmp_fn cmp, size_t mem, const cha
 {
 	struct xsort *s;
 
-	if (!rec_size || !cmp)
+	if (!rec_size || rec_size > XSORT_STAGE || !cmp)
 		return NULL;
 	if (mem < XSORT_MIN_MEM)
 		mem = XSORT_MIN_MEM;
@@ -51,9 +53,11 @@ struct xsort *xsort_new(size_t rec_size, xsort_cmp_fn cmp, size_t mem, const cha
 	s->mem = mem;
 	s->tmpdir = tmpdir ? tmpdir : "/tmp";
 	s->fd = -1;
-	s->cap = mem / rec_size;
+	s->cap = mem / (rec_size + sizeof(uint32_t));
 	if (s->cap < 16)
 		s->cap = 16;
+	if (s->cap > UINT32_MAX)
+		s->cap = UINT32_MAX;
 	return s;
 }
 
@@ -93,6 +97,90 @@ static int write_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
+static inline int rec_less(const struct xsort *s, uint32_t a, uint32_t b)
+{
+	return s->cmp(s->buf + (size_t)a * s->rec_size, s->buf + (size_t)b * s->rec_size) < 0;
+}
+
+/* Sorts order[lo, hi) by the records: quicksort (median of three, the smaller
+ * side first by recursion, the larger by looping), insertion sort for short
+ * ranges. Only 4-byte indices move. */
+static void sort_order(struct xsort *s, size_t lo, size_t hi)
+{
+	uint32_t *o = s->order, t;
+
+	while (hi - lo > 16) {
+		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi - 1;
+		uint32_t pivot;
+
+		if (rec_less(s, o[mid], o[lo]))
+			t = o[mid], o[mid] = o[lo], o[lo] = t;
+		if (rec_less(s, o[hi - 1], o[lo]))
+			t = o[hi - 1], o[hi - 1] = o[lo], o[lo] = t;
+		if (rec_less(s, o[hi - 1], o[mid]))
+			t = o[hi - 1], o[hi - 1] = o[mid], o[mid] = t;
+		pivot = o[mid];
+		for (;;) {
+			while (rec_less(s, o[i], pivot))
+				i++;
+			while (rec_less(s, pivot, o[j]))
+				j--;
+			if (i >= j)
+				break;
+			t = o[i], o[i] = o[j], o[j] = t;
+			i++;
+			j--;
+		}
+		/* [lo, j] <= pivot <= [j + 1, hi) */
+		if (j + 1 - lo < hi - (j + 1)) {
+			sort_order(s, lo, j + 1);
+			lo = j + 1;
+		} else {
+			sort_order(s, j + 1, hi);
+			hi = j + 1;
+		}
+	}
+	for (size_t i = lo + 1; i < hi; i++) {
+		uint32_t v = o[i];
+		size_t j = i;
+
+		while (j > lo && rec_less(s, v, o[j - 1])) {
+			o[j] = o[j - 1];
+			j--;
+		}
+		o[j] = v;
+	}
+}
+
+static void sort_buffer(struct xsort *s)
+{
+	for (size_t i = 0; i < s->len; i++)
+		s->order[i] = (uint32_t)i;
+	if (s->len > 1)
+		sort_order(s, 0, s->len);
+}
+
+/* Writes the buffer's records in sorted order at off, through a staging buffer. */
+static int write_sorted(struct xsort *s, off_t off)
+{
+	uint8_t stage[XSORT_STAGE];
+	size_t per = sizeof(stage) / s->rec_size, i = 0;
+	int ret;
+
+	while (i < s->len) {
+		size_t n = 0;
+
+		for (; n < per && i < s->len; n++, i++)
+			memcpy(stage + n * s->rec_size, s->buf + (size_t)s->order[i] * s->rec_size,
+			       s->rec_size);
+		ret = write_all(s->fd, stage, n * s->rec_size, off);
+		if (ret < 0)
+			return ret;
+		off += (off_t)(n * s->rec_size);
+	}
+	return 0;
+}
+
 /* Sorts the buffer and appends it to the temporary file as a new run. */
 static int spill_run(struct xsort *s)
 {
@@ -111,8 +199,8 @@ static int spill_run(struct xsort *s)
 		s->runs = p;
 		s->cap_runs = nc;
 	}
-	qsort(s->buf, s->len, s->rec_size, s->cmp);
-	ret = write_all(s->fd, s->buf, s->len * s->rec_size, s->file_end);
+	sort_buffer(s);
+	ret = write_sorted(s, s->file_end);
 	if (ret < 0)
 		return ret;
 	r = &s->runs[s->nruns++];
@@ -130,7 +218,8 @@ int xsort_add(struct xsort *s, const void *rec)
 		return -EINVAL;
 	if (!s->buf) {
 		s->buf = malloc(s->cap * s->rec_size);
-		if (!s->buf)
+		s->order = malloc(s->cap * sizeof(*s->order));
+		if (!s->buf || !s->order)
 			return -ENOMEM;
 	}
 	if (s->len == s->cap) {
@@ -206,8 +295,7 @@ int xsort_finish(struct xsort *s)
 		return 0;
 	s->reading = 1;
 	if (!s->nruns) {
-		if (s->len)
-			qsort(s->buf, s->len, s->rec_size, s->cmp);
+		sort_buffer(s);
 		s->pos = 0;
 		return 0;
 	}
@@ -215,7 +303,9 @@ int xsort_finish(struct xsort *s)
 	if (ret < 0)
 		return ret;
 	free(s->buf);
+	free(s->order);
 	s->buf = NULL;
+	s->order = NULL;
 	per_run = s->mem / s->nruns;
 	if (per_run < XSORT_MIN_RUN_BUF)
 		per_run = XSORT_MIN_RUN_BUF;
@@ -245,7 +335,7 @@ const void *xsort_peek(struct xsort *s)
 	if (!s->reading)
 		return NULL;
 	if (!s->nruns)
-		return s->pos < s->len ? s->buf + s->pos * s->rec_size : NULL;
+		return s->pos < s->len ? s->buf + (size_t)s->order[s->pos] * s->rec_size : NULL;
 	if (!s->heap_len)
 		return NULL;
 	return run_cur(s, &s->runs[s->heap[0]]);
@@ -291,6 +381,7 @@ void xsort_free(struct xsort *s)
 	free(s->runs);
 	free(s->heap);
 	free(s->buf);
+	free(s->order);
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s);

@@ -16,8 +16,21 @@ static int rec_cmp(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* Sorts n pseudo-random records with mem bytes; 1 when the output is ordered and complete. */
-static int sort_ok(size_t n, size_t mem)
+enum { KEYS_RANDOM, KEYS_EQUAL, KEYS_ASCENDING, KEYS_DESCENDING };
+
+static uint64_t make_key(int kind, size_t i, size_t n, uint64_t *x)
+{
+	switch (kind) {
+	case KEYS_EQUAL: return 7;
+	case KEYS_ASCENDING: return i;
+	case KEYS_DESCENDING: return n - i;
+	}
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (*x >> 33) % (n / 2 + 1);        /* plenty of duplicates */
+}
+
+/* Sorts n records with mem bytes; 1 when the output is ordered and complete. */
+static int sort_keys_ok(size_t n, size_t mem, int kind)
 {
 	struct xsort *s = xsort_new(sizeof(struct rec), rec_cmp, mem, "/tmp");
 	uint64_t sum_in = 0, sum_out = 0, prev = 0, x = 12345;
@@ -26,8 +39,7 @@ static int sort_ok(size_t n, size_t mem)
 	int ok = s != NULL;
 
 	for (size_t i = 0; ok && i < n; i++) {
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		r.key = (x >> 33) % (n / 2 + 1);        /* plenty of duplicates */
+		r.key = make_key(kind, i, n, &x);
 		r.payload = i;
 		sum_in += r.key;
 		ok = xsort_add(s, &r) == 0;
@@ -48,6 +60,19 @@ static int sort_ok(size_t n, size_t mem)
 	}
 	xsort_free(s);
 	return ok && got == n && sum_in == sum_out;
+}
+
+static int sort_ok(size_t n, size_t mem)
+{
+	return sort_keys_ok(n, mem, KEYS_RANDOM);
+}
+
+TEST(xsort_key_patterns)
+{
+	CHECK(sort_keys_ok(50000, 1 << 20, KEYS_EQUAL));
+	CHECK(sort_keys_ok(50000, 1 << 20, KEYS_ASCENDING));
+	CHECK(sort_keys_ok(50000, 1 << 20, KEYS_DESCENDING));
+	CHECK(sort_keys_ok(50000, 256 << 10, KEYS_EQUAL));
 }
 
 TEST(xsort_in_memory)
