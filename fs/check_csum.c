@@ -190,14 +190,29 @@ static int check_coverage(struct check_ctx *c)
 	if (ret < 0)
 		return ret;
 	if (!c->have_csum_root) {
-		if (xsort_count(c->csum_need))
-			ck_err(c, BTRFS_CSUM_TREE_OBJECTID, 0, 0, 0, "no csum tree but data needs checksums");
-		return 0;
+		while ((ret = xsort_next(c->csum_need, &r)) == 1)
+			if (!r.no_csum) {
+				ck_err(c, BTRFS_CSUM_TREE_OBJECTID, 0, 0, 0,
+				       "no csum tree but data needs checksums");
+				break;
+			}
+		return ret < 0 ? ret : 0;
 	}
 	ck_cursor_init(&cr.cu, c, &c->csum_root, &from);
 	cr.next = next_csum_range;
 	while ((ret = xsort_next(c->csum_need, &r)) == 1) {
-		if (!runs_cover(&cr, r.start, r.start + r.len))
+		int covered = runs_cover(&cr, r.start, r.start + r.len);
+
+		if (r.no_csum) {
+			/* cr is now the first run ending after r.start */
+			if (cr.end > r.start && cr.start < r.start + r.len)
+				ck_err(c, r.root, r.ino, r.start, r.len,
+				       "root %llu inode %llu: odd csum item: data [%llu %llu] of a nodatasum file has checksums",
+				       (unsigned long long)r.root, (unsigned long long)r.ino,
+				       (unsigned long long)r.start, (unsigned long long)r.len);
+			continue;
+		}
+		if (!covered)
 			ck_err(c, r.root, r.ino, r.start, r.len,
 			       "root %llu inode %llu: some csum missing for data [%llu %llu]",
 			       (unsigned long long)r.root, (unsigned long long)r.ino,

@@ -323,9 +323,9 @@ static void dir_entries(struct fsr *f, const struct fs_key *key, const uint8_t *
 		       (unsigned long long)key->offset);
 }
 
-static void need_csum(struct fsr *f, uint64_t start, uint64_t len)
+static void need_csum(struct fsr *f, uint64_t start, uint64_t len, int no_csum)
 {
-	struct check_range r = { start, len, f->root, f->in.ino };
+	struct check_range r = { start, len, f->root, f->in.ino, (uint64_t)no_csum };
 	int ret;
 
 	if (f->err || !len)
@@ -398,11 +398,13 @@ static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *
 	in->extent_end = key->offset + num_bytes;
 	/* Data reloc inodes copy whole extents, written or not: no csums promised. */
 	if (fe.disk_bytenr && fe.type == BTRFS_FILE_EXTENT_REG && in->have_item &&
-	    !(in->flags & INODE_FLAG_NODATASUM) && f->root != BTRFS_DATA_RELOC_TREE_OBJECTID) {
+	    f->root != BTRFS_DATA_RELOC_TREE_OBJECTID) {
+		int no_csum = (in->flags & INODE_FLAG_NODATASUM) != 0;
+
 		if (fe.compression)
-			need_csum(f, fe.disk_bytenr, fe.disk_num_bytes);
+			need_csum(f, fe.disk_bytenr, fe.disk_num_bytes, no_csum);
 		else
-			need_csum(f, fe.disk_bytenr + fe.offset, num_bytes);
+			need_csum(f, fe.disk_bytenr + fe.offset, num_bytes, no_csum);
 	}
 }
 

@@ -45,10 +45,12 @@ struct check_ctx {
 	int nbad;
 };
 
-/* A range of data that must be covered by checksums. */
+/* A range of data that must be covered by checksums, or (nodatasum files)
+ * must have none. */
 struct check_range {
 	uint64_t start, len;
 	uint64_t root, ino;
+	uint64_t no_csum;
 };
 
 int ck_range_cmp(const void *a, const void *b);

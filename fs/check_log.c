@@ -23,7 +23,7 @@ static int range_add(struct range_list *l, uint64_t start, uint64_t len, uint64_
 		l->r = p;
 		l->cap = nc;
 	}
-	l->r[l->n++] = (struct check_range){ start, len, root, ino };
+	l->r[l->n++] = (struct check_range){ start, len, root, ino, 0 };
 	return 0;
 }
 
