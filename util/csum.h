@@ -24,5 +24,13 @@ size_t csum_size(int type);
 const char *csum_name(int type);
 /* Writes csum_size(type) bytes to out (out has CSUM_MAX_SIZE room; the rest is zeroed). */
 int csum_compute(int type, const void *buf, size_t len, uint8_t out[CSUM_MAX_SIZE]);
+/* Type for a --csum argument ("crc32c", "xxhash64"/"xxhash", "sha256", "blake2b"/"blake2",
+ * any case), -1 if unknown. Says nothing about whether the type is built in. */
+int csum_type_from_name(const char *name);
+
+/* The individual algorithms (each built only with its CFG_CSUM_* option). */
+uint64_t xxh64(const void *buf, size_t len, uint64_t seed);
+void sha256(const void *buf, size_t len, uint8_t out[32]);
+void blake2b_256(const void *buf, size_t len, uint8_t out[32]);
 
 #endif
