@@ -1,30 +1,787 @@
-/* mkfs.btrfs (placeholder until its issue lands). */
+/* mkfs.btrfs: create a btrfs filesystem on one or more devices or image files. */
 //config:config APPLET_MKFS
 //config:	bool "mkfs.btrfs"
 //config:	default y
 //config:	help
-//config:	  mkfs.btrfs.
+//config:	  mkfs.btrfs: create a btrfs filesystem (profiles, checksums, features,
+//config:	  several devices, --rootdir image building).
 //cmd:APPLET_MKFS mkfs_main mkfs.btrfs|mkfs.btrfs
 #include "config.h"
 #if CFG_APPLET_MKFS
 #include "cli.h"
+#include "csum.h"
+#include "le.h"
+#include "mkfs.h"
+#include "alloc.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <linux/fs.h>
+#include <time.h>
+#include <unistd.h>
 
-static const char usage[] = "usage: mkfs.btrfs [options] ...\n";
+static const char usage[] =
+"Usage: mkfs.btrfs [options] <dev> [<dev...>]\n"
+"Create a BTRFS filesystem on a device or partition\n"
+"\n"
+"Options:\n"
+"  allocation profiles:\n"
+"\t-d|--data PROFILE       data profile, raid0, raid1, raid1c3, raid1c4, raid5, raid6, raid10, dup or single\n"
+"\t-m|--metadata PROFILE   metadata profile, values like for data profile\n"
+"\t-M|--mixed              mix metadata and data together (suggested up to 1GiB)\n"
+"  features:\n"
+"\t--csum TYPE\n"
+"\t--checksum TYPE         checksum algorithm to use, crc32c (default), xxhash, sha256, blake2\n"
+"\t-n|--nodesize SIZE      size of btree nodes (4KiB..64KiB, power of two)\n"
+"\t-s|--sectorsize SIZE    data block size (4KiB; 64KiB only mounts where the page size is 64KiB)\n"
+"\t-O|--features LIST      comma separated list of filesystem features (use '-O list-all' to list features)\n"
+"\t                        '-O ^block-group-tree' keeps the format mountable by kernels before 6.1\n"
+"\t-R|--runtime-features LIST\n"
+"\t                        comma separated list of runtime features (use '-R list-all' to list runtime features)\n"
+"\t-L|--label LABEL        set the filesystem label\n"
+"\t-U|--uuid UUID          specify the filesystem UUID (must be unique)\n"
+"\t--device-uuid UUID      specify the device UUID (single device)\n"
+"  creation:\n"
+"\t-b|--byte-count SIZE    set size of each device to SIZE (filesystem size is sum of all device sizes)\n"
+"\t-r|--rootdir DIR        copy files from DIR to the image root directory\n"
+"\t--shrink                (with --rootdir) shrink the filled filesystem to minimal size\n"
+"\t-K|--nodiscard          do not perform whole device TRIM\n"
+"\t-f|--force              force overwrite of existing filesystem\n"
+"  general:\n"
+"\t-q|--quiet              no messages except errors\n"
+"\t-v|--verbose            increase verbosity level, default is 1\n"
+"\t-V|--version            print the mkfs.btrfs version and exit\n"
+"\t--help                  print this help and exit\n"
+"\n"
+"Reproducible images: with -U, --device-uuid and SOURCE_DATE_EPOCH set, the output\n"
+"is the same for the same input.\n";
+
+/* ---- features ---- */
+
+struct feature {
+	const char *name;
+	uint64_t incompat, compat_ro;
+	int runtime;            /* listed under -R (free-space-tree also under -O) */
+	const char *desc;
+};
+
+static const struct feature features[] = {
+	{ "mixed-bg", BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS, 0, 0,
+	  "mixed data and metadata block groups (compat=2.6.37, safe=2.6.37)" },
+	{ "quota", 0, 0, 2, "quota support (qgroups) (compat=3.4)" },
+	{ "extref", BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF, 0, 0,
+	  "increased hardlink limit per file to 65536 (compat=3.7, safe=3.12, default=3.12)" },
+	{ "raid56", BTRFS_FEATURE_INCOMPAT_RAID56, 0, 0, "raid56 extended format (compat=3.9)" },
+	{ "skinny-metadata", BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA, 0, 0,
+	  "reduced-size metadata extent refs (compat=3.10, safe=3.18, default=3.18)" },
+	{ "no-holes", BTRFS_FEATURE_INCOMPAT_NO_HOLES, 0, 0,
+	  "no explicit hole extents for files (compat=3.14, safe=4.0, default=5.15)" },
+	{ "free-space-tree", 0, BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE |
+	  BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID, 1,
+	  "free space tree (space_cache=v2) (compat=4.5, safe=4.9, default=5.15)" },
+	{ "raid1c34", BTRFS_FEATURE_INCOMPAT_RAID1C34, 0, 0, "RAID1 with 3 or 4 copies (compat=5.5)" },
+	{ "block-group-tree", 0, BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE, 0,
+	  "block group tree to reduce mount time (compat=6.1)" },
+};
+#define NFEATURES (sizeof(features) / sizeof(features[0]))
+
+/* Defaults: extref, skinny-metadata, no-holes and the free space tree. The
+ * block-group-tree (upstream default since 6.19) stays opt-in: btrfs-progs 6.2
+ * cannot open such filesystems. */
+#define DEFAULT_INCOMPAT (BTRFS_FEATURE_INCOMPAT_MIXED_BACKREF | BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF | \
+			  BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA | BTRFS_FEATURE_INCOMPAT_NO_HOLES)
+#define DEFAULT_COMPAT_RO (BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE | \
+			   BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID)
+
+static void list_features(int runtime)
+{
+	fprintf(stderr, "%s features available:\n", runtime ? "Runtime" : "Filesystem");
+	for (size_t i = 0; i < NFEATURES; i++)
+		if (runtime ? features[i].runtime : features[i].runtime != 2)
+			fprintf(stderr, "%-20s- %s\n", features[i].name, features[i].desc);
+}
+
+/* Applies "a,^b,..." to the feature bits. Returns 0, 1 after list-all, -1 on error. */
+static int parse_features(char *list, int runtime, struct mkfs_config *cfg)
+{
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		int off = *tok == '^';
+		const char *name = tok + off;
+		size_t i;
+
+		if (!strcmp(name, "list-all")) {
+			list_features(runtime);
+			return 1;
+		}
+		for (i = 0; i < NFEATURES; i++)
+			if (!strcmp(features[i].name, name) && (runtime ? features[i].runtime :
+								  features[i].runtime != 2))
+				break;
+		if (i == NFEATURES) {
+			msg_error("unrecognized %sfeature '%s'", runtime ? "runtime " : "", name);
+			return -1;
+		}
+		if (features[i].runtime == 2) {
+			if (!off) {
+				msg_error("runtime feature 'quota' is not supported by this mkfs.btrfs");
+				return -1;
+			}
+			continue;
+		}
+		if (off) {
+			cfg->incompat &= ~features[i].incompat;
+			cfg->compat_ro &= ~features[i].compat_ro;
+		} else {
+			cfg->incompat |= features[i].incompat;
+			cfg->compat_ro |= features[i].compat_ro;
+		}
+	}
+	return 0;
+}
+
+static void features_string(const struct mkfs_config *cfg, int runtime, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < NFEATURES; i++) {
+		const struct feature *f = &features[i];
+		if ((f->runtime != 0) != runtime || f->runtime == 2)
+			continue;
+		if ((f->incompat && (cfg->incompat & f->incompat)) ||
+		    (f->compat_ro && (cfg->compat_ro & f->compat_ro)))
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "", f->name);
+	}
+	if (!n)
+		snprintf(buf, len, "none");
+}
+
+/* ---- option values ---- */
+
+static int parse_profile(const char *s, uint64_t *out)
+{
+	static const struct { const char *name; uint64_t flag; } p[] = {
+		{ "single", 0 }, { "dup", BTRFS_BLOCK_GROUP_DUP }, { "raid0", BTRFS_BLOCK_GROUP_RAID0 },
+		{ "raid1", BTRFS_BLOCK_GROUP_RAID1 }, { "raid1c3", BTRFS_BLOCK_GROUP_RAID1C3 },
+		{ "raid1c4", BTRFS_BLOCK_GROUP_RAID1C4 }, { "raid10", BTRFS_BLOCK_GROUP_RAID10 },
+		{ "raid5", BTRFS_BLOCK_GROUP_RAID5 }, { "raid6", BTRFS_BLOCK_GROUP_RAID6 },
+	};
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		if (!strcasecmp(s, p[i].name)) {
+			*out = p[i].flag;
+			return 0;
+		}
+	return -1;
+}
+
+/* Size with an optional binary suffix (k, m, g, t, p, e). */
+static int parse_size_arg(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'e': case 'E': shift += 10; /* fall through */
+	case 'p': case 'P': shift += 10; /* fall through */
+	case 't': case 'T': shift += 10; /* fall through */
+	case 'g': case 'G': shift += 10; /* fall through */
+	case 'm': case 'M': shift += 10; /* fall through */
+	case 'k': case 'K': shift += 10; end++; break;
+	case 0: break;
+	default: return -1;
+	}
+	if (*end == 'i' || *end == 'I')
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end || (shift && v > (~0ULL >> shift)))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int parse_uuid(const char *s, uint8_t out[16])
+{
+	int n = 0;
+
+	for (const char *p = s; *p; p++) {
+		int hi, lo;
+		if (*p == '-' && (n == 4 || n == 6 || n == 8 || n == 10))
+			continue;
+		if (n == 16 || sscanf(p, "%1x", &hi) != 1 || !p[1] || sscanf(p + 1, "%1x", &lo) != 1)
+			return -1;
+		out[n++] = (uint8_t)(hi << 4 | lo);
+		p++;
+	}
+	return n == 16 ? 0 : -1;
+}
+
+static void format_uuid(const uint8_t u[16], char out[37])
+{
+	char *p = out;
+	for (int i = 0; i < 16; i++) {
+		p += sprintf(p, "%02x", u[i]);
+		if (i == 3 || i == 5 || i == 7 || i == 9)
+			*p++ = '-';
+	}
+	*p = 0;
+}
+
+static int random_uuid(uint8_t u[16])
+{
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, u, 16);
+
+	if (fd >= 0)
+		close(fd);
+	if (n != 16)
+		return -1;
+	u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
+	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
+	return 0;
+}
+
+/* Binary-prefixed size as btrfs-progs prints it ("1.00GiB"). */
+static const char *pretty(uint64_t v, char buf[32])
+{
+	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double d = (double)v;
+	int u = 0;
+
+	while (d >= 1024 && u < 6) {
+		d /= 1024;
+		u++;
+	}
+	if (!u)
+		snprintf(buf, 32, "%llu.00B", (unsigned long long)v);
+	else
+		snprintf(buf, 32, "%.2f%s", d, unit[u]);
+	return buf;
+}
+
+/* ---- safety ---- */
+
+static int bytes_at(int fd, uint64_t off, void *buf, size_t len)
+{
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+/* Name of the filesystem or partition table found on fd, or NULL. */
+static const char *existing_signature(int fd, uint64_t size)
+{
+	uint8_t b[4096];
+
+	for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++) {
+		uint64_t off = btrfs_super_offset(m);
+		if (off + BTRFS_SUPER_SIZE <= size && bytes_at(fd, off + 64, b, 8) &&
+		    get_le64(b) == BTRFS_MAGIC_LE)
+			return m ? "btrfs (a superblock copy)" : "btrfs";
+	}
+	if (!bytes_at(fd, 0, b, sizeof(b)))
+		return NULL;
+	if (!memcmp(b, "LUKS\xba\xbe", 6))
+		return "crypto_LUKS";
+	if (!memcmp(b, "XFSB", 4))
+		return "xfs";
+	if (!memcmp(b + 4086, "SWAPSPACE2", 10) || !memcmp(b + 4086, "SWAP-SPACE", 10))
+		return "swap";
+	if (get_le16(b + 1024 + 56) == 0xEF53)
+		return "ext2/ext3/ext4";
+	if (!memcmp(b + 512, "EFI PART", 8))
+		return "a GPT partition table";
+	if (b[510] == 0x55 && b[511] == 0xAA) {
+		if (!memcmp(b + 54, "FAT", 3) || !memcmp(b + 82, "FAT32", 5))
+			return "vfat";
+		return "a DOS (MBR) partition table";
+	}
+	return NULL;
+}
+
+/* Block devices in /proc/self/mounts and loop devices backed by `path`. */
+static int is_mounted(const char *path, const struct stat *st)
+{
+	FILE *f = fopen("/proc/self/mounts", "r");
+	char src[PATH_MAX], real[PATH_MAX];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	if (!S_ISBLK(st->st_mode) && !realpath(path, real))
+		real[0] = 0;
+	while (!found && fscanf(f, "%4095s %*s %*s %*s %*s %*s", src) == 1) {
+		struct stat ms;
+		if (src[0] != '/' || stat(src, &ms) || !S_ISBLK(ms.st_mode))
+			continue;
+		if (S_ISBLK(st->st_mode)) {
+			found = ms.st_rdev == st->st_rdev;
+		} else if (real[0]) {
+			/* an image file mounted through a loop device */
+			char sys[PATH_MAX], back[PATH_MAX];
+			FILE *b;
+			snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/backing_file",
+				 major(ms.st_rdev), minor(ms.st_rdev));
+			b = fopen(sys, "r");
+			if (b) {
+				if (fgets(back, sizeof(back), b)) {
+					back[strcspn(back, "\n")] = 0;
+					found = !strcmp(back, real);
+				}
+				fclose(b);
+			}
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int rotational(const struct stat *st)
+{
+	char sys[128];
+	FILE *f;
+	int c = '1';
+
+	if (!S_ISBLK(st->st_mode))
+		return 1;
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/queue/rotational", major(st->st_rdev),
+		 minor(st->st_rdev));
+	f = fopen(sys, "r");
+	if (!f) {   /* a partition: its disk's queue */
+		snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/../queue/rotational",
+			 major(st->st_rdev), minor(st->st_rdev));
+		f = fopen(sys, "r");
+	}
+	if (f) {
+		c = fgetc(f);
+		fclose(f);
+	}
+	return c != '0';
+}
+
+struct target {
+	const char *path;
+	int fd;
+	struct stat st;
+	uint64_t size;
+};
+
+static int open_target(struct target *t, int force)
+{
+	const char *sig;
+
+	t->fd = open(t->path, O_RDWR | O_CLOEXEC);
+	if (t->fd < 0 || fstat(t->fd, &t->st)) {
+		msg_error("unable to open %s: %s", t->path, strerror(errno));
+		return -1;
+	}
+	if (is_mounted(t->path, &t->st)) {
+		msg_error("%s is mounted", t->path);
+		return -1;
+	}
+	if (S_ISBLK(t->st.st_mode)) {
+		/* exclusive open fails while the kernel holds the device */
+		int ex = open(t->path, O_RDWR | O_EXCL | O_CLOEXEC);
+		if (ex < 0) {
+			msg_error("unable to open %s exclusively: %s", t->path, strerror(errno));
+			return -1;
+		}
+		close(t->fd);
+		t->fd = ex;
+		if (ioctl(t->fd, BLKGETSIZE64, &t->size)) {
+			msg_error("unable to get the size of %s: %s", t->path, strerror(errno));
+			return -1;
+		}
+	} else if (S_ISREG(t->st.st_mode)) {
+		t->size = (uint64_t)t->st.st_size;
+	} else {
+		msg_error("%s is neither a block device nor a regular file", t->path);
+		return -1;
+	}
+	if (!force && (sig = existing_signature(t->fd, t->size))) {
+		msg_error("%s appears to contain an existing filesystem (%s)", t->path, sig);
+		msg_error("use the -f option to force overwrite of %s", t->path);
+		return -1;
+	}
+	return 0;
+}
+
+static void discard_device(struct target *t, int verbose)
+{
+	uint64_t range[2] = { 0, t->size };
+	char sz[32];
+
+	if (!S_ISBLK(t->st.st_mode))
+		return;
+	if (verbose)
+		printf("Performing full device TRIM %s (%s) ...\n", t->path, pretty(t->size, sz));
+	ioctl(t->fd, BLKDISCARD, range);   /* best effort: not every device discards */
+}
+
+/* ---- main ---- */
+
+struct opts {
+	struct mkfs_config cfg;
+	int force, verbose, discard, nodesize_set, meta_set, data_set, dev_uuid_set;
+	uint64_t byte_count;
+	uint8_t dev_uuid[16];
+	char *rootdir;
+};
+
+static int bad_value(const char *what, const char *val)
+{
+	msg_error("invalid %s: %s", what, val);
+	return -1;
+}
+
+static int parse_csum(const char *s)
+{
+	static const struct { const char *name; int type; } c[] = {
+		{ "crc32c", CSUM_CRC32C }, { "xxhash", CSUM_XXHASH }, { "xxhash64", CSUM_XXHASH },
+		{ "sha256", CSUM_SHA256 }, { "blake2", CSUM_BLAKE2 }, { "blake2b", CSUM_BLAKE2 },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		if (!strcasecmp(s, c[i].name))
+			return csum_supported(c[i].type) ? -1 : c[i].type;
+	return -1;
+}
+
+static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_CSUM = 256, OPT_SHRINK, OPT_DEVUUID, OPT_COMPRESS };
+	static const struct option longopts[] = {
+		{ "data", required_argument, NULL, 'd' }, { "metadata", required_argument, NULL, 'm' },
+		{ "mixed", no_argument, NULL, 'M' }, { "csum", required_argument, NULL, OPT_CSUM },
+		{ "checksum", required_argument, NULL, OPT_CSUM },
+		{ "nodesize", required_argument, NULL, 'n' }, { "sectorsize", required_argument, NULL, 's' },
+		{ "features", required_argument, NULL, 'O' },
+		{ "runtime-features", required_argument, NULL, 'R' },
+		{ "label", required_argument, NULL, 'L' }, { "uuid", required_argument, NULL, 'U' },
+		{ "device-uuid", required_argument, NULL, OPT_DEVUUID },
+		{ "byte-count", required_argument, NULL, 'b' }, { "rootdir", required_argument, NULL, 'r' },
+		{ "shrink", no_argument, NULL, OPT_SHRINK }, { "nodiscard", no_argument, NULL, 'K' },
+		{ "force", no_argument, NULL, 'f' }, { "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' }, { "version", no_argument, NULL, 'V' },
+		{ "compress", required_argument, NULL, OPT_COMPRESS },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mkfs_config *cfg = &o->cfg;
+	uint64_t v;
+	int c, r;
+
+	while ((c = cli_getopt(argc, argv, "d:m:Mn:s:O:R:L:U:b:r:KfqvV", longopts, usage)) != -1) {
+		switch (c) {
+		case 'd':
+			if (parse_profile(optarg, &cfg->data_profile))
+				return bad_value("data profile", optarg);
+			o->data_set = 1;
+			break;
+		case 'm':
+			if (parse_profile(optarg, &cfg->meta_profile))
+				return bad_value("metadata profile", optarg);
+			o->meta_set = 1;
+			break;
+		case 'M':
+			cfg->mixed = 1;
+			break;
+		case OPT_CSUM:
+			if ((cfg->csum_type = parse_csum(optarg)) < 0)
+				return bad_value("checksum type", optarg);
+			break;
+		case 'n':
+			if (parse_size_arg(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
+				return bad_value("nodesize (a power of two from 4KiB to 64KiB)", optarg);
+			cfg->nodesize = (uint32_t)v;
+			o->nodesize_set = 1;
+			break;
+		case 's':
+			if (parse_size_arg(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
+				return bad_value("sectorsize (4KiB, or 64KiB on 64KiB-page systems)", optarg);
+			cfg->sectorsize = (uint32_t)v;
+			break;
+		case 'O': case 'R':
+			r = parse_features(optarg, c == 'R', cfg);
+			if (r)
+				return r < 0 ? -1 : 1;
+			break;
+		case 'L':
+			if (strlen(optarg) >= BTRFS_LABEL_SIZE) {
+				msg_error("label %s is too long (max %d)", optarg, BTRFS_LABEL_SIZE - 1);
+				return -1;
+			}
+			strcpy(cfg->label, optarg);
+			break;
+		case 'U':
+			if (parse_uuid(optarg, cfg->fsid))
+				return bad_value("UUID", optarg);
+			break;
+		case OPT_DEVUUID:
+			if (parse_uuid(optarg, o->dev_uuid))
+				return bad_value("device UUID", optarg);
+			o->dev_uuid_set = 1;
+			break;
+		case 'b':
+			if (parse_size_arg(optarg, &o->byte_count))
+				return bad_value("byte count", optarg);
+			break;
+		case 'r':
+			o->rootdir = optarg;
+			break;
+		case OPT_SHRINK:
+			cfg->shrink = 1;
+			break;
+		case OPT_COMPRESS:
+			msg_error("--compress is not supported by this mkfs.btrfs yet");
+			return -1;
+		case 'K':
+			o->discard = 0;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'q':
+			o->verbose = 0;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'V':
+			cli_print_version("mkfs.btrfs");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Checks that the options fit together; fills in defaults. */
+static int settle_options(struct opts *o, int ndevs)
+{
+	struct mkfs_config *cfg = &o->cfg;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (cfg->sectorsize != 4096 && cfg->sectorsize != (uint32_t)page) {
+		msg_error("sectorsize %u is not supported: it must be 4096 or the page size (%ld)",
+			  cfg->sectorsize, page);
+		return -1;
+	}
+	if (cfg->mixed || (cfg->incompat & BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS)) {
+		cfg->mixed = 1;
+		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS;
+		if (o->meta_set && o->data_set && cfg->meta_profile != cfg->data_profile) {
+			msg_error("with mixed block groups data and metadata profiles must be the same");
+			return -1;
+		}
+		if (o->meta_set && !o->data_set)
+			cfg->data_profile = cfg->meta_profile;
+		cfg->meta_profile = cfg->data_profile;
+		if (!o->nodesize_set)
+			cfg->nodesize = cfg->sectorsize;
+		if (cfg->nodesize != cfg->sectorsize) {
+			msg_error("with mixed block groups the node size must equal the sector size");
+			return -1;
+		}
+	} else {
+		if (!o->meta_set)
+			cfg->meta_profile = ndevs > 1 ? BTRFS_BLOCK_GROUP_RAID1 : BTRFS_BLOCK_GROUP_DUP;
+	}
+	if (cfg->nodesize < cfg->sectorsize) {
+		msg_error("nodesize %u is smaller than the sectorsize %u", cfg->nodesize, cfg->sectorsize);
+		return -1;
+	}
+	for (int k = 0; k < 2; k++) {
+		uint64_t p = k ? cfg->data_profile : cfg->meta_profile;
+		if (ndevs < profile_min_devs(p)) {
+			msg_error("unable to create FS with %s profile %s (have %d device%s but %d required)",
+				  k ? "data" : "metadata", profile_name(p), ndevs, ndevs > 1 ? "s" : "",
+				  profile_min_devs(p));
+			return -1;
+		}
+	}
+	if ((cfg->data_profile | cfg->meta_profile) & BTRFS_BLOCK_GROUP_RAID56_MASK) {
+		msg_error("RAID5/6 profiles are not supported by this mkfs.btrfs");
+		return -1;
+	}
+	if ((cfg->data_profile | cfg->meta_profile) & (BTRFS_BLOCK_GROUP_RAID1C3 | BTRFS_BLOCK_GROUP_RAID1C4))
+		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID1C34;
+	if (cfg->shrink && !o->rootdir) {
+		msg_error("the option --shrink must be used with --rootdir");
+		return -1;
+	}
+	if (o->dev_uuid_set && ndevs > 1) {
+		msg_error("--device-uuid works with one device only");
+		return -1;
+	}
+	if (o->rootdir) {
+		struct stat st;
+		if (stat(o->rootdir, &st) || !S_ISDIR(st.st_mode)) {
+			msg_error("--rootdir %s is not a directory", o->rootdir);
+			return -1;
+		}
+		cfg->rootdir = o->rootdir;
+	}
+	return 0;
+}
+
+static void print_summary(const struct opts *o, const struct target *t, int ndevs,
+			  const struct mkfs_result *res, int ssd)
+{
+	const struct mkfs_config *cfg = &o->cfg;
+	char u[37], s1[32], feat[256];
+
+	format_uuid(cfg->fsid, u);
+	printf("btrfs-progs v%s\nSee https://btrfs.readthedocs.io for more information.\n\n",
+	       BTRFS_PROGS_COMPAT);
+	printf("Label:              %s\n", cfg->label[0] ? cfg->label : "(null)");
+	printf("UUID:               %s\n", u);
+	printf("Node size:          %u\n", cfg->nodesize);
+	printf("Sector size:        %u\n", cfg->sectorsize);
+	printf("Filesystem size:    %s\n", pretty(res->total_bytes, s1));
+	printf("Block group profiles:\n");
+	if (cfg->mixed) {
+		printf("  Data+Metadata:    %-8s %16s\n", profile_name(cfg->data_profile), pretty(res->size[0], s1));
+	} else {
+		printf("  Data:             %-8s %16s\n", profile_name(cfg->data_profile), pretty(res->size[0], s1));
+		printf("  Metadata:         %-8s %16s\n", profile_name(cfg->meta_profile), pretty(res->size[1], s1));
+	}
+	printf("  System:           %-8s %16s\n", profile_name(cfg->meta_profile), pretty(res->size[2], s1));
+	printf("SSD detected:       %s\n", ssd ? "yes" : "no");
+	printf("Zoned device:       no\n");
+	features_string(cfg, 0, feat, sizeof(feat));
+	printf("Incompat features:  %s\n", feat);
+	features_string(cfg, 1, feat, sizeof(feat));
+	printf("Runtime features:   %s\n", feat);
+	printf("Checksum:           %s\n", csum_name(cfg->csum_type));
+	printf("Number of devices:  %d\n", ndevs);
+	printf("Devices:\n   ID        SIZE  PATH\n");
+	for (int i = 0; i < ndevs; i++)
+		printf("  %3d  %10s  %s\n", i + 1, pretty(res->dev_size[i], s1), t[i].path);
+	printf("\n");
+	if (cfg->csum_type == CSUM_SHA256)
+		printf("NOTE: you may need to manually load kernel module implementing accelerated SHA256 in case\n"
+		       "      the generic implementation is built-in, before mount. Check lsmod or /proc/crypto\n\n");
+}
+
+static uint64_t creation_time(void)
+{
+	const char *e = getenv("SOURCE_DATE_EPOCH");
+	uint64_t v;
+
+	if (e && !cli_parse_u64(e, &v))
+		return v;
+	return (uint64_t)time(NULL);
+}
+
+static int run(struct opts *o, int ndevs, char **paths)
+{
+	struct target *t = calloc((size_t)ndevs, sizeof(*t));
+	struct mkfs_device *d = calloc((size_t)ndevs, sizeof(*d));
+	struct mkfs_result res;
+	char err[512];
+	int ret = 1, ssd = 1;
+
+	if (!t || !d) {
+		msg_error("out of memory");
+		goto out;
+	}
+	for (int i = 0; i < ndevs; i++) {
+		t[i].fd = -1;
+		t[i].path = paths[i];
+	}
+	for (int i = 0; i < ndevs; i++)
+		for (int j = 0; j < i; j++)
+			if (!strcmp(paths[i], paths[j])) {
+				msg_error("%s is given more than once", paths[i]);
+				goto out;
+			}
+	for (int i = 0; i < ndevs; i++) {
+		if (open_target(&t[i], o->force))
+			goto out;
+		d[i].fd = t[i].fd;
+		d[i].path = t[i].path;
+		d[i].dev_size = t[i].size;
+		d[i].size = o->byte_count && o->byte_count < t[i].size ? o->byte_count : t[i].size;
+		if (o->byte_count > t[i].size) {
+			if (!S_ISREG(t[i].st.st_mode) || ftruncate(t[i].fd, (off_t)o->byte_count)) {
+				msg_error("%s is smaller than the requested size", t[i].path);
+				goto out;
+			}
+			d[i].size = d[i].dev_size = o->byte_count;
+		}
+		if (o->dev_uuid_set)
+			memcpy(d[i].uuid, o->dev_uuid, 16);
+		else if (random_uuid(d[i].uuid))
+			goto no_random;
+		ssd &= !rotational(&t[i].st);
+	}
+	for (int i = 0; i < ndevs; i++)
+		if (o->discard)
+			discard_device(&t[i], o->verbose > 1);
+	if (mkfs_make(&o->cfg, d, ndevs, &res, err, sizeof(err))) {
+		msg_error("%s", err);
+		goto out;
+	}
+	if (o->verbose)
+		print_summary(o, t, ndevs, &res, ssd);
+	ret = 0;
+	goto out;
+no_random:
+	msg_error("cannot read random bytes for a UUID");
+out:
+	for (int i = 0; t && i < ndevs; i++)
+		if (t[i].fd >= 0)
+			close(t[i].fd);
+	free(t);
+	free(d);
+	return ret;
+}
 
 int mkfs_main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "--version")) {
-		cli_print_version("mkfs.btrfs");
-		return 0;
+	static const uint8_t zero[16];
+	struct opts o;
+	int r;
+
+	memset(&o, 0, sizeof(o));
+	o.verbose = 1;
+	o.discard = 1;
+	o.cfg.nodesize = 16384;
+	o.cfg.sectorsize = 4096;
+	o.cfg.csum_type = CSUM_CRC32C;
+	o.cfg.incompat = DEFAULT_INCOMPAT;
+	o.cfg.compat_ro = DEFAULT_COMPAT_RO;
+	r = parse_args(argc, argv, &o);
+	if (r)
+		return r < 0 ? 1 : 0;
+	if (argc - optind < 1)
+		cli_usage_error(usage, "not enough arguments");
+	if (settle_options(&o, argc - optind))
+		return 1;
+	o.cfg.now = creation_time();
+	if (!memcmp(o.cfg.fsid, zero, 16) && random_uuid(o.cfg.fsid)) {
+		msg_error("cannot read random bytes for a UUID");
+		return 1;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--help")) {
-		fputs(usage, stdout);
-		return 0;
-	}
-	fputs(usage, stderr);
-	msg_error("not implemented yet");
-	return 1;
+	/* the chunk tree and top subvolume UUIDs follow from the fsid when it was given,
+	 * so that -U with SOURCE_DATE_EPOCH reproduces an image exactly */
+	memcpy(o.cfg.chunk_uuid, o.cfg.fsid, 16);
+	o.cfg.chunk_uuid[15] ^= 0x5a;
+	o.cfg.chunk_uuid[0] ^= 0xa5;
+	memcpy(o.cfg.fs_root_uuid, o.cfg.fsid, 16);
+	o.cfg.fs_root_uuid[15] ^= 0x3c;
+	o.cfg.fs_root_uuid[0] ^= 0xc3;
+	return run(&o, argc - optind, argv + optind);
 }
 #endif
