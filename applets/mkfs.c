@@ -681,6 +681,8 @@ static uint64_t creation_time(void)
 
 	if (e && !cli_parse_u64(e, &v))
 		return v;
+	if (e)
+		msg_warn("SOURCE_DATE_EPOCH is not a number, using the current time");
 	return (uint64_t)time(NULL);
 }
 
@@ -733,6 +735,8 @@ static int run(struct opts *o, int ndevs, char **paths)
 		msg_error("%s", err);
 		goto out;
 	}
+	if (res.warnings)
+		msg_warn("%s (%d such problems)", res.warn_msg, res.warnings);
 	if (o->verbose)
 		print_summary(o, t, ndevs, &res, ssd);
 	ret = 0;
@@ -770,6 +774,7 @@ int mkfs_main(int argc, char **argv)
 	if (settle_options(&o, argc - optind))
 		return 1;
 	o.cfg.now = creation_time();
+	o.cfg.reproducible = getenv("SOURCE_DATE_EPOCH") != NULL;
 	if (!memcmp(o.cfg.fsid, zero, 16) && random_uuid(o.cfg.fsid)) {
 		msg_error("cannot read random bytes for a UUID");
 		return 1;

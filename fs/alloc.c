@@ -295,6 +295,31 @@ uint64_t alloc_space(struct alloc *a, uint64_t kind, uint64_t len, uint64_t alig
 	return 0;
 }
 
+uint64_t alloc_space_upto(struct alloc *a, uint64_t kind, uint64_t maxlen, uint64_t align,
+			  uint64_t *got)
+{
+	uint64_t at = alloc_space(a, kind, align, align), len = align;
+	struct alloc_chunk *c = at ? chunk_of(a, at) : NULL;
+
+	if (!c)
+		return 0;
+	/* grow the piece one 64 KiB stripe at a time while it stays clear */
+	while (len < maxlen && c->cursor < c->length) {
+		uint64_t step = ALLOC_STRIPE_LEN - (c->cursor % ALLOC_STRIPE_LEN);
+		if (step > maxlen - len)
+			step = maxlen - len;
+		if (step > c->length - c->cursor)
+			step = c->length - c->cursor;
+		if (overlaps_super(a, c, c->cursor, step))
+			break;
+		c->cursor += step;
+		c->used += step;
+		len += step;
+	}
+	*got = len;
+	return at;
+}
+
 void alloc_save(const struct alloc *a, struct alloc_mark *m)
 {
 	for (int i = 0; i < a->nchunks; i++) {

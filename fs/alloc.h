@@ -61,6 +61,11 @@ uint64_t alloc_dev_free(const struct alloc *a, int i);
 /* Takes len bytes (aligned to align) from the chunks whose type has any bit of kind
  * set. Returns the logical address or 0 when they are full. */
 uint64_t alloc_space(struct alloc *a, uint64_t kind, uint64_t len, uint64_t align);
+/* Takes up to maxlen bytes (at least align) of contiguous space, stopping before a
+ * superblock stripe or the end of a chunk. Returns the address (0 when full) and the
+ * length taken in *got. */
+uint64_t alloc_space_upto(struct alloc *a, uint64_t kind, uint64_t maxlen, uint64_t align,
+			  uint64_t *got);
 /* Writes buf at a logical address to every copy (len must stay inside one chunk).
  * RAID5/6 parity is not maintained here. Returns 0 or -errno. */
 int alloc_write(struct alloc *a, uint64_t logical, const void *buf, size_t len);

@@ -83,6 +83,28 @@ void items_sort(struct item_list *l)
 		qsort(l->v, l->n, sizeof(*l->v), bitem_cmp);
 }
 
+int items_merge_equal(struct item_list *l)
+{
+	struct item_list out = { 0 };
+	size_t i = 0;
+
+	while (i < l->n) {
+		const struct bitem *it = &l->v[i];
+		if (!items_add(&out, it->key.objectid, it->key.type, it->key.offset,
+			       item_data(l, it), it->size))
+			goto fail;
+		for (i++; i < l->n && !bkey_cmp(&l->v[i].key, &it->key); i++)
+			if (!items_extend_last(&out, item_data(l, &l->v[i]), l->v[i].size))
+				goto fail;
+	}
+	items_free(l);
+	*l = out;
+	return 0;
+fail:
+	items_free(&out);
+	return -1;
+}
+
 long items_find(const struct item_list *l, uint64_t objectid, uint8_t type, uint64_t offset)
 {
 	struct bkey k = { objectid, type, offset };

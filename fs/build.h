@@ -35,6 +35,10 @@ void *items_add(struct item_list *l, uint64_t objectid, uint8_t type, uint64_t o
 /* Appends bytes to the data of the last item added (merging items with one key). */
 void *items_extend_last(struct item_list *l, const void *data, uint32_t size);
 void items_sort(struct item_list *l);
+/* After sorting: items with equal keys become one item holding their data one after
+ * the other (how btrfs stores hash collisions of names and several inode refs).
+ * Returns 0 or -1 when out of memory. */
+int items_merge_equal(struct item_list *l);
 /* Index of the item with this key or -1 (list must be sorted). */
 long items_find(const struct item_list *l, uint64_t objectid, uint8_t type, uint64_t offset);
 void items_free(struct item_list *l);

@@ -89,6 +89,14 @@ int mkfs_add_inode_ref(struct mkfs_ctx *c, uint64_t ino, uint64_t dir, uint64_t 
 	return inode_ref_add(&c->fs, ino, dir, index, name, len) ? mkfs_fail(c, "out of memory") : 0;
 }
 
+static void put_extent_item(uint8_t *p, uint64_t flags)
+{
+	struct btrfs_extent_item *ei = (struct btrfs_extent_item *)p;
+	put_le64(&ei->refs, 1);
+	put_le64(&ei->generation, MKFS_GENERATION);
+	put_le64(&ei->flags, flags);
+}
+
 /* Largest csum item: what fits in a leaf beside its item header. */
 static uint32_t max_csum_item(const struct mkfs_ctx *c)
 {
@@ -120,40 +128,40 @@ static int add_csums(struct mkfs_ctx *c, uint64_t logical, const uint8_t *buf, u
 	return 0;
 }
 
-uint64_t mkfs_write_data(struct mkfs_ctx *c, uint64_t ino, uint64_t off, const void *buf,
-			 uint64_t len)
+int mkfs_data_alloc(struct mkfs_ctx *c, uint64_t maxlen, uint64_t *logical, uint64_t *len)
+{
+	*logical = alloc_space_upto(&c->al, BTRFS_BLOCK_GROUP_DATA, maxlen, c->cfg->sectorsize, len);
+	if (!*logical)
+		return mkfs_fail(c, "not enough space for the data of --rootdir");
+	c->data_used += *len;
+	return 0;
+}
+
+int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint64_t len)
+{
+	int ret = alloc_write(&c->al, logical, buf, len);
+
+	if (ret)
+		return mkfs_fail(c, "cannot write data: %s", strerror(-ret));
+	return add_csums(c, logical, buf, len);
+}
+
+int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t logical,
+		     uint64_t len)
 {
 	uint8_t item[sizeof(struct btrfs_extent_item) + 1 + sizeof(struct btrfs_extent_data_ref)];
-	struct btrfs_extent_item *ei = (struct btrfs_extent_item *)item;
-	struct btrfs_extent_data_ref *dr = (struct btrfs_extent_data_ref *)(item + sizeof(*ei) + 1);
-	uint64_t at = alloc_space(&c->al, BTRFS_BLOCK_GROUP_DATA, len, c->cfg->sectorsize);
-	int ret;
+	struct btrfs_extent_data_ref *dr = (struct btrfs_extent_data_ref *)(item + 25);
 
-	if (!at) {
-		mkfs_fail(c, "not enough space for the data of --rootdir");
-		return 0;
-	}
-	ret = alloc_write(&c->al, at, buf, len);
-	if (ret) {
-		mkfs_fail(c, "cannot write data: %s", strerror(-ret));
-		return 0;
-	}
-	if (add_csums(c, at, buf, len))
-		return 0;
-	put_le64(&ei->refs, 1);
-	put_le64(&ei->generation, MKFS_GENERATION);
-	put_le64(&ei->flags, BTRFS_EXTENT_FLAG_DATA);
-	item[sizeof(*ei)] = BTRFS_EXTENT_DATA_REF_KEY;
+	put_extent_item(item, BTRFS_EXTENT_FLAG_DATA);
+	/* inline EXTENT_DATA_REF: the type byte, then the data ref in place of an offset */
+	item[sizeof(struct btrfs_extent_item)] = BTRFS_EXTENT_DATA_REF_KEY;
 	put_le64(&dr->root, BTRFS_FS_TREE_OBJECTID);
 	put_le64(&dr->objectid, ino);
 	put_le64(&dr->offset, off);
 	put_le32(&dr->count, 1);
-	if (!items_add(&c->data_ext, at, BTRFS_EXTENT_ITEM_KEY, len, item, sizeof(item))) {
-		mkfs_fail(c, "out of memory");
-		return 0;
-	}
-	c->data_used += len;
-	return at;
+	if (!items_add(&c->data_ext, logical, BTRFS_EXTENT_ITEM_KEY, len, item, sizeof(item)))
+		return mkfs_fail(c, "out of memory");
+	return 0;
 }
 
 /* ---- chunk layout ---- */
@@ -375,13 +383,6 @@ static int shape_of(struct mkfs_ctx *c, struct tree *t, const char *name)
 	return 0;
 }
 
-static void put_extent_item(uint8_t *p, uint64_t flags)
-{
-	struct btrfs_extent_item *ei = (struct btrfs_extent_item *)p;
-	put_le64(&ei->refs, 1);
-	put_le64(&ei->generation, MKFS_GENERATION);
-	put_le64(&ei->flags, flags);
-}
 
 /* Extent tree items: block groups (unless in their own tree), every tree block and
  * every data extent. */

@@ -26,6 +26,7 @@ struct mkfs_config {
 	uint8_t chunk_uuid[BTRFS_UUID_SIZE];
 	uint8_t fs_root_uuid[BTRFS_UUID_SIZE];
 	uint64_t now;                   /* timestamps of the new root dirs and trees */
+	int reproducible;               /* SOURCE_DATE_EPOCH: --rootdir atime/ctime from mtime */
 	const char *rootdir;            /* populate from this directory (NULL: empty) */
 	int shrink;                     /* with rootdir: make the devices just big enough */
 	int compress;                   /* BTRFS_COMPRESS_* for rootdir data; 0 none */

@@ -31,11 +31,13 @@ void mkfs_inode_times(struct btrfs_inode_item *ii, const struct timespec *atime,
 int mkfs_add_inode_ref(struct mkfs_ctx *c, uint64_t ino, uint64_t dir, uint64_t index,
 		       const char *name, size_t len);
 
-/* Data: writes len bytes (a multiple of the sector size) as a new extent of file
- * ino at file offset off; adds its csums and extent item. Returns the logical address
- * or 0 with err set. */
-uint64_t mkfs_write_data(struct mkfs_ctx *c, uint64_t ino, uint64_t off, const void *buf,
-			 uint64_t len);
+/* Data extents: take space (up to maxlen, a multiple of the sector size), write
+ * into it (sector-aligned pieces, checksummed), then record the extent as owned by
+ * file ino at file offset off. Return 0 or -1 with err set. */
+int mkfs_data_alloc(struct mkfs_ctx *c, uint64_t maxlen, uint64_t *logical, uint64_t *len);
+int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint64_t len);
+int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t logical,
+		     uint64_t len);
 
 /* --rootdir */
 struct rootdir_estimate {
