@@ -97,13 +97,14 @@ static void put_extent_item(uint8_t *p, uint64_t flags)
 	put_le64(&ei->flags, flags);
 }
 
-/* Largest csum item: what fits in a leaf beside its item header. */
+/* Largest csum item, as the kernel limits it: what fits in a leaf beside two item
+ * headers, less one checksum. */
 static uint32_t max_csum_item(const struct mkfs_ctx *c)
 {
 	uint32_t cs = (uint32_t)csum_size(c->cfg->csum_type);
 	uint32_t room = c->cfg->nodesize - (uint32_t)sizeof(struct btrfs_header) -
-			(uint32_t)sizeof(struct btrfs_item);
-	return room / cs * cs;
+			2 * (uint32_t)sizeof(struct btrfs_item);
+	return (room / cs - 1) * cs;
 }
 
 static int add_csums(struct mkfs_ctx *c, uint64_t logical, const uint8_t *buf, uint64_t len)
