@@ -13,6 +13,7 @@
 #include "le.h"
 #include "mkfs.h"
 #include "alloc.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -310,40 +311,92 @@ static const char *existing_signature(int fd, uint64_t size)
 	return NULL;
 }
 
-/* Block devices in /proc/self/mounts and loop devices backed by `path`. */
+/* Device numbers that stand for the target: the block device itself, or the loop
+ * devices backed by an image file. Returns how many (at most max). */
+static int target_devs(const char *path, const struct stat *st, dev_t *out, int max)
+{
+	char real[PATH_MAX], sys[PATH_MAX], line[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if (S_ISBLK(st->st_mode)) {
+		out[0] = st->st_rdev;
+		return 1;
+	}
+	if (!realpath(path, real) || !(d = opendir("/sys/block")))
+		return 0;
+	while (n < max && (de = readdir(d))) {
+		FILE *f;
+		unsigned ma, mi;
+		if (strncmp(de->d_name, "loop", 4))
+			continue;
+		snprintf(sys, sizeof(sys), "/sys/block/%s/loop/backing_file", de->d_name);
+		if (!(f = fopen(sys, "r")))
+			continue;
+		if (fgets(line, sizeof(line), f) && (line[strcspn(line, "\n")] = 0, !strcmp(line, real))) {
+			fclose(f);
+			snprintf(sys, sizeof(sys), "/sys/block/%s/dev", de->d_name);
+			if ((f = fopen(sys, "r")) && fscanf(f, "%u:%u", &ma, &mi) == 2)
+				out[n++] = makedev(ma, mi);
+		}
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static int dev_in(dev_t dev, const dev_t *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == dev)
+			return 1;
+	return 0;
+}
+
+/* Whether the target is mounted, or a member of a mounted btrfs (every device of a
+ * mounted btrfs is listed under /sys/fs/btrfs/FSID/devices). */
 static int is_mounted(const char *path, const struct stat *st)
 {
-	FILE *f = fopen("/proc/self/mounts", "r");
-	char src[PATH_MAX], real[PATH_MAX];
-	int found = 0;
+	dev_t devs[16];
+	int n = target_devs(path, st, devs, 16), found = 0;
+	char src[PATH_MAX];
+	FILE *f;
+	DIR *fsd;
 
-	if (!f)
+	if (!n)
 		return 0;
-	if (!S_ISBLK(st->st_mode) && !realpath(path, real))
-		real[0] = 0;
-	while (!found && fscanf(f, "%4095s %*s %*s %*s %*s %*s", src) == 1) {
-		struct stat ms;
-		if (src[0] != '/' || stat(src, &ms) || !S_ISBLK(ms.st_mode))
-			continue;
-		if (S_ISBLK(st->st_mode)) {
-			found = ms.st_rdev == st->st_rdev;
-		} else if (real[0]) {
-			/* an image file mounted through a loop device */
-			char sys[PATH_MAX], back[PATH_MAX];
-			FILE *b;
-			snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/backing_file",
-				 major(ms.st_rdev), minor(ms.st_rdev));
-			b = fopen(sys, "r");
-			if (b) {
-				if (fgets(back, sizeof(back), b)) {
-					back[strcspn(back, "\n")] = 0;
-					found = !strcmp(back, real);
-				}
-				fclose(b);
-			}
+	if ((f = fopen("/proc/self/mounts", "r"))) {
+		while (!found && fscanf(f, "%4095s %*s %*s %*s %*s %*s", src) == 1) {
+			struct stat ms;
+			found = src[0] == '/' && !stat(src, &ms) && S_ISBLK(ms.st_mode) &&
+				dev_in(ms.st_rdev, devs, n);
 		}
+		fclose(f);
 	}
-	fclose(f);
+	if (!found && (fsd = opendir("/sys/fs/btrfs"))) {
+		struct dirent *fe;
+		while (!found && (fe = readdir(fsd))) {
+			char dir[PATH_MAX];
+			struct dirent *de;
+			DIR *dd;
+			snprintf(dir, sizeof(dir), "/sys/fs/btrfs/%s/devices", fe->d_name);
+			if (fe->d_name[0] == '.' || !(dd = opendir(dir)))
+				continue;
+			while (!found && (de = readdir(dd))) {
+				char p[PATH_MAX + 300];
+				unsigned ma, mi;
+				snprintf(p, sizeof(p), "%s/%s/dev", dir, de->d_name);
+				if (de->d_name[0] != '.' && (f = fopen(p, "r"))) {
+					found = fscanf(f, "%u:%u", &ma, &mi) == 2 && dev_in(makedev(ma, mi), devs, n);
+					fclose(f);
+				}
+			}
+			closedir(dd);
+		}
+		closedir(fsd);
+	}
 	return found;
 }
 
@@ -730,7 +783,7 @@ static int run(struct opts *o, int ndevs, char **paths)
 	}
 	for (int i = 0; i < ndevs; i++)
 		if (o->discard)
-			discard_device(&t[i], o->verbose > 1);
+			discard_device(&t[i], o->verbose > 0);
 	if (mkfs_make(&o->cfg, d, ndevs, &res, err, sizeof(err))) {
 		msg_error("%s", err);
 		goto out;
