@@ -669,6 +669,11 @@ static int settle_options(struct opts *o, int ndevs)
 	}
 	if ((cfg->data_profile | cfg->meta_profile) & (BTRFS_BLOCK_GROUP_RAID1C3 | BTRFS_BLOCK_GROUP_RAID1C4))
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID1C34;
+	if ((cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE) &&
+	    !(cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE)) {
+		msg_error("block-group-tree feature requires free-space-tree feature");
+		return -1;
+	}
 	if (cfg->shrink && !o->rootdir) {
 		msg_error("the option --shrink must be used with --rootdir");
 		return -1;
