@@ -3,6 +3,7 @@
 //config:	default y
 //config:	help
 //config:	  Support filesystems created with --csum blake2.
+//build:O2
 #include "config.h"
 #if CFG_CSUM_BLAKE2
 /* BLAKE2b (RFC 7693) with a 32-byte digest and no key, as btrfs uses it. */

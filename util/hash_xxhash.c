@@ -3,6 +3,7 @@
 //config:	default y
 //config:	help
 //config:	  Support filesystems created with --csum xxhash.
+//build:O2
 #include "config.h"
 #if CFG_CSUM_XXHASH
 /* XXH64 (xxHash specification, 64-bit variant). btrfs uses seed 0 and stores the
