@@ -12,6 +12,8 @@
 #include "csum.h"
 #include "le.h"
 #include "mkfs.h"
+#include "units.h"
+#include "uuid.h"
 #include "alloc.h"
 #include <dirent.h>
 #include <errno.h>
@@ -181,97 +183,6 @@ static int parse_profile(const char *s, uint64_t *out)
 	return -1;
 }
 
-/* Size with an optional binary suffix (k, m, g, t, p, e). */
-static int parse_size_arg(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	int shift = 0;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'e': case 'E': shift += 10; /* fall through */
-	case 'p': case 'P': shift += 10; /* fall through */
-	case 't': case 'T': shift += 10; /* fall through */
-	case 'g': case 'G': shift += 10; /* fall through */
-	case 'm': case 'M': shift += 10; /* fall through */
-	case 'k': case 'K': shift += 10; end++; break;
-	case 0: break;
-	default: return -1;
-	}
-	if (*end == 'i' || *end == 'I')
-		end++;
-	if (*end == 'b' || *end == 'B')
-		end++;
-	if (*end || (shift && v > (~0ULL >> shift)))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-static int parse_uuid(const char *s, uint8_t out[16])
-{
-	int n = 0;
-
-	for (const char *p = s; *p; p++) {
-		int hi, lo;
-		if (*p == '-' && (n == 4 || n == 6 || n == 8 || n == 10))
-			continue;
-		if (n == 16 || sscanf(p, "%1x", &hi) != 1 || !p[1] || sscanf(p + 1, "%1x", &lo) != 1)
-			return -1;
-		out[n++] = (uint8_t)(hi << 4 | lo);
-		p++;
-	}
-	return n == 16 ? 0 : -1;
-}
-
-static void format_uuid(const uint8_t u[16], char out[37])
-{
-	char *p = out;
-	for (int i = 0; i < 16; i++) {
-		p += sprintf(p, "%02x", u[i]);
-		if (i == 3 || i == 5 || i == 7 || i == 9)
-			*p++ = '-';
-	}
-	*p = 0;
-}
-
-static int random_uuid(uint8_t u[16])
-{
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, u, 16);
-
-	if (fd >= 0)
-		close(fd);
-	if (n != 16)
-		return -1;
-	u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
-	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
-	return 0;
-}
-
-/* Binary-prefixed size as btrfs-progs prints it ("1.00GiB"). */
-static const char *pretty(uint64_t v, char buf[32])
-{
-	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double d = (double)v;
-	int u = 0;
-
-	while (d >= 1024 && u < 6) {
-		d /= 1024;
-		u++;
-	}
-	if (!u)
-		snprintf(buf, 32, "%llu.00B", (unsigned long long)v);
-	else
-		snprintf(buf, 32, "%.2f%s", d, unit[u]);
-	return buf;
-}
 
 /* ---- safety ---- */
 
@@ -473,12 +384,11 @@ static int open_target(struct target *t, int force)
 static void discard_device(struct target *t, int verbose)
 {
 	uint64_t range[2] = { 0, t->size };
-	char sz[32];
 
 	if (!S_ISBLK(t->st.st_mode))
 		return;
 	if (verbose)
-		printf("Performing full device TRIM %s (%s) ...\n", t->path, pretty(t->size, sz));
+		printf("Performing full device TRIM %s (%s) ...\n", t->path, pretty_size(t->size, UNITS_DEFAULT));
 	ioctl(t->fd, BLKDISCARD, range);   /* best effort: not every device discards */
 }
 
@@ -555,13 +465,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return bad_value("checksum type", optarg);
 			break;
 		case 'n':
-			if (parse_size_arg(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
+			if (parse_size(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
 				return bad_value("nodesize (a power of two from 4KiB to 64KiB)", optarg);
 			cfg->nodesize = (uint32_t)v;
 			o->nodesize_set = 1;
 			break;
 		case 's':
-			if (parse_size_arg(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
+			if (parse_size(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
 				return bad_value("sectorsize (4KiB, or 64KiB on 64KiB-page systems)", optarg);
 			cfg->sectorsize = (uint32_t)v;
 			break;
@@ -578,16 +488,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			strcpy(cfg->label, optarg);
 			break;
 		case 'U':
-			if (parse_uuid(optarg, cfg->fsid))
+			if (uuid_parse(optarg, cfg->fsid))
 				return bad_value("UUID", optarg);
 			break;
 		case OPT_DEVUUID:
-			if (parse_uuid(optarg, o->dev_uuid))
+			if (uuid_parse(optarg, o->dev_uuid))
 				return bad_value("device UUID", optarg);
 			o->dev_uuid_set = 1;
 			break;
 		case 'b':
-			if (parse_size_arg(optarg, &o->byte_count))
+			if (parse_size(optarg, &o->byte_count))
 				return bad_value("byte count", optarg);
 			break;
 		case 'r':
@@ -697,24 +607,24 @@ static void print_summary(const struct opts *o, const struct target *t, int ndev
 			  const struct mkfs_result *res, int ssd)
 {
 	const struct mkfs_config *cfg = &o->cfg;
-	char u[37], s1[32], feat[256];
+	char u[UUID_STR_LEN], feat[256];
 
-	format_uuid(cfg->fsid, u);
+	uuid_unparse(cfg->fsid, u);
 	printf("btrfs-progs v%s\nSee https://btrfs.readthedocs.io for more information.\n\n",
 	       BTRFS_PROGS_COMPAT);
 	printf("Label:              %s\n", cfg->label[0] ? cfg->label : "(null)");
 	printf("UUID:               %s\n", u);
 	printf("Node size:          %u\n", cfg->nodesize);
 	printf("Sector size:        %u\n", cfg->sectorsize);
-	printf("Filesystem size:    %s\n", pretty(res->total_bytes, s1));
+	printf("Filesystem size:    %s\n", pretty_size(res->total_bytes, UNITS_DEFAULT));
 	printf("Block group profiles:\n");
 	if (cfg->mixed) {
-		printf("  Data+Metadata:    %-8s %16s\n", profile_name(cfg->data_profile), pretty(res->size[0], s1));
+		printf("  Data+Metadata:    %-8s %16s\n", profile_name(cfg->data_profile), pretty_size(res->size[0], UNITS_DEFAULT));
 	} else {
-		printf("  Data:             %-8s %16s\n", profile_name(cfg->data_profile), pretty(res->size[0], s1));
-		printf("  Metadata:         %-8s %16s\n", profile_name(cfg->meta_profile), pretty(res->size[1], s1));
+		printf("  Data:             %-8s %16s\n", profile_name(cfg->data_profile), pretty_size(res->size[0], UNITS_DEFAULT));
+		printf("  Metadata:         %-8s %16s\n", profile_name(cfg->meta_profile), pretty_size(res->size[1], UNITS_DEFAULT));
 	}
-	printf("  System:           %-8s %16s\n", profile_name(cfg->meta_profile), pretty(res->size[2], s1));
+	printf("  System:           %-8s %16s\n", profile_name(cfg->meta_profile), pretty_size(res->size[2], UNITS_DEFAULT));
 	printf("SSD detected:       %s\n", ssd ? "yes" : "no");
 	printf("Zoned device:       no\n");
 	features_string(cfg, 0, feat, sizeof(feat));
@@ -725,7 +635,7 @@ static void print_summary(const struct opts *o, const struct target *t, int ndev
 	printf("Number of devices:  %d\n", ndevs);
 	printf("Devices:\n   ID        SIZE  PATH\n");
 	for (int i = 0; i < ndevs; i++)
-		printf("  %3d  %10s  %s\n", i + 1, pretty(res->dev_size[i], s1), t[i].path);
+		printf("  %3d  %10s  %s\n", i + 1, pretty_size(res->dev_size[i], UNITS_DEFAULT), t[i].path);
 	printf("\n");
 	if (cfg->csum_type == CSUM_SHA256)
 		printf("NOTE: you may need to manually load kernel module implementing accelerated SHA256 in case\n"
@@ -782,7 +692,7 @@ static int run(struct opts *o, int ndevs, char **paths)
 		}
 		if (o->dev_uuid_set)
 			memcpy(d[i].uuid, o->dev_uuid, 16);
-		else if (random_uuid(d[i].uuid))
+		else if (uuid_generate(d[i].uuid))
 			goto no_random;
 		ssd &= !rotational(&t[i].st);
 	}
@@ -833,7 +743,7 @@ int mkfs_main(int argc, char **argv)
 		return 1;
 	o.cfg.now = creation_time();
 	o.cfg.reproducible = getenv("SOURCE_DATE_EPOCH") != NULL;
-	if (!memcmp(o.cfg.fsid, zero, 16) && random_uuid(o.cfg.fsid)) {
+	if (!memcmp(o.cfg.fsid, zero, 16) && uuid_generate(o.cfg.fsid)) {
 		msg_error("cannot read random bytes for a UUID");
 		return 1;
 	}

@@ -754,9 +754,10 @@ static int write_supers(struct mkfs_ctx *c, struct btrfs_super_block *sb)
  * superblock copy inside the device. */
 static int wipe_device(struct mkfs_ctx *c, const struct mkfs_device *d, uint64_t real_size)
 {
-	static const uint8_t zero[65536];
+	enum { ZERO_BUF = 65536 };
+	uint8_t *zero;
 	uint64_t ranges[8][2];
-	int n = 0;
+	int n = 0, ret = 0;
 
 	ranges[n][0] = 0;
 	ranges[n++][1] = real_size < 2 * MIB ? real_size : 2 * MIB;
@@ -773,14 +774,18 @@ static int wipe_device(struct mkfs_ctx *c, const struct mkfs_device *d, uint64_t
 			ranges[n][0] = btrfs_super_offset(m);
 			ranges[n++][1] = BTRFS_SUPER_SIZE;
 		}
-	for (int i = 0; i < n; i++)
-		for (uint64_t off = ranges[i][0]; off < ranges[i][0] + ranges[i][1]; off += sizeof(zero)) {
-			size_t len = ranges[i][0] + ranges[i][1] - off < sizeof(zero) ?
-				     (size_t)(ranges[i][0] + ranges[i][1] - off) : sizeof(zero);
+	zero = calloc(1, ZERO_BUF);
+	if (!zero)
+		return mkfs_fail(c, "out of memory");
+	for (int i = 0; i < n && !ret; i++)
+		for (uint64_t off = ranges[i][0]; off < ranges[i][0] + ranges[i][1] && !ret; off += ZERO_BUF) {
+			size_t len = ranges[i][0] + ranges[i][1] - off < ZERO_BUF ?
+				     (size_t)(ranges[i][0] + ranges[i][1] - off) : ZERO_BUF;
 			if (pwrite(d->fd, zero, len, (off_t)off) != (ssize_t)len)
-				return mkfs_fail(c, "cannot write to %s: %s", d->path, strerror(errno));
+				ret = mkfs_fail(c, "cannot write to %s: %s", d->path, strerror(errno));
 		}
-	return 0;
+	free(zero);
+	return ret;
 }
 
 static int build_fs_tree(struct mkfs_ctx *c)

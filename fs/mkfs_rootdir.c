@@ -258,8 +258,10 @@ static int add_xattrs(struct walk *w, uint64_t ino)
 /* A file extent item: inline (data follows) or regular (disk_bytenr 0: a hole). */
 static int add_inline(struct mkfs_ctx *c, uint64_t ino, const void *data, uint32_t len)
 {
-	uint8_t buf[FILE_EXTENT_HDR + 65536];
+	uint8_t buf[FILE_EXTENT_HDR + PATH_MAX];
 
+	if (len > PATH_MAX)
+		return mkfs_fail(c, "inline extent too large");
 	memset(buf, 0, FILE_EXTENT_HDR);
 	put_le64(buf, MKFS_GENERATION);          /* generation */
 	put_le64(buf + 8, len);                  /* ram_bytes */
