@@ -85,24 +85,32 @@ void items_sort(struct item_list *l)
 
 int items_merge_equal(struct item_list *l)
 {
-	struct item_list out = { 0 };
-	size_t i = 0;
+	size_t out = 0, i = 0;
 
 	while (i < l->n) {
-		const struct bitem *it = &l->v[i];
-		if (!items_add(&out, it->key.objectid, it->key.type, it->key.offset,
-			       item_data(l, it), it->size))
-			goto fail;
-		for (i++; i < l->n && !bkey_cmp(&l->v[i].key, &it->key); i++)
-			if (!items_extend_last(&out, item_data(l, &l->v[i]), l->v[i].size))
-				goto fail;
+		size_t j = i + 1, total = l->v[i].size;
+
+		while (j < l->n && !bkey_cmp(&l->v[j].key, &l->v[i].key))
+			total += l->v[j++].size;
+		l->v[out] = l->v[i];
+		if (j > i + 1) {
+			/* rare (hash collisions, several links in one directory): the joined
+			 * data goes to the end of the arena */
+			size_t at = l->used;
+			if (grow((void **)&l->arena, &l->arena_cap, l->used + total + 1, 1))
+				return -1;
+			for (size_t k = i; k < j; k++) {
+				memmove(l->arena + l->used, l->arena + l->v[k].data, l->v[k].size);
+				l->used += l->v[k].size;
+			}
+			l->v[out].data = at;
+			l->v[out].size = (uint32_t)total;
+		}
+		out++;
+		i = j;
 	}
-	items_free(l);
-	*l = out;
+	l->n = out;
 	return 0;
-fail:
-	items_free(&out);
-	return -1;
 }
 
 long items_find(const struct item_list *l, uint64_t objectid, uint8_t type, uint64_t offset)
