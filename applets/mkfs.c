@@ -12,6 +12,7 @@
 #include "csum.h"
 #include "le.h"
 #include "mkfs.h"
+#include "fs.h"
 #include "units.h"
 #include "uuid.h"
 #include "alloc.h"
@@ -54,6 +55,7 @@ static const char usage[] =
 "\t-b|--byte-count SIZE    set size of each device to SIZE (filesystem size is sum of all device sizes)\n"
 "\t-r|--rootdir DIR        copy files from DIR to the image root directory\n"
 "\t--shrink                (with --rootdir) shrink the filled filesystem to minimal size\n"
+"\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: zlib, lzo, zstd\n"
 "\t-K|--nodiscard          do not perform whole device TRIM\n"
 "\t-f|--force              force overwrite of existing filesystem\n"
 "  general:\n"
@@ -420,6 +422,38 @@ static int parse_csum(const char *s)
 	return -1;
 }
 
+/* ALGO[:LEVEL] for --compress. The engine compresses at level 3 (the kernel's
+ * default for zlib and zstd); other valid levels are accepted. */
+static int parse_compress(const char *arg, struct mkfs_config *cfg)
+{
+	static const struct { const char *name; int type, built, max_level; uint64_t incompat; } a[] = {
+		{ "no", 0, 1, 0, 0 },
+		{ "zlib", FS_COMPRESS_ZLIB, CFG_COMPRESS_ZLIB, 9, 0 },
+		{ "lzo", FS_COMPRESS_LZO, CFG_COMPRESS_LZO, 0, BTRFS_FEATURE_INCOMPAT_COMPRESS_LZO },
+		{ "zstd", FS_COMPRESS_ZSTD, CFG_COMPRESS_ZSTD, 15, BTRFS_FEATURE_INCOMPAT_COMPRESS_ZSTD },
+	};
+	const char *colon = strchr(arg, ':');
+	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+		uint64_t level;
+		if (strlen(a[i].name) != len || strncmp(arg, a[i].name, len))
+			continue;
+		if (!a[i].built) {
+			msg_error("compression %s is not built in this configuration", a[i].name);
+			return -1;
+		}
+		if (colon && (cli_parse_u64(colon + 1, &level) || level < 1 || level > (uint64_t)a[i].max_level)) {
+			msg_error("invalid compression level for %s: %s", a[i].name, colon + 1);
+			return -1;
+		}
+		cfg->compress = a[i].type;
+		cfg->incompat |= a[i].incompat;
+		return 0;
+	}
+	return bad_value("compression (no, zlib, lzo, zstd[:LEVEL])", arg);
+}
+
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -507,8 +541,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			cfg->shrink = 1;
 			break;
 		case OPT_COMPRESS:
-			msg_error("--compress is not supported by this mkfs.btrfs yet");
-			return -1;
+			if (parse_compress(optarg, cfg))
+				return -1;
+			break;
 		case 'K':
 			o->discard = 0;
 			break;
@@ -582,6 +617,10 @@ static int settle_options(struct opts *o, int ndevs)
 	if ((cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE) &&
 	    !(cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE)) {
 		msg_error("block-group-tree feature requires free-space-tree feature");
+		return -1;
+	}
+	if (cfg->compress && !o->rootdir) {
+		msg_error("the option --compress must be used with --rootdir");
 		return -1;
 	}
 	if (cfg->shrink && !o->rootdir) {

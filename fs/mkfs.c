@@ -138,6 +138,15 @@ int mkfs_data_alloc(struct mkfs_ctx *c, uint64_t maxlen, uint64_t *logical, uint
 	return 0;
 }
 
+int mkfs_data_alloc_exact(struct mkfs_ctx *c, uint64_t len, uint64_t *logical)
+{
+	*logical = alloc_space(&c->al, BTRFS_BLOCK_GROUP_DATA, len, c->cfg->sectorsize);
+	if (!*logical)
+		return mkfs_fail(c, "not enough space for the data of --rootdir");
+	c->data_used += len;
+	return 0;
+}
+
 int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint64_t len)
 {
 	int ret = alloc_write(&c->al, logical, buf, len);

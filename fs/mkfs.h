@@ -29,8 +29,7 @@ struct mkfs_config {
 	int reproducible;               /* SOURCE_DATE_EPOCH: --rootdir atime/ctime from mtime */
 	const char *rootdir;            /* populate from this directory (NULL: empty) */
 	int shrink;                     /* with rootdir: make the devices just big enough */
-	int compress;                   /* BTRFS_COMPRESS_* for rootdir data; 0 none */
-	int compress_level;
+	int compress;                   /* FS_COMPRESS_* (fs.h) for rootdir data; 0 none */
 };
 
 /* What was made, for the summary. */

@@ -35,6 +35,8 @@ int mkfs_add_inode_ref(struct mkfs_ctx *c, uint64_t ino, uint64_t dir, uint64_t 
  * into it (sector-aligned pieces, checksummed), then record the extent as owned by
  * file ino at file offset off. Return 0 or -1 with err set. */
 int mkfs_data_alloc(struct mkfs_ctx *c, uint64_t maxlen, uint64_t *logical, uint64_t *len);
+/* Exactly len contiguous bytes (compressed extents). */
+int mkfs_data_alloc_exact(struct mkfs_ctx *c, uint64_t len, uint64_t *logical);
 int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint64_t len);
 int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t logical,
 		     uint64_t len);

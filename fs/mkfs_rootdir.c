@@ -9,6 +9,7 @@
 #include "mkfs_int.h"
 #include "le.h"
 #include "csum.h"
+#include "fs.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #define MAX_INLINE 2048
 #define MAX_EXTENT (128ULL * 1024 * 1024)   /* BTRFS_MAX_EXTENT_SIZE */
 #define IO_BUF (1024 * 1024)
+#define COMPRESS_CHUNK (128 * 1024)                /* BTRFS_MAX_UNCOMPRESSED */
 #define FILE_EXTENT_HDR 21                  /* btrfs_file_extent_item up to its type */
 
 struct hardlink {
@@ -41,6 +43,7 @@ struct walk {
 	struct hardlink *links;
 	size_t nlinks, links_cap;
 	uint8_t *buf;               /* IO_BUF bytes */
+	uint8_t *cbuf;              /* COMPRESS_CHUNK bytes of compressed data */
 };
 
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -272,21 +275,29 @@ static int add_inline(struct mkfs_ctx *c, uint64_t ino, const void *data, uint32
 	return 0;
 }
 
+/* A regular file extent of len bytes at file offset off: stored at disk (disk_len
+ * bytes, compressed with `compression` when not 0), or a hole when disk is 0. */
 static int add_regular(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t disk,
-		       uint64_t len)
+		       uint64_t disk_len, uint64_t len, uint8_t compression)
 {
 	struct btrfs_file_extent_item fe;
 
 	memset(&fe, 0, sizeof(fe));
 	put_le64(&fe.generation, MKFS_GENERATION);
 	put_le64(&fe.ram_bytes, len);
+	fe.compression = compression;
 	fe.type = BTRFS_FILE_EXTENT_REG;
 	put_le64(&fe.disk_bytenr, disk);
-	put_le64(&fe.disk_num_bytes, disk ? len : 0);
+	put_le64(&fe.disk_num_bytes, disk ? disk_len : 0);
 	put_le64(&fe.num_bytes, len);
 	if (!items_add(&c->fs, ino, BTRFS_EXTENT_DATA_KEY, off, &fe, sizeof(fe)))
 		return mkfs_fail(c, "out of memory");
-	return disk ? mkfs_data_extent(c, ino, off, disk, len) : 0;
+	return disk ? mkfs_data_extent(c, ino, off, disk, disk_len) : 0;
+}
+
+static int add_hole(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t len)
+{
+	return add_regular(c, ino, off, 0, 0, len, 0);
 }
 
 /* Reads exactly len bytes at off; past the end of a file that shrank, zeros. */
@@ -309,6 +320,40 @@ static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* --compress: [*start, end) in pieces of 128 KiB, the largest compressed extent the
+ * kernel makes. Like the kernel without compress-force, a piece that does not shrink
+ * by a sector ends compression for the file: returns 1 with *start where the rest
+ * goes uncompressed. */
+static int copy_compressed(struct walk *w, int fd, uint64_t ino, uint64_t *start, uint64_t end,
+			   uint64_t *nbytes)
+{
+	struct mkfs_ctx *c = w->c;
+	uint64_t ss = c->cfg->sectorsize;
+
+	while (*start < end) {
+		size_t n = end - *start < COMPRESS_CHUNK ? (size_t)(end - *start) : COMPRESS_CHUNK, clen;
+		uint64_t at, dlen;
+		int ret;
+
+		if (read_full(fd, w->buf, n, *start))
+			return mkfs_fail(c, "cannot read %s: %s", w->path, strerror(errno));
+		ret = fs_compress(c->cfg->compress, w->buf, n, w->cbuf, COMPRESS_CHUNK, &clen,
+				  c->cfg->sectorsize);
+		if (ret == -E2BIG || (!ret && round_up(clen, ss) >= n))
+			return 1;
+		if (ret)
+			return mkfs_fail(c, "cannot compress %s: %s", w->path, strerror(-ret));
+		dlen = round_up(clen, ss);
+		memset(w->cbuf + clen, 0, dlen - clen);
+		if (mkfs_data_alloc_exact(c, dlen, &at) || mkfs_data_write(c, at, w->cbuf, dlen) ||
+		    add_regular(c, ino, *start, at, dlen, n, (uint8_t)c->cfg->compress))
+			return -1;
+		*nbytes += n;
+		*start += n;
+	}
+	return 0;
+}
+
 /* Data of [start, end) of the file as extents. */
 static int copy_range(struct walk *w, int fd, uint64_t ino, uint64_t start, uint64_t end,
 		      uint64_t *nbytes)
@@ -327,7 +372,7 @@ static int copy_range(struct walk *w, int fd, uint64_t ino, uint64_t start, uint
 				return -1;
 			done += n;
 		}
-		if (add_regular(c, ino, start, at, len))
+		if (add_regular(c, ino, start, at, len, len, 0))
 			return -1;
 		*nbytes += len;
 		start += len;
@@ -343,6 +388,7 @@ static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, ui
 	uint64_t size = (uint64_t)st->st_size, ss = c->cfg->sectorsize, end = round_up(size, ss);
 	uint64_t pos = 0, hole_from = 0;
 	int holes = !(c->cfg->incompat & BTRFS_FEATURE_INCOMPAT_NO_HOLES);
+	int compress = c->cfg->compress != 0;
 	int fd, ret = 0;
 
 	*nbytes = 0;
@@ -383,13 +429,18 @@ static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, ui
 		if (ds >= de)
 			break;
 		if (holes && ds > hole_from)
-			ret = add_regular(c, ino, hole_from, 0, ds - hole_from);
+			ret = add_hole(c, ino, hole_from, ds - hole_from);
+		if (!ret && compress) {
+			ret = copy_compressed(w, fd, ino, &ds, de, nbytes);
+			compress = ret == 0;
+			ret = ret < 0 ? -1 : 0;
+		}
 		if (!ret)
 			ret = copy_range(w, fd, ino, ds, de, nbytes);
 		pos = hole_from = de;
 	}
 	if (!ret && holes && hole_from < end)
-		ret = add_regular(c, ino, hole_from, 0, end - hole_from);
+		ret = add_hole(c, ino, hole_from, end - hole_from);
 	close(fd);
 	return ret;
 }
@@ -545,8 +596,12 @@ int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 	if (stat(dir, &st))
 		return mkfs_fail(c, "cannot stat %s: %s", dir, strerror(errno));
 	w.buf = malloc(IO_BUF);
-	if (!w.buf)
+	w.cbuf = malloc(COMPRESS_CHUNK);
+	if (!w.buf || !w.cbuf) {
+		free(w.buf);
+		free(w.cbuf);
 		return mkfs_fail(c, "out of memory");
+	}
 	if (add_dir(&w, BTRFS_FIRST_FREE_OBJECTID, &size) ||
 	    add_inode(c, BTRFS_FIRST_FREE_OBJECTID, &st, size, 0, NULL) ||
 	    mkfs_add_inode_ref(c, BTRFS_FIRST_FREE_OBJECTID, BTRFS_FIRST_FREE_OBJECTID, 0, "..", 2) ||
@@ -574,5 +629,6 @@ int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 out:
 	free(w.links);
 	free(w.buf);
+	free(w.cbuf);
 	return ret;
 }
