@@ -609,8 +609,9 @@ static int settle_options(struct opts *o, int ndevs)
 		}
 	}
 	if ((cfg->data_profile | cfg->meta_profile) & BTRFS_BLOCK_GROUP_RAID56_MASK) {
-		msg_error("RAID5/6 profiles are not supported by this mkfs.btrfs");
-		return -1;
+		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID56;
+		msg_warn("RAID5/6 support has known problems is strongly discouraged\n"
+			 "\t to be used besides testing or evaluation.\n");
 	}
 	if ((cfg->data_profile | cfg->meta_profile) & (BTRFS_BLOCK_GROUP_RAID1C3 | BTRFS_BLOCK_GROUP_RAID1C4))
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID1C34;

@@ -335,3 +335,79 @@ void alloc_restore(struct alloc *a, const struct alloc_mark *m)
 		a->chunks[i].used = m->used[i];
 	}
 }
+
+static int pread_stripe(int fd, uint8_t *buf, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < ALLOC_STRIPE_LEN) {
+		ssize_t n = pread(fd, buf + done, ALLOC_STRIPE_LEN - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			break;
+		done += (size_t)n;
+	}
+	memset(buf + done, 0, ALLOC_STRIPE_LEN - done);   /* past the end of an image */
+	return 0;
+}
+
+/* Multiplication by 2 in GF(2^8) with the RAID6 polynomial x^8+x^4+x^3+x^2+1. */
+static uint8_t gf_mul2(uint8_t v)
+{
+	return (uint8_t)(v << 1) ^ (v & 0x80 ? 0x1d : 0);
+}
+
+/* Full stripe f of a RAID5/6 chunk: data stripe d is on stripe (f + d) % n, P on
+ * (f + nd) % n, Q on (f + nd + 1) % n, all at offset f * 64 KiB of their extents. */
+static int parity_of_row(struct alloc *a, const struct alloc_chunk *c, uint64_t f, uint8_t *buf)
+{
+	int n = c->num_stripes, nd = profile_data_stripes(c->type, n);
+	int raid6 = (c->type & PROFILE_MASK) == BTRFS_BLOCK_GROUP_RAID6;
+	uint8_t *data = buf, *p = buf + ALLOC_STRIPE_LEN, *q = p + ALLOC_STRIPE_LEN;
+	uint64_t off = f * ALLOC_STRIPE_LEN;
+	int ret;
+
+	memset(p, 0, 2 * ALLOC_STRIPE_LEN);
+	/* Q by Horner's rule from the last data stripe down to the first */
+	for (int d = nd - 1; d >= 0; d--) {
+		const struct alloc_stripe *s = &c->stripe[(f + (uint64_t)d) % (uint64_t)n];
+		ret = pread_stripe(a->devs[s->dev].fd, data, s->phys + off);
+		if (ret)
+			return ret;
+		for (size_t i = 0; i < ALLOC_STRIPE_LEN; i++) {
+			p[i] ^= data[i];
+			q[i] = gf_mul2(q[i]) ^ data[i];
+		}
+	}
+	for (int k = 0; k < (raid6 ? 2 : 1); k++) {
+		const struct alloc_stripe *s = &c->stripe[(f + (uint64_t)nd + (uint64_t)k) % (uint64_t)n];
+		ret = pwrite_all(a->devs[s->dev].fd, k ? q : p, ALLOC_STRIPE_LEN, s->phys + off);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int alloc_write_parity(struct alloc *a)
+{
+	uint8_t *buf = NULL;
+	int ret = 0;
+
+	for (int i = 0; i < a->nchunks && !ret; i++) {
+		const struct alloc_chunk *c = &a->chunks[i];
+		uint64_t row;
+
+		if (!(c->type & BTRFS_BLOCK_GROUP_RAID56_MASK))
+			continue;
+		if (!buf && !(buf = malloc(3 * ALLOC_STRIPE_LEN)))
+			return -ENOMEM;
+		row = ALLOC_STRIPE_LEN * (uint64_t)profile_data_stripes(c->type, c->num_stripes);
+		for (uint64_t f = 0; f < (c->cursor + row - 1) / row && !ret; f++)
+			ret = parity_of_row(a, c, f, buf);
+	}
+	free(buf);
+	return ret;
+}

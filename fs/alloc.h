@@ -67,8 +67,12 @@ uint64_t alloc_space(struct alloc *a, uint64_t kind, uint64_t len, uint64_t alig
 uint64_t alloc_space_upto(struct alloc *a, uint64_t kind, uint64_t maxlen, uint64_t align,
 			  uint64_t *got);
 /* Writes buf at a logical address to every copy (len must stay inside one chunk).
- * RAID5/6 parity is not maintained here. Returns 0 or -errno. */
+ * RAID5/6 parity is written later by alloc_write_parity. Returns 0 or -errno. */
 int alloc_write(struct alloc *a, uint64_t logical, const void *buf, size_t len);
+/* RAID5/6: computes and writes the parity (P, and Q for RAID6) of every full stripe
+ * in use, from the data on the devices. Call after all data and tree blocks are
+ * written. Returns 0 or -errno. */
+int alloc_write_parity(struct alloc *a);
 /* Bytes of all device extents on device i. */
 uint64_t alloc_dev_used(const struct alloc *a, int i);
 /* Saves and restores the allocation cursors (for trial layouts). */

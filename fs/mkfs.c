@@ -881,6 +881,9 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 	ret = write_trees(c, T);
 	if (ret)
 		return -1;
+	ret = alloc_write_parity(&c->al);
+	if (ret)
+		return mkfs_fail(c, "cannot write RAID5/6 parity: %s", strerror(-ret));
 	sb = calloc(1, sizeof(*sb));
 	if (!sb)
 		return mkfs_fail(c, "out of memory");
