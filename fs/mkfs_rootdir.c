@@ -583,6 +583,60 @@ static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size)
 	return ret;
 }
 
+/* An inode with more names in one directory than its INODE_REF item can hold keeps
+ * what fits there; the rest become INODE_EXTREF items keyed by a hash of the parent
+ * and the name (the extref feature, as the kernel does it). */
+static int spill_extrefs(struct mkfs_ctx *c)
+{
+	uint32_t room = c->cfg->nodesize - (uint32_t)(sizeof(struct btrfs_header) + sizeof(struct btrfs_item));
+	int extref = !!(c->cfg->incompat & BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF);
+	size_t n = c->fs.n;
+	int spilled = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct bitem *it = &c->fs.v[i];
+		uint32_t pos = 0, keep = 0;
+
+		if (it->size <= room)
+			continue;
+		if (it->key.type != BTRFS_INODE_REF_KEY || !extref)
+			return mkfs_fail(c, "too many names for inode %llu in one directory%s",
+					 (unsigned long long)it->key.objectid,
+					 it->key.type == BTRFS_INODE_REF_KEY ? " (needs the extref feature)" : "");
+		while (pos < it->size) {
+			const uint8_t *ref = item_data(&c->fs, it) + pos;
+			uint16_t len = get_le16(ref + 8);
+			uint32_t rsize = 10 + len;
+			if (keep + rsize <= room) {
+				keep += rsize;
+			} else {
+				uint8_t buf[sizeof(struct btrfs_inode_extref) + BTRFS_NAME_LEN_MAX];
+				struct btrfs_inode_extref *x = (struct btrfs_inode_extref *)buf;
+				uint64_t parent = it->key.offset, ino = it->key.objectid;
+				put_le64(&x->parent_objectid, parent);
+				put_le64(&x->index, get_le64(ref));
+				put_le16(&x->name_len, len);
+				memcpy(buf + sizeof(*x), ref + 10, len);
+				if (!items_add(&c->fs, ino, BTRFS_INODE_EXTREF_KEY,
+					       crc32c_raw((uint32_t)parent, ref + 10, len), buf,
+					       (uint32_t)(sizeof(*x) + len)))
+					return mkfs_fail(c, "out of memory");
+				it = &c->fs.v[i];   /* the list may have moved */
+			}
+			pos += rsize;
+		}
+		/* the refs kept were the first ones: cut the item there */
+		it->size = keep;
+		spilled = 1;
+	}
+	if (!spilled)
+		return 0;
+	items_sort(&c->fs);
+	if (items_merge_equal(&c->fs))
+		return mkfs_fail(c, "out of memory");
+	return 0;
+}
+
 int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 {
 	struct walk w = { .c = c, .next_ino = BTRFS_FIRST_FREE_OBJECTID + 1 };
@@ -619,12 +673,8 @@ int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 		mkfs_fail(c, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < c->fs.n; i++)
-		if (c->fs.v[i].size + sizeof(struct btrfs_item) + sizeof(struct btrfs_header) > c->cfg->nodesize) {
-			mkfs_fail(c, "too many names for inode %llu in one directory (extended refs are not written)",
-				  (unsigned long long)c->fs.v[i].key.objectid);
-			goto out;
-		}
+	if (spill_extrefs(c))
+		goto out;
 	ret = 0;
 out:
 	free(w.links);
