@@ -383,14 +383,15 @@ static int open_target(struct target *t, int force)
 	return 0;
 }
 
-static void discard_device(struct target *t, int verbose)
+/* TRIM what the filesystem will use of a block device (image files are left alone). */
+static void discard_device(struct target *t, uint64_t size, int verbose)
 {
-	uint64_t range[2] = { 0, t->size };
+	uint64_t range[2] = { 0, size };
 
 	if (!S_ISBLK(t->st.st_mode))
 		return;
 	if (verbose)
-		printf("Performing full device TRIM %s (%s) ...\n", t->path, pretty_size(t->size, UNITS_DEFAULT));
+		printf("Performing full device TRIM %s (%s) ...\n", t->path, pretty_size(size, UNITS_DEFAULT));
 	ioctl(t->fd, BLKDISCARD, range);   /* best effort: not every device discards */
 }
 
@@ -738,7 +739,20 @@ static int run(struct opts *o, int ndevs, char **paths)
 	}
 	for (int i = 0; i < ndevs; i++)
 		if (o->discard)
-			discard_device(&t[i], o->verbose > 0);
+			discard_device(&t[i], d[i].size, o->verbose > 0);
+	if (o->cfg.mixed) {
+		uint64_t total = 0;
+		for (int i = 0; i < ndevs; i++)
+			total += d[i].size;
+		if (total > (1ULL << 30))
+			msg_warn("mixed block groups are meant for filesystems up to 1GiB; this one has %s",
+				 pretty_size(total, UNITS_DEFAULT));
+	}
+	for (int i = 0; i < ndevs; i++) {
+		o->cfg.skip[i].dev = t[i].st.st_dev;
+		o->cfg.skip[i].ino = t[i].st.st_ino;
+	}
+	o->cfg.nskip = S_ISREG(t[0].st.st_mode) ? ndevs : 0;
 	if (mkfs_make(&o->cfg, d, ndevs, &res, err, sizeof(err))) {
 		msg_error("%s", err);
 		goto out;

@@ -64,23 +64,18 @@ void mkfs_inode_times(struct btrfs_inode_item *ii, const struct timespec *atime,
 	put_time(&ii->otime, ctime);
 }
 
-/* Adds the INODE_REF of ino in dir. Several names of one inode in one directory
- * share an item; hard links arrive in walk order, so that item is the last one. */
+/* Adds an INODE_REF of ino in dir. Several names of one inode in one directory
+ * share an item: equal keys are joined after sorting (items_merge_equal). */
 static int inode_ref_add(struct item_list *l, uint64_t ino, uint64_t dir, uint64_t index,
 			 const char *name, size_t len)
 {
 	uint8_t buf[sizeof(struct btrfs_inode_ref) + BTRFS_NAME_LEN_MAX];
 	struct btrfs_inode_ref *ref = (struct btrfs_inode_ref *)buf;
-	const struct bitem *last = l->n ? &l->v[l->n - 1] : NULL;
-	uint32_t size = (uint32_t)(sizeof(*ref) + len);
 
 	put_le64(&ref->index, index);
 	put_le16(&ref->name_len, (uint16_t)len);
 	memcpy(buf + sizeof(*ref), name, len);
-	if (last && last->key.objectid == ino && last->key.type == BTRFS_INODE_REF_KEY &&
-	    last->key.offset == dir)
-		return items_extend_last(l, buf, size) ? 0 : -1;
-	return items_add(l, ino, BTRFS_INODE_REF_KEY, dir, buf, size) ? 0 : -1;
+	return items_add(l, ino, BTRFS_INODE_REF_KEY, dir, buf, (uint32_t)(sizeof(*ref) + len)) ? 0 : -1;
 }
 
 int mkfs_add_inode_ref(struct mkfs_ctx *c, uint64_t ino, uint64_t dir, uint64_t index,

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "format.h"
+#include <sys/types.h>
 
 struct mkfs_device {
 	int fd;
@@ -30,6 +31,8 @@ struct mkfs_config {
 	const char *rootdir;            /* populate from this directory (NULL: empty) */
 	int shrink;                     /* with rootdir: make the devices just big enough */
 	int compress;                   /* FS_COMPRESS_* (fs.h) for rootdir data; 0 none */
+	struct { dev_t dev; ino_t ino; } skip[64];  /* image files: not copied by --rootdir */
+	int nskip;
 };
 
 /* What was made, for the summary. */

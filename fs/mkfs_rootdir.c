@@ -108,6 +108,15 @@ static int path_push(struct walk *w, const char *name)
 	return (int)len;
 }
 
+/* The image being written may sit inside the source directory: never copy it. */
+static int is_target(const struct mkfs_ctx *c, const struct stat *st)
+{
+	for (int i = 0; i < c->cfg->nskip; i++)
+		if (c->cfg->skip[i].dev == st->st_dev && c->cfg->skip[i].ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
 /* ---- estimate ---- */
 
 static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
@@ -129,7 +138,7 @@ static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 		}
 		if (lstat(w->path, &st)) {
 			ret = mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
-		} else {
+		} else if (!is_target(c, &st)) {
 			/* inode, ref, two dir entries, xattrs guessed small */
 			est->meta_bytes += 160 + 2 * 25 + 12 + 2 * (30 + 25) + 3 * strlen(names[i]) + 64;
 			if (S_ISDIR(st.st_mode)) {
@@ -512,7 +521,8 @@ static int remember_link(struct walk *w, const struct stat *st, uint64_t ino, si
 
 static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size);
 
-/* One directory entry: its inode (new, or another link to one seen before). */
+/* One directory entry: its inode (new, or another link to one seen before).
+ * Returns 0, 1 when the entry is left out (the image itself), or -1. */
 static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *name)
 {
 	struct mkfs_ctx *c = w->c;
@@ -524,6 +534,8 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 
 	if (lstat(w->path, &st))
 		return mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
+	if (is_target(c, &st))
+		return 1;
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && (hl = find_link(w, &st))) {
 		hl->nlink++;
 		return add_dir_entry(c, dir, index, name, hl->btrfs_ino, file_type(st.st_mode));
@@ -561,12 +573,13 @@ static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size)
 {
 	char **names;
 	long n = read_names(w->c, w->path, &names);
+	uint64_t index = 2;     /* DIR_INDEX numbering starts after "." and ".." */
 	int ret = 0;
 
 	if (n < 0)
 		return -1;
 	*dir_size = 0;
-	for (long i = 0; i < n && !ret; i++) {
+	for (long i = 0; i < n && ret >= 0; i++) {
 		int len = path_push(w, names[i]);
 		if (len < 0) {
 			ret = -1;
@@ -575,10 +588,14 @@ static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size)
 		if (strlen(names[i]) > BTRFS_NAME_LEN_MAX)
 			ret = mkfs_fail(w->c, "name too long: %s", w->path);
 		else
-			ret = add_entry(w, dir, (uint64_t)i + 2, names[i]);
-		*dir_size += 2 * strlen(names[i]);
+			ret = add_entry(w, dir, index, names[i]);
+		if (!ret) {
+			*dir_size += 2 * strlen(names[i]);
+			index++;
+		}
 		w->path[len] = 0;
 	}
+	ret = ret < 0 ? -1 : 0;
 	free_names(names, n);
 	return ret;
 }
