@@ -219,14 +219,15 @@ static int layout_chunks(struct mkfs_ctx *c, const struct rootdir_estimate *est)
 	uint64_t mprof = cfg->meta_profile, dprof = cfg->data_profile;
 
 	/* metadata: a tenth of the filesystem split over its copies, at most 256 MiB
-	 * (1 GiB above 50 GiB), at least 32 MiB or what --rootdir needs */
+	 * (1 GiB above 50 GiB), at least 32 MiB or what --rootdir needs (twice its items:
+	 * leaves filled greedily can waste up to half of each block with large items) */
 	meta = total / 10 / profile_copies(mprof);
 	if (meta > (total > 50 * GIB ? GIB : 256 * MIB))
 		meta = total > 50 * GIB ? GIB : 256 * MIB;
 	if (meta < 32 * MIB)
 		meta = 32 * MIB;
-	if (est->meta_bytes * 3 / 2 + 4 * MIB > meta)
-		meta = round_up(est->meta_bytes * 3 / 2 + 4 * MIB, MIB);
+	if (est->meta_bytes * 2 + 4 * MIB > meta)
+		meta = round_up(est->meta_bytes * 2 + 4 * MIB, MIB);
 	data = est->data_bytes ? round_up(est->data_bytes + est->data_bytes / 16 + 8 * MIB, MIB) : 8 * MIB;
 	if (total < 256 * MIB && !est->data_bytes) {
 		sys = 4 * MIB;

@@ -119,6 +119,24 @@ static int is_target(const struct mkfs_ctx *c, const struct stat *st)
 
 /* ---- estimate ---- */
 
+/* Bytes of the names and values of the xattrs of path. */
+static uint64_t xattr_bytes(const char *path)
+{
+	ssize_t len = llistxattr(path, NULL, 0);
+	uint64_t total = 0;
+	char *names;
+
+	if (len <= 0 || !(names = malloc((size_t)len)))
+		return 0;
+	len = llistxattr(path, names, (size_t)len);
+	for (char *n = names; len > 0 && n < names + len; n += strlen(n) + 1) {
+		ssize_t vl = lgetxattr(path, n, NULL, 0);
+		total += 30 + 25 + strlen(n) + (vl > 0 ? (uint64_t)vl : 0);
+	}
+	free(names);
+	return total;
+}
+
 static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 {
 	struct mkfs_ctx *c = w->c;
@@ -139,8 +157,9 @@ static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 		if (lstat(w->path, &st)) {
 			ret = mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
 		} else if (!is_target(c, &st)) {
-			/* inode, ref, two dir entries, xattrs guessed small */
-			est->meta_bytes += 160 + 2 * 25 + 12 + 2 * (30 + 25) + 3 * strlen(names[i]) + 64;
+			/* inode, ref, two dir entries, xattrs */
+			est->meta_bytes += 160 + 2 * 25 + 12 + 2 * (30 + 25) + 3 * strlen(names[i]) +
+					   xattr_bytes(w->path);
 			if (S_ISDIR(st.st_mode)) {
 				ret = estimate_dir(w, est);
 			} else if (S_ISREG(st.st_mode) && st.st_size > MAX_INLINE) {
