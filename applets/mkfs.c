@@ -343,11 +343,12 @@ struct target {
 	uint64_t size;
 };
 
-static int open_target(struct target *t, int force)
+/* create: a missing path becomes a new image file (with --rootdir). */
+static int open_target(struct target *t, int force, int create)
 {
 	const char *sig;
 
-	t->fd = open(t->path, O_RDWR | O_CLOEXEC);
+	t->fd = open(t->path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
 	if (t->fd < 0 || fstat(t->fd, &t->st)) {
 		msg_error("unable to open %s: %s", t->path, strerror(errno));
 		return -1;
@@ -718,7 +719,7 @@ static int run(struct opts *o, int ndevs, char **paths)
 				goto out;
 			}
 	for (int i = 0; i < ndevs; i++) {
-		if (open_target(&t[i], o->force))
+		if (open_target(&t[i], o->force, o->rootdir && ndevs == 1))
 			goto out;
 		d[i].fd = t[i].fd;
 		d[i].path = t[i].path;
@@ -731,6 +732,8 @@ static int run(struct opts *o, int ndevs, char **paths)
 			}
 			d[i].size = d[i].dev_size = o->byte_count;
 		}
+		/* like mkfs.btrfs, an image file grows to what --rootdir needs */
+		d[i].grow = o->rootdir && ndevs == 1 && !o->byte_count && S_ISREG(t[i].st.st_mode);
 		if (o->dev_uuid_set)
 			memcpy(d[i].uuid, o->dev_uuid, 16);
 		else if (uuid_generate(d[i].uuid))

@@ -830,6 +830,63 @@ static int shrink_devices(struct mkfs_ctx *c, struct mkfs_device *devs)
 	return 0;
 }
 
+/* Lays out the chunks on devices of the given sizes. */
+static int try_layout(struct mkfs_ctx *c, const struct mkfs_device *devs, int ndevs,
+		      const uint64_t *size, const struct rootdir_estimate *est)
+{
+	alloc_free(&c->al);
+	alloc_init(&c->al);
+	for (int i = 0; i < ndevs; i++) {
+		struct alloc_dev *d = &c->al.devs[c->al.ndevs++];
+		d->fd = devs[i].fd;
+		d->size = size[i] / c->cfg->sectorsize * c->cfg->sectorsize;
+		d->devid = (uint64_t)i + 1;
+		d->next_phys = ALLOC_DEV_START;
+		memcpy(d->uuid, devs[i].uuid, BTRFS_UUID_SIZE);
+	}
+	return layout_chunks(c, est);
+}
+
+/* Chunk layout; an image file marked growable is enlarged (by whole MiBs, the least
+ * that works) when --rootdir needs more than it has. */
+static int place_chunks(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs,
+			const struct rootdir_estimate *est)
+{
+	uint64_t size[ALLOC_MAX_DEVS], lo, hi;
+	int g = -1;
+
+	for (int i = 0; i < ndevs; i++) {
+		size[i] = devs[i].size;
+		if (devs[i].grow)
+			g = i;
+	}
+	if (!try_layout(c, devs, ndevs, size, est) || g < 0)
+		return g < 0 ? -1 : 0;
+	lo = size[g] / MIB;
+	hi = lo < 64 ? 128 : 2 * lo;
+	for (size[g] = hi * MIB; try_layout(c, devs, ndevs, size, est); size[g] = hi * MIB) {
+		if (hi > (1ULL << 40))
+			return -1;
+		lo = hi;
+		hi *= 2;
+	}
+	while (hi - lo > 1) {       /* hi works, lo does not */
+		uint64_t mid = lo + (hi - lo) / 2;
+		size[g] = mid * MIB;
+		if (try_layout(c, devs, ndevs, size, est))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	size[g] = hi * MIB;
+	if (try_layout(c, devs, ndevs, size, est))
+		return -1;
+	if (ftruncate(devs[g].fd, (off_t)size[g]))
+		return mkfs_fail(c, "cannot grow %s: %s", devs[g].path, strerror(errno));
+	devs[g].size = devs[g].dev_size = size[g];
+	return 0;
+}
+
 static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct trees *T)
 {
 	struct rootdir_estimate est = { 0, 0 };
@@ -837,17 +894,9 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 	static const int normal[] = { T_DEV, T_FS, T_CSUM, T_UUID, T_RELOC, T_ROOT };
 	int ret;
 
-	for (int i = 0; i < ndevs; i++) {
-		struct alloc_dev *d = &c->al.devs[c->al.ndevs++];
-		d->fd = devs[i].fd;
-		d->size = devs[i].size / c->cfg->sectorsize * c->cfg->sectorsize;
-		d->devid = (uint64_t)i + 1;
-		d->next_phys = ALLOC_DEV_START;
-		memcpy(d->uuid, devs[i].uuid, BTRFS_UUID_SIZE);
-	}
 	if (c->cfg->rootdir && rootdir_estimate(c, c->cfg->rootdir, &est))
 		return -1;
-	if (layout_chunks(c, &est))
+	if (place_chunks(c, devs, ndevs, &est))
 		return -1;
 	for (int i = 0; i < ndevs; i++)
 		if (wipe_device(c, &devs[i], devs[i].dev_size))

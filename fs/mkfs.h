@@ -12,6 +12,7 @@ struct mkfs_device {
 	const char *path;
 	uint64_t size;              /* bytes to use (device size or -b) */
 	uint64_t dev_size;          /* the whole device (old signatures are wiped there) */
+	int grow;                   /* an image file that may grow to fit --rootdir */
 	uint8_t uuid[BTRFS_UUID_SIZE];
 };
 
