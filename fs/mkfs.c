@@ -860,8 +860,10 @@ static int place_chunks(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs,
 		if (devs[i].grow)
 			g = i;
 	}
-	if (!try_layout(c, devs, ndevs, size, est) || g < 0)
-		return g < 0 ? -1 : 0;
+	if (!try_layout(c, devs, ndevs, size, est))
+		return 0;
+	if (g < 0)
+		return -1;
 	lo = size[g] / MIB;
 	hi = lo < 64 ? 128 : 2 * lo;
 	for (size[g] = hi * MIB; try_layout(c, devs, ndevs, size, est); size[g] = hi * MIB) {
