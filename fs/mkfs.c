@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MIB (1024 * 1024ULL)
@@ -129,7 +130,6 @@ int mkfs_data_alloc(struct mkfs_ctx *c, uint64_t maxlen, uint64_t *logical, uint
 	*logical = alloc_space_upto(&c->al, BTRFS_BLOCK_GROUP_DATA, maxlen, c->cfg->sectorsize, len);
 	if (!*logical)
 		return mkfs_fail(c, "not enough space for the data of --rootdir");
-	c->data_used += *len;
 	return 0;
 }
 
@@ -138,7 +138,6 @@ int mkfs_data_alloc_exact(struct mkfs_ctx *c, uint64_t len, uint64_t *logical)
 	*logical = alloc_space(&c->al, BTRFS_BLOCK_GROUP_DATA, len, c->cfg->sectorsize);
 	if (!*logical)
 		return mkfs_fail(c, "not enough space for the data of --rootdir");
-	c->data_used += len;
 	return 0;
 }
 
@@ -802,7 +801,7 @@ static int build_fs_tree(struct mkfs_ctx *c)
 	return add_root_dir(c, &c->fs, 0, 040755, 0, 0, times);
 }
 
-static void report(struct mkfs_ctx *c, const struct mkfs_device *devs)
+static void report(struct mkfs_ctx *c)
 {
 	static const uint64_t kinds[3] = { BTRFS_BLOCK_GROUP_DATA, BTRFS_BLOCK_GROUP_METADATA,
 					   BTRFS_BLOCK_GROUP_SYSTEM };
@@ -814,16 +813,17 @@ static void report(struct mkfs_ctx *c, const struct mkfs_device *devs)
 	c->res->total_bytes = fs_bytes(c);
 	for (int i = 0; i < c->al.ndevs && i < 64; i++)
 		c->res->dev_size[i] = c->al.devs[i].size;
-	(void)devs;
 }
 
-/* --shrink: each device ends where its last device extent ends. */
+/* --shrink: each device ends where its last device extent ends (image files are
+ * truncated there). */
 static int shrink_devices(struct mkfs_ctx *c, struct mkfs_device *devs)
 {
 	for (int i = 0; i < c->al.ndevs; i++) {
 		struct alloc_dev *d = &c->al.devs[i];
+		struct stat st;
 		d->size = d->next_phys;
-		if (ftruncate(d->fd, (off_t)d->size))
+		if (!fstat(d->fd, &st) && S_ISREG(st.st_mode) && ftruncate(d->fd, (off_t)d->size))
 			return mkfs_fail(c, "--shrink: cannot truncate %s: %s", devs[i].path, strerror(errno));
 		devs[i].size = d->size;
 	}
@@ -939,7 +939,7 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 		ret = write_supers(c, sb);
 	free(sb);
 	if (!ret)
-		report(c, devs);
+		report(c);
 	return ret;
 }
 

@@ -14,7 +14,6 @@ struct mkfs_ctx {
 	struct item_list fs;        /* FS_TREE items */
 	struct item_list csum;      /* CSUM_TREE items */
 	struct item_list data_ext;  /* EXTENT_ITEMs of data extents (extent tree) */
-	uint64_t data_used;         /* bytes of data extents */
 	char *err;
 	size_t errlen;
 	struct mkfs_result *res;
