@@ -400,7 +400,7 @@ static void discard_device(struct target *t, uint64_t size, int verbose)
 
 struct opts {
 	struct mkfs_config cfg;
-	int force, verbose, discard, nodesize_set, meta_set, data_set, dev_uuid_set;
+	int force, verbose, discard, nodesize_set, meta_set, data_set, dev_uuid_set, fsid_set;
 	uint64_t byte_count;
 	uint8_t dev_uuid[16];
 	char *rootdir;
@@ -526,6 +526,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'U':
 			if (uuid_parse(optarg, cfg->fsid))
 				return bad_value("UUID", optarg);
+			o->fsid_set = 1;
 			break;
 		case OPT_DEVUUID:
 			if (uuid_parse(optarg, o->dev_uuid))
@@ -734,10 +735,16 @@ static int run(struct opts *o, int ndevs, char **paths)
 		}
 		/* like mkfs.btrfs, an image file grows to what --rootdir needs */
 		d[i].grow = o->rootdir && ndevs == 1 && !o->byte_count && S_ISREG(t[i].st.st_mode);
-		if (o->dev_uuid_set)
+		if (o->dev_uuid_set) {
 			memcpy(d[i].uuid, o->dev_uuid, 16);
-		else if (uuid_generate(d[i].uuid))
+		} else if (o->cfg.reproducible && o->fsid_set) {
+			/* reproducible multi-device images: device UUIDs follow from the fsid */
+			memcpy(d[i].uuid, o->cfg.fsid, 16);
+			d[i].uuid[1] ^= 0x77;
+			d[i].uuid[14] ^= (uint8_t)(i + 1);
+		} else if (uuid_generate(d[i].uuid)) {
 			goto no_random;
+		}
 		ssd &= !rotational(&t[i].st);
 	}
 	for (int i = 0; i < ndevs; i++)
