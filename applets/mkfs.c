@@ -384,6 +384,13 @@ static int open_target(struct target *t, int force, int create)
 	return 0;
 }
 
+static int same_target(const struct stat *a, const struct stat *b)
+{
+	if (S_ISBLK(a->st_mode) || S_ISBLK(b->st_mode))
+		return S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode) && a->st_rdev == b->st_rdev;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
 /* TRIM what the filesystem will use of a block device (image files are left alone). */
 static void discard_device(struct target *t, uint64_t size, int verbose)
 {
@@ -713,15 +720,14 @@ static int run(struct opts *o, int ndevs, char **paths)
 		t[i].fd = -1;
 		t[i].path = paths[i];
 	}
-	for (int i = 0; i < ndevs; i++)
-		for (int j = 0; j < i; j++)
-			if (!strcmp(paths[i], paths[j])) {
-				msg_error("%s is given more than once", paths[i]);
-				goto out;
-			}
 	for (int i = 0; i < ndevs; i++) {
 		if (open_target(&t[i], o->force, o->rootdir && ndevs == 1))
 			goto out;
+		for (int j = 0; j < i; j++)
+			if (same_target(&t[i].st, &t[j].st)) {
+				msg_error("%s and %s are the same device", paths[j], paths[i]);
+				goto out;
+			}
 		d[i].fd = t[i].fd;
 		d[i].path = t[i].path;
 		d[i].dev_size = t[i].size;
