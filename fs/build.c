@@ -113,24 +113,6 @@ int items_merge_equal(struct item_list *l)
 	return 0;
 }
 
-long items_find(const struct item_list *l, uint64_t objectid, uint8_t type, uint64_t offset)
-{
-	struct bkey k = { objectid, type, offset };
-	size_t lo = 0, hi = l->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = bkey_cmp(&l->v[mid].key, &k);
-		if (!c)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
-
 void items_free(struct item_list *l)
 {
 	free(l->v);

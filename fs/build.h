@@ -39,8 +39,6 @@ void items_sort(struct item_list *l);
  * the other (how btrfs stores hash collisions of names and several inode refs).
  * Returns 0 or -1 when out of memory. */
 int items_merge_equal(struct item_list *l);
-/* Index of the item with this key or -1 (list must be sorted). */
-long items_find(const struct item_list *l, uint64_t objectid, uint8_t type, uint64_t offset);
 void items_free(struct item_list *l);
 static inline uint8_t *item_data(const struct item_list *l, const struct bitem *it)
 { return l->arena + it->data; }
