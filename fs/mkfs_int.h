@@ -21,7 +21,7 @@ struct mkfs_ctx {
 
 int mkfs_fail(struct mkfs_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Fills an inode item (times from sec/nsec pairs). */
+/* Fills an inode item; mkfs_inode_times sets its times (otime = ctime). */
 void mkfs_inode(struct btrfs_inode_item *ii, uint64_t size, uint64_t nbytes, uint32_t nlink,
 		uint32_t mode, uint32_t uid, uint32_t gid, uint64_t rdev);
 void mkfs_inode_times(struct btrfs_inode_item *ii, const struct timespec *atime,

@@ -5,7 +5,8 @@
  * File data is streamed into data extents (holes skipped with SEEK_DATA/SEEK_HOLE);
  * files up to 2 KiB are stored inline in the fs tree, like the kernel's default
  * max_inline. Hard links are found by (st_dev, st_ino) and their link count is what
- * the tree holds. */
+ * the tree holds. Memory: file data passes through a 1 MiB buffer, but the tree items
+ * (about 500 bytes a file) stay in memory until the trees are written. */
 #include "mkfs_int.h"
 #include "le.h"
 #include "csum.h"
