@@ -812,6 +812,29 @@ static int collect_devices(struct dev_list *l, char **args, int n, int noscan)
 	return 0;
 }
 
+/* "warning, device N is missing" (on stdout, as the reference) for each devid that
+ * chunks use but no given or scanned device provides, in devid order. */
+static void print_missing_devices(const struct fs *fs)
+{
+	uint64_t last = 0;
+
+	for (;;) {
+		uint64_t next = UINT64_MAX;
+
+		for (int i = 0; i < fs->num_chunks; i++)
+			for (int s = 0; s < fs->chunks[i].num_stripes; s++) {
+				const struct fs_chunk_stripe *st = &fs->chunks[i].stripes[s];
+
+				if (!st->dev && st->devid > last && st->devid < next)
+					next = st->devid;
+			}
+		if (next == UINT64_MAX)
+			return;
+		printf("warning, device %llu is missing\n", (unsigned long long)next);
+		last = next;
+	}
+}
+
 static void parse_dump_tree_opts(int argc, char **argv, struct dump_opts *o, struct print_opts *po)
 {
 	enum { OPT_FOLLOW = 256, OPT_DFS, OPT_BFS, OPT_NOSCAN, OPT_HIDE_NAMES, OPT_CSUM_HEADERS,
@@ -875,8 +898,7 @@ int dump_tree_main(int argc, char **argv)
 		msg_error("unable to open %s: %s", argv[optind], fs_error_format(&err, why, sizeof(why)));
 		goto out;
 	}
-	if (err.msg[0])
-		msg_warn("%s", err.msg); /* missing devices of a degraded open */
+	print_missing_devices(d.fs);
 	d.o = &o;
 	d.po.nodesize = d.fs->nodesize;
 	d.po.sectorsize = d.fs->sectorsize;

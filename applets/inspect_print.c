@@ -1275,7 +1275,9 @@ static void print_super_csum(const struct btrfs_super_block *sb)
 	size_t size = valid ? csum_size(type) : BTRFS_CSUM_SIZE;
 	uint8_t sum[CSUM_MAX_SIZE];
 
-	printf("csum_type\t\t%u (%s)\n", type, valid ? csum_name(type) : "INVALID");
+	static const char *const names[] = { "crc32c", "xxhash64", "sha256", "blake2" };
+
+	printf("csum_type\t\t%u (%s)\n", type, valid ? names[type] : "INVALID");
 	printf("csum_size\t\t%llu\n", (unsigned long long)size);
 	fputs("csum\t\t\t0x", stdout);
 	for (size_t i = 0; i < size; i++)
