@@ -154,7 +154,7 @@ static int run_applet(const char *name, int argc, char **argv)
 
 	if (c && c->fn)
 		return c->fn(argc, argv);
-	if (has_children(name, 1))
+	if (!c && has_children(name, 1))
 		return cmd_run_group(argc, argv);
 	if (c || has_children(name, 0))
 		return not_built(name);
@@ -162,22 +162,12 @@ static int run_applet(const char *name, int argc, char **argv)
 	return 127;
 }
 
-/* Calls fn for every built-in top-level applet name (first word of enabled commands). */
+/* Calls fn for every built-in top-level applet (a one-word command). */
 static int each_applet(int (*fn)(const char *name, void *ctx), void *ctx)
 {
-	char prev[64] = "";
-	size_t n;
-
-	for (size_t i = 0; i < NCMDS; i++) {
-		if (!cmds[i].fn)
-			continue;
-		n = strcspn(cmds[i].words, " ");
-		if (n >= sizeof(prev) || (strlen(prev) == n && !strncmp(prev, cmds[i].words, n)))
-			continue;
-		snprintf(prev, sizeof(prev), "%.*s", (int)n, cmds[i].words);
-		if (fn(prev, ctx))
+	for (size_t i = 0; i < NCMDS; i++)
+		if (cmds[i].fn && !strchr(cmds[i].words, ' ') && fn(cmds[i].words, ctx))
 			return 1;
-	}
 	return 0;
 }
 
