@@ -67,6 +67,16 @@ static void print_uuid_at(const struct bview *v, uint64_t off)
 	fputs(s, stdout);
 }
 
+static int64_t floordiv(int64_t a, int64_t b)
+{
+	return a / b - (a % b < 0);
+}
+
+static int is_leap(int64_t y)
+{
+	return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+}
+
 /* Up to NAME_MAX_PRINT bytes of a name, stopping at a NUL like "%.*s". */
 static void print_name_at(const struct bview *v, uint64_t off, uint32_t len)
 {
@@ -78,17 +88,48 @@ static void print_name_at(const struct bview *v, uint64_t off, uint32_t len)
 	printf("%.*s", (int)len, buf);
 }
 
+/* When the year does not fit an int, glibc's localtime_r has already set the time of
+ * day and the truncated year before it fails; the reference prints that, with month and
+ * day left over from its previous call. Reproduce it whatever the C library. */
+static void overflowed_local_time(int64_t t, long offset, struct tm *tm)
+{
+#define LEAPS_THRU(y) (floordiv(y, 4) - floordiv(y, 100) + floordiv(y, 400))
+	int64_t days = t / 86400, rem = t % 86400 + offset, y = 1970;
+
+	while (rem < 0)
+		rem += 86400, days--;
+	while (rem >= 86400)
+		rem -= 86400, days++;
+	tm->tm_hour = (int)(rem / 3600);
+	tm->tm_min = (int)(rem % 3600 / 60);
+	tm->tm_sec = (int)(rem % 60);
+	while (days < 0 || days >= (is_leap(y) ? 366 : 365)) {
+		int64_t guess = y + days / 365 - (days % 365 < 0);
+
+		days -= (guess - y) * 365 + LEAPS_THRU(guess - 1) - LEAPS_THRU(y - 1);
+		y = guess;
+	}
+	tm->tm_year = (int)(uint32_t)(y - 1900);
+#undef LEAPS_THRU
+}
+
 static void print_timespec_at(const struct bview *v, uint64_t off, const char *prefix)
 {
+	static struct tm last; /* what the previous conversion left behind */
 	uint64_t sec = F64(v, off, struct btrfs_timespec, sec);
 	uint32_t nsec = F32(v, off, struct btrfs_timespec, nsec);
 	time_t t = (time_t)sec;
-	struct tm tm;
-	char when[64] = "";
+	struct tm tm = last;
 
-	if (localtime_r(&t, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	printf("%s%llu.%u (%s)\n", prefix, (unsigned long long)sec, nsec, when);
+	if (!localtime_r(&t, &tm)) {
+		tm = last;
+		overflowed_local_time((int64_t)sec, last.tm_gmtoff, &tm);
+	}
+	last = tm;
+	/* the year as glibc's %Y writes it: no padding, no '+' */
+	printf("%s%llu.%u (%lld-%02d-%02d %02d:%02d:%02d)\n", prefix, (unsigned long long)sec, nsec,
+	       (long long)tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+	       tm.tm_sec);
 }
 
 /* ---- names of numbers ------------------------------------------------------------- */
