@@ -439,10 +439,14 @@ static void dump_root_item(struct dumper *d, const struct fs_key *key, const uin
 	fs_block_put(d->fs, b);
 }
 
-/* Every ROOT_ITEM of a tree of tree roots, in key order. */
+/* Every ROOT_ITEM of a tree of tree roots, in key order. A leaf reached a second time
+ * (a damaged tree whose nodes repeat pointers) is not listed again. */
 static void dump_root_items(struct dumper *d, const struct fs_root *scan)
 {
 	struct fs_key key = { 0, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct addr_set leaves = { 0 };
+	uint64_t leaf = 0;
+	int repeated = 0;
 	struct fs_path p;
 	int ret;
 
@@ -455,9 +459,13 @@ static void dump_root_items(struct dumper *d, const struct fs_root *scan)
 			const uint8_t *data;
 			uint32_t size;
 
+			if (!leaf || p.nodes[0]->bytenr != leaf) {
+				leaf = p.nodes[0]->bytenr;
+				repeated = !addr_set_add(&leaves, leaf);
+			}
 			fs_path_key(&p, &key);
 			data = fs_path_data(&p, &size);
-			if (key.type == BTRFS_ROOT_ITEM_KEY && data)
+			if (!repeated && key.type == BTRFS_ROOT_ITEM_KEY && data)
 				dump_root_item(d, &key, data, size);
 			ret = fs_next(d->fs, &p);
 		} while (ret == 0);
@@ -465,6 +473,7 @@ static void dump_root_items(struct dumper *d, const struct fs_root *scan)
 			report_fs_error(d, "cannot read the next leaf of tree", scan->objectid);
 	}
 	fs_path_release(d->fs, &p);
+	addr_set_clear(&leaves);
 }
 
 struct top_tree {
