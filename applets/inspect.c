@@ -10,6 +10,7 @@
 //cmd:APPLET_INSPECT dump_tree_main btrfs inspect-internal dump-tree|Dump tree structures from a given device
 #include "config.h"
 #if CFG_APPLET_INSPECT
+#include "btrfs_ioctl.h"
 #include "cli.h"
 #include "format.h"
 #include "fs.h"
@@ -757,32 +758,32 @@ static void dev_list_free(struct dev_list *l)
 	free(l->devids);
 }
 
-/* The filesystem's other devices among the block devices of /proc/partitions (loop
- * devices included), as the reference's device scan finds them. */
+struct scan_ctx {
+	struct dev_list *l;
+	const struct btrfs_super_block *first;
+};
+
+static int add_if_same_fs(const char *path, void *arg)
+{
+	struct scan_ctx *c = arg;
+	struct btrfs_super_block sb;
+
+	if (read_any_super(path, &sb) || memcmp(sb.fsid, c->first->fsid, BTRFS_FSID_SIZE) ||
+	    dev_list_has(c->l, get_le64(&sb.dev_item.devid)))
+		return 0;
+	if (dev_list_add(c->l, path, get_le64(&sb.dev_item.devid), 1))
+		return -ENOMEM;
+	return (uint64_t)c->l->n >= get_le64(&c->first->num_devices); /* all found: stop */
+}
+
+/* The filesystem's other devices among the block devices (loop devices included), as
+ * the reference's device scan finds them. */
 static void scan_for_devices(struct dev_list *l, const struct btrfs_super_block *first)
 {
-	uint64_t want = get_le64(&first->num_devices);
-	FILE *f = fopen("/proc/partitions", "r");
-	char line[256], name[200], path[256];
+	struct scan_ctx c = { l, first };
 
-	if (!f)
-		return;
-	while ((uint64_t)l->n < want && fgets(line, sizeof(line), f)) {
-		struct btrfs_super_block sb;
-		unsigned long long blocks;
-		unsigned maj, min;
-
-		if (sscanf(line, "%u %u %llu %199s", &maj, &min, &blocks, name) != 4 || !blocks)
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", name);
-		if (read_any_super(path, &sb) ||
-		    memcmp(sb.fsid, first->fsid, BTRFS_FSID_SIZE) ||
-		    dev_list_has(l, get_le64(&sb.dev_item.devid)))
-			continue;
-		if (dev_list_add(l, path, get_le64(&sb.dev_item.devid), 1))
-			break;
-	}
-	fclose(f);
+	if ((uint64_t)l->n < get_le64(&first->num_devices))
+		btrfs_each_block_device(add_if_same_fs, &c);
 }
 
 /* The given devices (each must hold a btrfs superblock), plus the missing ones found by
