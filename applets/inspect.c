@@ -897,6 +897,9 @@ int dump_tree_main(int argc, char **argv)
 	int ret = 1;
 
 	parse_dump_tree_opts(argc, argv, &o, &d.po);
+	/* dumps run to megabytes: write in large chunks (messages flush stdout first) */
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	if (collect_devices(&devs, argv + optind, argc - optind, o.noscan))
 		goto out;
 	printf("btrfs-progs v%s compatible (btrfsbox v%s)\n", BTRFS_PROGS_COMPAT, BTRFSBOX_VERSION);
