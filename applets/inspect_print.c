@@ -10,6 +10,7 @@
 #include "le.h"
 #include "uuid.h"
 #include <ctype.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,104 @@
 #define CSUM_ITEM_KEY 120  /* the old per-block csum item, still named by the reference */
 #define NAME_MAX_PRINT 255 /* names longer than this are cut, as the reference does */
 #define LEAF_DATA_OFF ((uint32_t)sizeof(struct btrfs_header))
+
+/* ---- output ------------------------------------------------------------------------ */
+
+/* Dumps run to tens of megabytes and the C library's printf writes each piece of a line
+ * separately: text is collected here and handed to stdio in large chunks. Every public
+ * printer flushes before it returns and before any message to stderr. */
+static struct {
+	size_t n;
+	char buf[1 << 16];
+} out;
+
+static void out_flush(void)
+{
+	if (out.n)
+		fwrite(out.buf, 1, out.n, stdout);
+	out.n = 0;
+}
+
+static void out_mem(const void *p, size_t n)
+{
+	if (out.n + n > sizeof(out.buf)) {
+		out_flush();
+		if (n > sizeof(out.buf)) {
+			fwrite(p, 1, n, stdout);
+			return;
+		}
+	}
+	memcpy(out.buf + out.n, p, n);
+	out.n += n;
+}
+
+static void out_str(const char *s)
+{
+	out_mem(s, strlen(s));
+}
+
+static void out_char(char c)
+{
+	if (out.n == sizeof(out.buf))
+		out_flush();
+	out.buf[out.n++] = c;
+}
+
+static void out_u64(uint64_t v)
+{
+	char t[20];
+	int i = sizeof(t);
+
+	do
+		t[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	out_mem(t + i, sizeof(t) - (size_t)i);
+}
+
+/* Decimal with at least two digits (timestamps). */
+static void out_2d(int v)
+{
+	if (v >= 0 && v < 10)
+		out_char('0');
+	if (v < 0) {
+		out_char('-');
+		out_u64((uint64_t)-(int64_t)v);
+	} else {
+		out_u64((uint64_t)v);
+	}
+}
+
+/* label, then the number in decimal */
+static void out_kv(const char *label, uint64_t v)
+{
+	out_str(label);
+	out_u64(v);
+}
+
+static void out_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void out_fmt(const char *fmt, ...)
+{
+	char small[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(small)) {
+		out_mem(small, (size_t)n);
+		return;
+	}
+	out_flush();
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+#define report_error(...) (out_flush(), msg_error(__VA_ARGS__))
+#define report_warn(...) (out_flush(), msg_warn(__VA_ARGS__))
 
 /* ---- bounded reads ---------------------------------------------------------------- */
 
@@ -64,7 +163,7 @@ static void print_uuid_at(const struct bview *v, uint64_t off)
 
 	vcopy(v, off, u, sizeof(u));
 	uuid_unparse(u, s);
-	fputs(s, stdout);
+	out_mem(s, UUID_STR_LEN - 1);
 }
 
 static int64_t floordiv(int64_t a, int64_t b)
@@ -81,11 +180,13 @@ static int is_leap(int64_t y)
 static void print_name_at(const struct bview *v, uint64_t off, uint32_t len)
 {
 	char buf[NAME_MAX_PRINT];
+	const char *nul;
 
 	if (len > sizeof(buf))
 		len = sizeof(buf);
 	vcopy(v, off, buf, len);
-	printf("%.*s", (int)len, buf);
+	nul = memchr(buf, 0, len);
+	out_mem(buf, nul ? (size_t)(nul - buf) : len);
 }
 
 /* When the year does not fit an int, glibc's localtime_r has already set the time of
@@ -126,10 +227,22 @@ static void print_timespec_at(const struct bview *v, uint64_t off, const char *p
 		overflowed_local_time((int64_t)sec, last.tm_gmtoff, &tm);
 	}
 	last = tm;
+	out_str(prefix);
+	out_u64(sec);
+	out_char('.');
+	out_u64(nsec);
 	/* the year as glibc's %Y writes it: no padding, no '+' */
-	printf("%s%llu.%u (%lld-%02d-%02d %02d:%02d:%02d)\n", prefix, (unsigned long long)sec, nsec,
-	       (long long)tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-	       tm.tm_sec);
+	out_fmt(" (%lld-", (long long)tm.tm_year + 1900);
+	out_2d(tm.tm_mon + 1);
+	out_char('-');
+	out_2d(tm.tm_mday);
+	out_char(' ');
+	out_2d(tm.tm_hour);
+	out_char(':');
+	out_2d(tm.tm_min);
+	out_char(':');
+	out_2d(tm.tm_sec);
+	out_str(")\n");
 }
 
 /* ---- names of numbers ------------------------------------------------------------- */
@@ -148,35 +261,48 @@ static const char *lookup(const struct name_entry *t, size_t n, uint64_t value)
 }
 #define LOOKUP(table, value) lookup(table, sizeof(table) / sizeof(table[0]), value)
 
-static const struct name_entry key_type_names[] = {
-	{ BTRFS_INODE_ITEM_KEY, "INODE_ITEM" }, { BTRFS_INODE_REF_KEY, "INODE_REF" },
-	{ BTRFS_INODE_EXTREF_KEY, "INODE_EXTREF" }, { BTRFS_DIR_ITEM_KEY, "DIR_ITEM" },
-	{ BTRFS_DIR_INDEX_KEY, "DIR_INDEX" }, { BTRFS_DIR_LOG_ITEM_KEY, "DIR_LOG_ITEM" },
-	{ BTRFS_DIR_LOG_INDEX_KEY, "DIR_LOG_INDEX" }, { BTRFS_XATTR_ITEM_KEY, "XATTR_ITEM" },
-	{ BTRFS_VERITY_DESC_ITEM_KEY, "VERITY_DESC_ITEM" },
-	{ BTRFS_VERITY_MERKLE_ITEM_KEY, "VERITY_MERKLE_ITEM" },
-	{ BTRFS_ORPHAN_ITEM_KEY, "ORPHAN_ITEM" }, { BTRFS_ROOT_ITEM_KEY, "ROOT_ITEM" },
-	{ BTRFS_ROOT_REF_KEY, "ROOT_REF" }, { BTRFS_ROOT_BACKREF_KEY, "ROOT_BACKREF" },
-	{ BTRFS_EXTENT_ITEM_KEY, "EXTENT_ITEM" }, { BTRFS_METADATA_ITEM_KEY, "METADATA_ITEM" },
-	{ BTRFS_TREE_BLOCK_REF_KEY, "TREE_BLOCK_REF" },
-	{ BTRFS_SHARED_BLOCK_REF_KEY, "SHARED_BLOCK_REF" },
-	{ BTRFS_EXTENT_DATA_REF_KEY, "EXTENT_DATA_REF" },
-	{ BTRFS_SHARED_DATA_REF_KEY, "SHARED_DATA_REF" },
-	{ BTRFS_EXTENT_REF_V0_KEY, "EXTENT_REF_V0" }, { CSUM_ITEM_KEY, "CSUM_ITEM" },
-	{ BTRFS_EXTENT_CSUM_KEY, "EXTENT_CSUM" }, { BTRFS_EXTENT_DATA_KEY, "EXTENT_DATA" },
-	{ BTRFS_BLOCK_GROUP_ITEM_KEY, "BLOCK_GROUP_ITEM" },
-	{ BTRFS_FREE_SPACE_INFO_KEY, "FREE_SPACE_INFO" },
-	{ BTRFS_FREE_SPACE_EXTENT_KEY, "FREE_SPACE_EXTENT" },
-	{ BTRFS_FREE_SPACE_BITMAP_KEY, "FREE_SPACE_BITMAP" },
-	{ BTRFS_CHUNK_ITEM_KEY, "CHUNK_ITEM" }, { BTRFS_DEV_ITEM_KEY, "DEV_ITEM" },
-	{ BTRFS_DEV_EXTENT_KEY, "DEV_EXTENT" }, { BTRFS_TEMPORARY_ITEM_KEY, "TEMPORARY_ITEM" },
-	{ BTRFS_DEV_REPLACE_KEY, "DEV_REPLACE" }, { BTRFS_STRING_ITEM_KEY, "STRING_ITEM" },
-	{ BTRFS_QGROUP_STATUS_KEY, "QGROUP_STATUS" },
-	{ BTRFS_QGROUP_RELATION_KEY, "QGROUP_RELATION" },
-	{ BTRFS_QGROUP_INFO_KEY, "QGROUP_INFO" }, { BTRFS_QGROUP_LIMIT_KEY, "QGROUP_LIMIT" },
-	{ BTRFS_PERSISTENT_ITEM_KEY, "PERSISTENT_ITEM" },
-	{ BTRFS_UUID_KEY_SUBVOL, "UUID_KEY_SUBVOL" },
-	{ BTRFS_UUID_KEY_RECEIVED_SUBVOL, "UUID_KEY_RECEIVED_SUBVOL" },
+static const char *const key_type_names[256] = {
+	[BTRFS_INODE_ITEM_KEY] = "INODE_ITEM",
+	[BTRFS_INODE_REF_KEY] = "INODE_REF",
+	[BTRFS_INODE_EXTREF_KEY] = "INODE_EXTREF",
+	[BTRFS_DIR_ITEM_KEY] = "DIR_ITEM",
+	[BTRFS_DIR_INDEX_KEY] = "DIR_INDEX",
+	[BTRFS_DIR_LOG_ITEM_KEY] = "DIR_LOG_ITEM",
+	[BTRFS_DIR_LOG_INDEX_KEY] = "DIR_LOG_INDEX",
+	[BTRFS_XATTR_ITEM_KEY] = "XATTR_ITEM",
+	[BTRFS_VERITY_DESC_ITEM_KEY] = "VERITY_DESC_ITEM",
+	[BTRFS_VERITY_MERKLE_ITEM_KEY] = "VERITY_MERKLE_ITEM",
+	[BTRFS_ORPHAN_ITEM_KEY] = "ORPHAN_ITEM",
+	[BTRFS_ROOT_ITEM_KEY] = "ROOT_ITEM",
+	[BTRFS_ROOT_REF_KEY] = "ROOT_REF",
+	[BTRFS_ROOT_BACKREF_KEY] = "ROOT_BACKREF",
+	[BTRFS_EXTENT_ITEM_KEY] = "EXTENT_ITEM",
+	[BTRFS_METADATA_ITEM_KEY] = "METADATA_ITEM",
+	[BTRFS_TREE_BLOCK_REF_KEY] = "TREE_BLOCK_REF",
+	[BTRFS_SHARED_BLOCK_REF_KEY] = "SHARED_BLOCK_REF",
+	[BTRFS_EXTENT_DATA_REF_KEY] = "EXTENT_DATA_REF",
+	[BTRFS_SHARED_DATA_REF_KEY] = "SHARED_DATA_REF",
+	[BTRFS_EXTENT_REF_V0_KEY] = "EXTENT_REF_V0",
+	[CSUM_ITEM_KEY] = "CSUM_ITEM",
+	[BTRFS_EXTENT_CSUM_KEY] = "EXTENT_CSUM",
+	[BTRFS_EXTENT_DATA_KEY] = "EXTENT_DATA",
+	[BTRFS_BLOCK_GROUP_ITEM_KEY] = "BLOCK_GROUP_ITEM",
+	[BTRFS_FREE_SPACE_INFO_KEY] = "FREE_SPACE_INFO",
+	[BTRFS_FREE_SPACE_EXTENT_KEY] = "FREE_SPACE_EXTENT",
+	[BTRFS_FREE_SPACE_BITMAP_KEY] = "FREE_SPACE_BITMAP",
+	[BTRFS_CHUNK_ITEM_KEY] = "CHUNK_ITEM",
+	[BTRFS_DEV_ITEM_KEY] = "DEV_ITEM",
+	[BTRFS_DEV_EXTENT_KEY] = "DEV_EXTENT",
+	[BTRFS_TEMPORARY_ITEM_KEY] = "TEMPORARY_ITEM",
+	[BTRFS_DEV_REPLACE_KEY] = "DEV_REPLACE",
+	[BTRFS_STRING_ITEM_KEY] = "STRING_ITEM",
+	[BTRFS_QGROUP_STATUS_KEY] = "QGROUP_STATUS",
+	[BTRFS_QGROUP_RELATION_KEY] = "QGROUP_RELATION",
+	[BTRFS_QGROUP_INFO_KEY] = "QGROUP_INFO",
+	[BTRFS_QGROUP_LIMIT_KEY] = "QGROUP_LIMIT",
+	[BTRFS_PERSISTENT_ITEM_KEY] = "PERSISTENT_ITEM",
+	[BTRFS_UUID_KEY_SUBVOL] = "UUID_KEY_SUBVOL",
+	[BTRFS_UUID_KEY_RECEIVED_SUBVOL] = "UUID_KEY_RECEIVED_SUBVOL",
 };
 
 /* Objectids with a name whatever the key type (1 and 256 depend on it, see below). */
@@ -198,63 +324,65 @@ static const struct name_entry objectid_names[] = {
 
 static void print_qgroupid(uint64_t id)
 {
-	printf("%u/%llu", (unsigned)btrfs_qgroup_level(id),
+	out_fmt("%u/%llu", (unsigned)btrfs_qgroup_level(id),
 	       (unsigned long long)(id & ((1ULL << BTRFS_QGROUP_LEVEL_SHIFT) - 1)));
 }
 
-void print_objectid(uint64_t objectid, uint8_t type)
+static void put_objectid(uint64_t objectid, uint8_t type)
 {
 	const char *name;
 
 	switch (type) {
 	case BTRFS_PERSISTENT_ITEM_KEY:
 		if (objectid == BTRFS_DEV_STATS_OBJECTID) {
-			fputs("DEV_STATS", stdout);
+			out_str("DEV_STATS");
 			return;
 		}
 		/* fall through */
 	case BTRFS_DEV_EXTENT_KEY: /* a device id */
-		printf("%llu", (unsigned long long)objectid);
+		out_u64(objectid);
 		return;
 	case BTRFS_QGROUP_RELATION_KEY:
 		print_qgroupid(objectid);
 		return;
 	case BTRFS_UUID_KEY_SUBVOL:
 	case BTRFS_UUID_KEY_RECEIVED_SUBVOL:
-		printf("0x%016llx", (unsigned long long)objectid);
+		out_fmt("0x%016llx", (unsigned long long)objectid);
 		return;
 	}
 	if (objectid == BTRFS_ROOT_TREE_OBJECTID) /* == BTRFS_DEV_ITEMS_OBJECTID */
 		name = type == BTRFS_DEV_ITEM_KEY ? "DEV_ITEMS" : "ROOT_TREE";
 	else if (objectid == BTRFS_FIRST_CHUNK_TREE_OBJECTID && type == BTRFS_CHUNK_ITEM_KEY)
 		name = "FIRST_CHUNK_TREE";
+	else if (objectid > BTRFS_BLOCK_GROUP_TREE_OBJECTID && objectid < BTRFS_MULTIPLE_OBJECTIDS)
+		name = NULL; /* plain numbers: inodes, subvolumes, ... */
 	else
 		name = LOOKUP(objectid_names, objectid);
 	if (name)
-		fputs(name, stdout);
+		out_str(name);
 	else
-		printf("%llu", (unsigned long long)objectid);
+		out_u64(objectid);
 }
 
 static void print_key_type(uint64_t objectid, uint8_t type)
 {
-	const char *name = LOOKUP(key_type_names, type);
+	const char *name = key_type_names[type];
 
 	if (type == 0 && objectid == BTRFS_FREE_SPACE_OBJECTID)
-		fputs("UNTYPED", stdout);
+		out_str("UNTYPED");
 	else if (name)
-		fputs(name, stdout);
+		out_str(name);
 	else
-		printf("UNKNOWN.%d", type);
+		out_fmt("UNKNOWN.%d", type);
 }
 
-void print_key(uint64_t objectid, uint8_t type, uint64_t offset)
+static void put_key(uint64_t objectid, uint8_t type, uint64_t offset)
 {
-	fputs("key (", stdout);
-	print_objectid(objectid, type);
-	putchar(' ');
+	out_str("key (");
+	put_objectid(objectid, type);
+	out_char(' ');
 	print_key_type(objectid, type);
-	putchar(' ');
+	out_char(' ');
 	switch (type) {
 	case BTRFS_QGROUP_RELATION_KEY:
 	case BTRFS_QGROUP_INFO_KEY:
@@ -263,36 +391,54 @@ void print_key(uint64_t objectid, uint8_t type, uint64_t offset)
 		break;
 	case BTRFS_UUID_KEY_SUBVOL:
 	case BTRFS_UUID_KEY_RECEIVED_SUBVOL:
-		printf("0x%016llx", (unsigned long long)offset);
+		out_fmt("0x%016llx", (unsigned long long)offset);
 		break;
 	case BTRFS_ROOT_ITEM_KEY:
 		/* a reloc tree's ROOT_ITEM offset is the id of the tree it relocates */
 		if (objectid == BTRFS_TREE_RELOC_OBJECTID)
-			print_objectid(offset, type);
+			put_objectid(offset, type);
 		else
-			printf("%llu", (unsigned long long)offset);
+			out_u64(offset);
 		break;
 	default:
 		if (offset == (uint64_t)-1)
-			fputs("-1", stdout);
+			out_str("-1");
 		else
-			printf("%llu", (unsigned long long)offset);
+			out_u64(offset);
 	}
-	putchar(')');
+	out_char(')');
 }
 
-static void print_key_at(const struct bview *v, uint64_t off)
+static void put_key_at(const struct bview *v, uint64_t off)
 {
-	print_key(F64(v, off, struct btrfs_disk_key, objectid),
+	put_key(F64(v, off, struct btrfs_disk_key, objectid),
 		  F8(v, off, struct btrfs_disk_key, type),
 		  F64(v, off, struct btrfs_disk_key, offset));
 }
 
-void print_disk_key(const struct btrfs_disk_key *key)
+static void put_disk_key(const struct btrfs_disk_key *key)
 {
 	struct bview v = { (const uint8_t *)key, sizeof(*key) };
 
-	print_key_at(&v, 0);
+	put_key_at(&v, 0);
+}
+
+void print_disk_key(const struct btrfs_disk_key *key)
+{
+	put_disk_key(key);
+	out_flush();
+}
+
+void print_key(uint64_t objectid, uint8_t type, uint64_t offset)
+{
+	put_key(objectid, type, offset);
+	out_flush();
+}
+
+void print_objectid(uint64_t objectid, uint8_t type)
+{
+	put_objectid(objectid, type);
+	out_flush();
 }
 
 /* ---- flag words --------------------------------------------------------------------- */
@@ -377,21 +523,18 @@ static void print_inode_item(const struct item *it)
 	char fl[160];
 
 	FLAGS_JOIN(fl, flags, inode_flag_names, "none");
-	printf("\t\tgeneration %llu transid %llu size %llu nbytes %llu\n"
-	       "\t\tblock group %llu mode %o links %u uid %u gid %u rdev %llu\n"
-	       "\t\tsequence %llu flags 0x%llx(%s)\n",
-	       (unsigned long long)F64(v, o, struct btrfs_inode_item, generation),
-	       (unsigned long long)F64(v, o, struct btrfs_inode_item, transid),
-	       (unsigned long long)F64(v, o, struct btrfs_inode_item, size),
-	       (unsigned long long)F64(v, o, struct btrfs_inode_item, nbytes),
-	       (unsigned long long)F64(v, o, struct btrfs_inode_item, block_group),
-	       F32(v, o, struct btrfs_inode_item, mode),
-	       F32(v, o, struct btrfs_inode_item, nlink),
-	       F32(v, o, struct btrfs_inode_item, uid),
-	       F32(v, o, struct btrfs_inode_item, gid),
-	       (unsigned long long)F64(v, o, struct btrfs_inode_item, rdev),
-	       (unsigned long long)F64(v, o, struct btrfs_inode_item, sequence),
-	       (unsigned long long)flags, fl);
+	out_kv("\t\tgeneration ", F64(v, o, struct btrfs_inode_item, generation));
+	out_kv(" transid ", F64(v, o, struct btrfs_inode_item, transid));
+	out_kv(" size ", F64(v, o, struct btrfs_inode_item, size));
+	out_kv(" nbytes ", F64(v, o, struct btrfs_inode_item, nbytes));
+	out_kv("\n\t\tblock group ", F64(v, o, struct btrfs_inode_item, block_group));
+	out_fmt(" mode %o", F32(v, o, struct btrfs_inode_item, mode));
+	out_kv(" links ", F32(v, o, struct btrfs_inode_item, nlink));
+	out_kv(" uid ", F32(v, o, struct btrfs_inode_item, uid));
+	out_kv(" gid ", F32(v, o, struct btrfs_inode_item, gid));
+	out_kv(" rdev ", F64(v, o, struct btrfs_inode_item, rdev));
+	out_kv("\n\t\tsequence ", F64(v, o, struct btrfs_inode_item, sequence));
+	out_fmt(" flags 0x%llx(%s)\n", (unsigned long long)flags, fl);
 	print_timespec_at(v, o + offsetof(struct btrfs_inode_item, atime), "\t\tatime ");
 	print_timespec_at(v, o + offsetof(struct btrfs_inode_item, ctime), "\t\tctime ");
 	print_timespec_at(v, o + offsetof(struct btrfs_inode_item, mtime), "\t\tmtime ");
@@ -401,7 +544,7 @@ static void print_inode_item(const struct item *it)
 static void print_item_name(const struct item *it, uint64_t off, uint32_t len)
 {
 	if (it->po->hide_names)
-		fputs("HIDDEN", stdout);
+		out_str("HIDDEN");
 	else
 		print_name_at(&it->v, off, len);
 }
@@ -420,18 +563,19 @@ static void print_inode_refs(const struct item *it)
 
 		if (ext) {
 			name_len = F16(v, o, struct btrfs_inode_extref, name_len);
-			printf("\t\tindex %llu parent %llu namelen %u ",
+			out_fmt("\t\tindex %llu parent %llu namelen %u ",
 			       (unsigned long long)F64(v, o, struct btrfs_inode_extref, index),
 			       (unsigned long long)F64(v, o, struct btrfs_inode_extref, parent_objectid),
 			       name_len);
 		} else {
 			name_len = F16(v, o, struct btrfs_inode_ref, name_len);
-			printf("\t\tindex %llu namelen %u ",
-			       (unsigned long long)F64(v, o, struct btrfs_inode_ref, index), name_len);
+			out_kv("\t\tindex ", F64(v, o, struct btrfs_inode_ref, index));
+			out_kv(" namelen ", name_len);
+			out_char(' ');
 		}
-		fputs("name: ", stdout);
+		out_str("name: ");
 		print_item_name(it, o + hdr, name_len);
-		putchar('\n');
+		out_char('\n');
 		cur += hdr + name_len;
 	}
 }
@@ -464,20 +608,21 @@ static void print_dir_items(const struct item *it)
 		uint64_t name_off = o + sizeof(struct btrfs_dir_item);
 		char tbuf[24];
 
-		fputs("\t\tlocation ", stdout);
-		print_key_at(v, o + offsetof(struct btrfs_dir_item, location));
-		printf(" type %s\n", dir_type_name(F8(v, o, struct btrfs_dir_item, type), tbuf,
-						    sizeof(tbuf)));
-		printf("\t\ttransid %llu data_len %u name_len %u\n",
-		       (unsigned long long)F64(v, o, struct btrfs_dir_item, transid), data_len,
-		       name_len);
-		fputs("\t\tname: ", stdout);
+		out_str("\t\tlocation ");
+		put_key_at(v, o + offsetof(struct btrfs_dir_item, location));
+		out_str(" type ");
+		out_str(dir_type_name(F8(v, o, struct btrfs_dir_item, type), tbuf, sizeof(tbuf)));
+		out_kv("\n\t\ttransid ", F64(v, o, struct btrfs_dir_item, transid));
+		out_kv(" data_len ", data_len);
+		out_kv(" name_len ", name_len);
+		out_char('\n');
+		out_str("\t\tname: ");
 		print_item_name(it, name_off, name_len);
-		putchar('\n');
+		out_char('\n');
 		if (data_len) {
-			fputs("\t\tdata ", stdout);
+			out_str("\t\tdata ");
 			print_item_name(it, name_off + name_len, data_len);
-			putchar('\n');
+			out_char('\n');
 		}
 		cur += sizeof(struct btrfs_dir_item) + name_len + data_len;
 	}
@@ -485,7 +630,7 @@ static void print_dir_items(const struct item *it)
 
 static void print_dir_log_item(const struct item *it)
 {
-	printf("\t\tdir log end %llu\n",
+	out_fmt("\t\tdir log end %llu\n",
 	       (unsigned long long)F64(&it->v, it->off, struct btrfs_dir_log_item, end));
 }
 
@@ -499,30 +644,30 @@ static void print_root_item(const struct item *it)
 	memset(&ri, 0, sizeof(ri));
 	vcopy(&it->v, it->off, &ri, it->size < sizeof(ri) ? it->size : sizeof(ri));
 	flags = get_le64(&ri.flags);
-	printf("\t\tgeneration %llu root_dirid %llu bytenr %llu byte_limit %llu bytes_used %llu\n",
+	out_fmt("\t\tgeneration %llu root_dirid %llu bytenr %llu byte_limit %llu bytes_used %llu\n",
 	       (unsigned long long)get_le64(&ri.generation),
 	       (unsigned long long)get_le64(&ri.root_dirid),
 	       (unsigned long long)get_le64(&ri.bytenr),
 	       (unsigned long long)get_le64(&ri.byte_limit),
 	       (unsigned long long)get_le64(&ri.bytes_used));
-	printf("\t\tlast_snapshot %llu flags 0x%llx(%s) refs %u\n",
+	out_fmt("\t\tlast_snapshot %llu flags 0x%llx(%s) refs %u\n",
 	       (unsigned long long)get_le64(&ri.last_snapshot), (unsigned long long)flags,
 	       flags & BTRFS_ROOT_SUBVOL_RDONLY ? "RDONLY" : "none", get_le32(&ri.refs));
-	fputs("\t\tdrop_progress ", stdout);
-	print_disk_key(&ri.drop_progress);
-	printf(" drop_level %u\n", ri.drop_level);
-	printf("\t\tlevel %u generation_v2 %llu\n", ri.level,
+	out_str("\t\tdrop_progress ");
+	put_disk_key(&ri.drop_progress);
+	out_fmt(" drop_level %u\n", ri.drop_level);
+	out_fmt("\t\tlevel %u generation_v2 %llu\n", ri.level,
 	       (unsigned long long)get_le64(&ri.generation_v2));
 	/* The fields after generation_v2 are valid only when it matches generation. */
 	if (get_le64(&ri.generation) != get_le64(&ri.generation_v2))
 		return;
-	fputs("\t\tuuid ", stdout);
+	out_str("\t\tuuid ");
 	print_uuid_at(&v, offsetof(struct btrfs_root_item, uuid));
-	fputs("\n\t\tparent_uuid ", stdout);
+	out_str("\n\t\tparent_uuid ");
 	print_uuid_at(&v, offsetof(struct btrfs_root_item, parent_uuid));
-	fputs("\n\t\treceived_uuid ", stdout);
+	out_str("\n\t\treceived_uuid ");
 	print_uuid_at(&v, offsetof(struct btrfs_root_item, received_uuid));
-	printf("\n\t\tctransid %llu otransid %llu stransid %llu rtransid %llu\n",
+	out_fmt("\n\t\tctransid %llu otransid %llu stransid %llu rtransid %llu\n",
 	       (unsigned long long)get_le64(&ri.ctransid),
 	       (unsigned long long)get_le64(&ri.otransid),
 	       (unsigned long long)get_le64(&ri.stransid),
@@ -539,13 +684,13 @@ static void print_root_ref(const struct item *it)
 	const struct bview *v = &it->v;
 	uint32_t o = it->off;
 
-	printf("\t\troot %s key dirid %llu sequence %llu name ",
+	out_fmt("\t\troot %s key dirid %llu sequence %llu name ",
 	       it->type == BTRFS_ROOT_REF_KEY ? "ref" : "backref",
 	       (unsigned long long)F64(v, o, struct btrfs_root_ref, dirid),
 	       (unsigned long long)F64(v, o, struct btrfs_root_ref, sequence));
 	print_name_at(v, o + sizeof(struct btrfs_root_ref),
 		      F16(v, o, struct btrfs_root_ref, name_len));
-	putchar('\n');
+	out_char('\n');
 }
 
 /* EXTENT flags as the reference spells them: FULL_BACKREF always gets a '|' first. */
@@ -561,9 +706,9 @@ static void extent_flags_str(char *out, size_t len, uint64_t flags)
 
 static void print_extent_data_ref_at(const struct bview *v, uint64_t o)
 {
-	fputs("\t\textent data backref root ", stdout);
-	print_objectid(F64(v, o, struct btrfs_extent_data_ref, root), 0);
-	printf(" objectid %llu offset %llu count %u\n",
+	out_str("\t\textent data backref root ");
+	put_objectid(F64(v, o, struct btrfs_extent_data_ref, root), 0);
+	out_fmt(" objectid %llu offset %llu count %u\n",
 	       (unsigned long long)F64(v, o, struct btrfs_extent_data_ref, objectid),
 	       (unsigned long long)F64(v, o, struct btrfs_extent_data_ref, offset),
 	       F32(v, o, struct btrfs_extent_data_ref, count));
@@ -579,19 +724,19 @@ static uint32_t print_inline_ref(const struct bview *v, uint64_t o)
 
 	switch (type) {
 	case BTRFS_TREE_BLOCK_REF_KEY:
-		fputs("\t\ttree block backref root ", stdout);
-		print_objectid(offset, 0);
-		putchar('\n');
+		out_str("\t\ttree block backref root ");
+		put_objectid(offset, 0);
+		out_char('\n');
 		return sizeof(struct btrfs_extent_inline_ref);
 	case BTRFS_SHARED_BLOCK_REF_KEY:
-		printf("\t\tshared block backref parent %llu\n", (unsigned long long)offset);
+		out_fmt("\t\tshared block backref parent %llu\n", (unsigned long long)offset);
 		return sizeof(struct btrfs_extent_inline_ref);
 	case BTRFS_EXTENT_DATA_REF_KEY: /* the data ref takes the place of offset */
 		print_extent_data_ref_at(v, o + offsetof(struct btrfs_extent_inline_ref, offset));
 		return offsetof(struct btrfs_extent_inline_ref, offset) +
 		       sizeof(struct btrfs_extent_data_ref);
 	case BTRFS_SHARED_DATA_REF_KEY:
-		printf("\t\tshared data backref parent %llu count %u\n", (unsigned long long)offset,
+		out_fmt("\t\tshared data backref parent %llu count %u\n", (unsigned long long)offset,
 		       F32(v, after, struct btrfs_shared_data_ref, count));
 		return sizeof(struct btrfs_extent_inline_ref) + sizeof(struct btrfs_shared_data_ref);
 	}
@@ -610,16 +755,16 @@ static void print_extent_item(const struct item *it)
 		return; /* a v0 extent item: nothing the reference prints */
 	flags = F64(v, o, struct btrfs_extent_item, flags);
 	extent_flags_str(fl, sizeof(fl), flags);
-	printf("\t\trefs %llu gen %llu flags %s\n",
+	out_fmt("\t\trefs %llu gen %llu flags %s\n",
 	       (unsigned long long)F64(v, o, struct btrfs_extent_item, refs),
 	       (unsigned long long)F64(v, o, struct btrfs_extent_item, generation), fl);
 	o += sizeof(struct btrfs_extent_item);
 	if (it->type == BTRFS_METADATA_ITEM_KEY) {
-		printf("\t\ttree block skinny level %d\n", (int)it->offset);
+		out_fmt("\t\ttree block skinny level %d\n", (int)it->offset);
 	} else if (flags & BTRFS_EXTENT_FLAG_TREE_BLOCK) {
-		fputs("\t\ttree block ", stdout);
-		print_key_at(v, o + offsetof(struct btrfs_tree_block_info, key));
-		printf(" level %d\n", F8(v, o, struct btrfs_tree_block_info, level));
+		out_str("\t\ttree block ");
+		put_key_at(v, o + offsetof(struct btrfs_tree_block_info, key));
+		out_fmt(" level %d\n", F8(v, o, struct btrfs_tree_block_info, level));
 		o += sizeof(struct btrfs_tree_block_info);
 	}
 	while (o < end) {
@@ -638,7 +783,7 @@ static void print_extent_data_ref(const struct item *it)
 
 static void print_shared_data_ref(const struct item *it)
 {
-	printf("\t\tshared data backref count %u\n",
+	out_fmt("\t\tshared data backref count %u\n",
 	       F32(&it->v, it->off, struct btrfs_shared_data_ref, count));
 }
 
@@ -653,12 +798,12 @@ static void print_extent_csum(const struct item *it)
 	uint32_t len;
 
 	if (!cs || !po->sectorsize) {
-		printf("\t\trange start %llu\n", (unsigned long long)start);
+		out_fmt("\t\trange start %llu\n", (unsigned long long)start);
 		return;
 	}
 	count = it->size / cs;
 	len = count * po->sectorsize;
-	printf("\t\trange start %llu end %llu length %u\n", (unsigned long long)start,
+	out_fmt("\t\trange start %llu end %llu length %u\n", (unsigned long long)start,
 	       (unsigned long long)(start + len), len);
 	if (!po->csum_items)
 		return;
@@ -668,14 +813,14 @@ static void print_extent_csum(const struct item *it)
 	for (i = 0; i < count; i++) {
 		uint8_t sum[CSUM_MAX_SIZE];
 
-		fputs(i == 0 ? "\t\t" : i % per_line ? " " : "\n\t\t", stdout);
-		printf("[%llu] 0x", (unsigned long long)(start + (uint64_t)i * po->sectorsize));
+		out_str(i == 0 ? "\t\t" : i % per_line ? " " : "\n\t\t");
+		out_fmt("[%llu] 0x", (unsigned long long)(start + (uint64_t)i * po->sectorsize));
 		vcopy(&it->v, it->off + (uint64_t)i * cs, sum, cs);
 		for (unsigned b = 0; b < cs; b++)
-			printf("%02x", sum[b]);
+			out_fmt("%02x", sum[b]);
 	}
 	if (count)
-		putchar('\n');
+		out_char('\n');
 }
 
 static const char *compress_name(uint8_t c, char *buf, size_t len)
@@ -698,32 +843,32 @@ static void print_file_extent(const struct item *it)
 	char cbuf[24];
 	const char *cname = compress_name(comp, cbuf, sizeof(cbuf));
 
-	printf("\t\tgeneration %llu type %u (%s)\n",
+	out_fmt("\t\tgeneration %llu type %u (%s)\n",
 	       (unsigned long long)F64(v, o, struct btrfs_file_extent_item, generation), type,
 	       type < 3 ? type_names[type] : "unknown");
 	if (type == BTRFS_FILE_EXTENT_INLINE) {
 		/* inline data starts where disk_bytenr would be */
-		printf("\t\tinline extent data size %u ram_bytes %llu compression %u (%s)\n",
+		out_fmt("\t\tinline extent data size %u ram_bytes %llu compression %u (%s)\n",
 		       it->size - (uint32_t)offsetof(struct btrfs_file_extent_item, disk_bytenr),
 		       (unsigned long long)F64(v, o, struct btrfs_file_extent_item, ram_bytes),
 		       comp, cname);
 		return;
 	}
-	printf("\t\t%s data disk byte %llu nr %llu\n",
+	out_fmt("\t\t%s data disk byte %llu nr %llu\n",
 	       type == BTRFS_FILE_EXTENT_PREALLOC ? "prealloc" : "extent",
 	       (unsigned long long)F64(v, o, struct btrfs_file_extent_item, disk_bytenr),
 	       (unsigned long long)F64(v, o, struct btrfs_file_extent_item, disk_num_bytes));
 	if (type == BTRFS_FILE_EXTENT_PREALLOC) {
-		printf("\t\tprealloc data offset %llu nr %llu\n",
+		out_fmt("\t\tprealloc data offset %llu nr %llu\n",
 		       (unsigned long long)F64(v, o, struct btrfs_file_extent_item, offset),
 		       (unsigned long long)F64(v, o, struct btrfs_file_extent_item, num_bytes));
 		return;
 	}
-	printf("\t\textent data offset %llu nr %llu ram %llu\n",
+	out_fmt("\t\textent data offset %llu nr %llu ram %llu\n",
 	       (unsigned long long)F64(v, o, struct btrfs_file_extent_item, offset),
 	       (unsigned long long)F64(v, o, struct btrfs_file_extent_item, num_bytes),
 	       (unsigned long long)F64(v, o, struct btrfs_file_extent_item, ram_bytes));
-	printf("\t\textent compression %u (%s)\n", comp, cname);
+	out_fmt("\t\textent compression %u (%s)\n", comp, cname);
 }
 
 static void print_block_group(const struct item *it)
@@ -731,7 +876,7 @@ static void print_block_group(const struct item *it)
 	char fl[80];
 
 	bg_flags_str(fl, sizeof(fl), F64(&it->v, it->off, struct btrfs_block_group_item, flags));
-	printf("\t\tblock group used %llu chunk_objectid %llu flags %s\n",
+	out_fmt("\t\tblock group used %llu chunk_objectid %llu flags %s\n",
 	       (unsigned long long)F64(&it->v, it->off, struct btrfs_block_group_item, used),
 	       (unsigned long long)F64(&it->v, it->off, struct btrfs_block_group_item,
 				       chunk_objectid), fl);
@@ -739,7 +884,7 @@ static void print_block_group(const struct item *it)
 
 static void print_free_space_info(const struct item *it)
 {
-	printf("\t\tfree space info extent count %u flags %u\n",
+	out_fmt("\t\tfree space info extent count %u flags %u\n",
 	       F32(&it->v, it->off, struct btrfs_free_space_info, extent_count),
 	       F32(&it->v, it->off, struct btrfs_free_space_info, flags));
 }
@@ -750,9 +895,9 @@ static void print_free_space_header(const struct item *it)
 	const struct bview *v = &it->v;
 	uint32_t o = it->off;
 
-	fputs("\t\tlocation ", stdout);
-	print_key_at(v, o + offsetof(struct btrfs_free_space_header, location));
-	printf("\n\t\tcache generation %llu entries %llu bitmaps %llu\n",
+	out_str("\t\tlocation ");
+	put_key_at(v, o + offsetof(struct btrfs_free_space_header, location));
+	out_fmt("\n\t\tcache generation %llu entries %llu bitmaps %llu\n",
 	       (unsigned long long)F64(v, o, struct btrfs_free_space_header, generation),
 	       (unsigned long long)F64(v, o, struct btrfs_free_space_header, num_entries),
 	       (unsigned long long)F64(v, o, struct btrfs_free_space_header, num_bitmaps));
@@ -766,31 +911,31 @@ static void print_chunk_at(const struct bview *v, uint64_t o)
 	char fl[80];
 
 	if (n < 1) {
-		printf("invalid num_stripes: %u\n", n);
+		out_fmt("invalid num_stripes: %u\n", n);
 		return;
 	}
 	if (!in_view(v, o, offsetof(struct btrfs_chunk, stripe) +
 			   (uint64_t)n * sizeof(struct btrfs_stripe))) {
-		fputs("\t\tchunk item invalid\n", stdout);
+		out_str("\t\tchunk item invalid\n");
 		return;
 	}
 	bg_flags_str(fl, sizeof(fl), F64(v, o, struct btrfs_chunk, type));
-	printf("\t\tlength %llu owner %llu stripe_len %llu type %s\n",
+	out_fmt("\t\tlength %llu owner %llu stripe_len %llu type %s\n",
 	       (unsigned long long)F64(v, o, struct btrfs_chunk, length),
 	       (unsigned long long)F64(v, o, struct btrfs_chunk, owner),
 	       (unsigned long long)F64(v, o, struct btrfs_chunk, stripe_len), fl);
-	printf("\t\tio_align %u io_width %u sector_size %u\n",
+	out_fmt("\t\tio_align %u io_width %u sector_size %u\n",
 	       F32(v, o, struct btrfs_chunk, io_align), F32(v, o, struct btrfs_chunk, io_width),
 	       F32(v, o, struct btrfs_chunk, sector_size));
-	printf("\t\tnum_stripes %u sub_stripes %u\n", n, F16(v, o, struct btrfs_chunk, sub_stripes));
+	out_fmt("\t\tnum_stripes %u sub_stripes %u\n", n, F16(v, o, struct btrfs_chunk, sub_stripes));
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t s = stripes + (uint64_t)i * sizeof(struct btrfs_stripe);
 
-		printf("\t\t\tstripe %u devid %llu offset %llu\n\t\t\tdev_uuid ", i,
+		out_fmt("\t\t\tstripe %u devid %llu offset %llu\n\t\t\tdev_uuid ", i,
 		       (unsigned long long)F64(v, s, struct btrfs_stripe, devid),
 		       (unsigned long long)F64(v, s, struct btrfs_stripe, offset));
 		print_uuid_at(v, s + offsetof(struct btrfs_stripe, dev_uuid));
-		putchar('\n');
+		out_char('\n');
 	}
 }
 
@@ -804,7 +949,7 @@ static void print_dev_item(const struct item *it)
 	const struct bview *v = &it->v;
 	uint32_t o = it->off;
 
-	printf("\t\tdevid %llu total_bytes %llu bytes_used %llu\n"
+	out_fmt("\t\tdevid %llu total_bytes %llu bytes_used %llu\n"
 	       "\t\tio_align %u io_width %u sector_size %u type %llu\n"
 	       "\t\tgeneration %llu start_offset %llu dev_group %u\n"
 	       "\t\tseek_speed %u bandwidth %u\n\t\tuuid ",
@@ -820,9 +965,9 @@ static void print_dev_item(const struct item *it)
 	       F8(v, o, struct btrfs_dev_item, seek_speed),
 	       F8(v, o, struct btrfs_dev_item, bandwidth));
 	print_uuid_at(v, o + offsetof(struct btrfs_dev_item, uuid));
-	fputs("\n\t\tfsid ", stdout);
+	out_str("\n\t\tfsid ");
 	print_uuid_at(v, o + offsetof(struct btrfs_dev_item, fsid));
-	putchar('\n');
+	out_char('\n');
 }
 
 static void print_dev_extent(const struct item *it)
@@ -830,14 +975,14 @@ static void print_dev_extent(const struct item *it)
 	const struct bview *v = &it->v;
 	uint32_t o = it->off;
 
-	printf("\t\tdev extent chunk_tree %llu\n"
+	out_fmt("\t\tdev extent chunk_tree %llu\n"
 	       "\t\tchunk_objectid %llu chunk_offset %llu length %llu\n\t\tchunk_tree_uuid ",
 	       (unsigned long long)F64(v, o, struct btrfs_dev_extent, chunk_tree),
 	       (unsigned long long)F64(v, o, struct btrfs_dev_extent, chunk_objectid),
 	       (unsigned long long)F64(v, o, struct btrfs_dev_extent, chunk_offset),
 	       (unsigned long long)F64(v, o, struct btrfs_dev_extent, length));
 	print_uuid_at(v, o + offsetof(struct btrfs_dev_extent, chunk_tree_uuid));
-	putchar('\n');
+	out_char('\n');
 }
 
 static void print_qgroup_status(const struct item *it)
@@ -846,7 +991,7 @@ static void print_qgroup_status(const struct item *it)
 	uint32_t o = it->off;
 	uint64_t flags = F64(v, o, struct btrfs_qgroup_status_item, flags);
 
-	printf("\t\tversion %llu generation %llu flags %s%s%s scan %llu\n",
+	out_fmt("\t\tversion %llu generation %llu flags %s%s%s scan %llu\n",
 	       (unsigned long long)F64(v, o, struct btrfs_qgroup_status_item, version),
 	       (unsigned long long)F64(v, o, struct btrfs_qgroup_status_item, generation),
 	       flags & BTRFS_QGROUP_STATUS_FLAG_ON ? "ON" : "OFF",
@@ -860,7 +1005,7 @@ static void print_qgroup_info(const struct item *it)
 	const struct bview *v = &it->v;
 	uint32_t o = it->off;
 
-	printf("\t\tgeneration %llu\n\t\treferenced %llu referenced_compressed %llu\n"
+	out_fmt("\t\tgeneration %llu\n\t\treferenced %llu referenced_compressed %llu\n"
 	       "\t\texclusive %llu exclusive_compressed %llu\n",
 	       (unsigned long long)F64(v, o, struct btrfs_qgroup_info_item, generation),
 	       (unsigned long long)F64(v, o, struct btrfs_qgroup_info_item, rfer),
@@ -874,7 +1019,7 @@ static void print_qgroup_limit(const struct item *it)
 	const struct bview *v = &it->v;
 	uint32_t o = it->off;
 
-	printf("\t\tflags %llx\n\t\tmax_referenced %lld max_exclusive %lld\n"
+	out_fmt("\t\tflags %llx\n\t\tmax_referenced %lld max_exclusive %lld\n"
 	       "\t\trsv_referenced %lld rsv_exclusive %lld\n",
 	       (unsigned long long)F64(v, o, struct btrfs_qgroup_limit_item, flags),
 	       (long long)F64(v, o, struct btrfs_qgroup_limit_item, max_rfer),
@@ -887,11 +1032,11 @@ static void print_qgroup_limit(const struct item *it)
 static void print_uuid_item(const struct item *it)
 {
 	if (it->size % sizeof(uint64_t)) {
-		printf("btrfs: uuid item with illegal size %lu!\n", (unsigned long)it->size);
+		out_fmt("btrfs: uuid item with illegal size %lu!\n", (unsigned long)it->size);
 		return;
 	}
 	for (uint32_t i = 0; i < it->size; i += sizeof(uint64_t))
-		printf("\t\tsubvol_id %llu\n", (unsigned long long)v64(&it->v, it->off + i));
+		out_fmt("\t\tsubvol_id %llu\n", (unsigned long long)v64(&it->v, it->off + i));
 }
 
 static void print_string_item(const struct item *it)
@@ -900,9 +1045,9 @@ static void print_string_item(const struct item *it)
 	const char *s = (const char *)it->v.p + it->off;
 	const char *nul = memchr(s, 0, it->size);
 
-	fputs("\t\titem data ", stdout);
-	fwrite(s, 1, nul ? (size_t)(nul - s) : it->size, stdout);
-	putchar('\n');
+	out_str("\t\titem data ");
+	out_mem(s, nul ? (size_t)(nul - s) : it->size);
+	out_char('\n');
 }
 
 static void print_dev_stats(const struct item *it)
@@ -910,7 +1055,7 @@ static void print_dev_stats(const struct item *it)
 	const struct bview *v = &it->v;
 	uint32_t known = BTRFS_DEV_STAT_VALUES_MAX * sizeof(uint64_t);
 
-	printf("\t\tdevice stats\n\t\twrite_errs %llu read_errs %llu flush_errs %llu "
+	out_fmt("\t\tdevice stats\n\t\twrite_errs %llu read_errs %llu flush_errs %llu "
 	       "corruption_errs %llu generation %llu\n",
 	       (unsigned long long)v64(v, it->off + 8 * BTRFS_DEV_STAT_WRITE_ERRS),
 	       (unsigned long long)v64(v, it->off + 8 * BTRFS_DEV_STAT_READ_ERRS),
@@ -920,21 +1065,21 @@ static void print_dev_stats(const struct item *it)
 	if (known >= it->size)
 		return;
 	/* the reference ends this line without a newline */
-	printf("\t\tunknown stats item bytes %u", it->size - known);
+	out_fmt("\t\tunknown stats item bytes %u", it->size - known);
 	for (uint32_t i = BTRFS_DEV_STAT_VALUES_MAX; i * 8ULL < it->size; i++)
-		printf("\t\tunknown item %u offset %zu value %llu\n", i, (size_t)i * 8,
+		out_fmt("\t\tunknown item %u offset %zu value %llu\n", i, (size_t)i * 8,
 		       (unsigned long long)v64(v, it->off + i * 8ULL));
 }
 
 static void print_persistent_item(const struct item *it)
 {
-	fputs("\t\tpersistent item objectid ", stdout);
-	print_objectid(it->objectid, BTRFS_PERSISTENT_ITEM_KEY);
-	printf(" offset %llu\n", (unsigned long long)it->offset);
+	out_str("\t\tpersistent item objectid ");
+	put_objectid(it->objectid, BTRFS_PERSISTENT_ITEM_KEY);
+	out_fmt(" offset %llu\n", (unsigned long long)it->offset);
 	if (it->objectid == BTRFS_DEV_STATS_OBJECTID)
 		print_dev_stats(it);
 	else
-		printf("\t\tunknown persistent item objectid %llu\n",
+		out_fmt("\t\tunknown persistent item objectid %llu\n",
 		       (unsigned long long)it->objectid);
 }
 
@@ -942,15 +1087,15 @@ static void print_balance_args(const struct bview *v, uint64_t o)
 {
 #define BA(f) F64(v, o, struct btrfs_disk_balance_args, f)
 #define BA32(f) F32(v, o, struct btrfs_disk_balance_args, f)
-	printf("\t\tprofiles %llu devid %llu target %llu flags %llu\n",
+	out_fmt("\t\tprofiles %llu devid %llu target %llu flags %llu\n",
 	       (unsigned long long)BA(profiles), (unsigned long long)BA(devid),
 	       (unsigned long long)BA(target), (unsigned long long)BA(flags));
-	printf("\t\tusage_min %u usage_max %u pstart %llu pend %llu\n", BA32(usage_min),
+	out_fmt("\t\tusage_min %u usage_max %u pstart %llu pend %llu\n", BA32(usage_min),
 	       BA32(usage_max), (unsigned long long)BA(pstart), (unsigned long long)BA(pend));
-	printf("\t\tvstart %llu vend %llu limit_min %u limit_max %u\n",
+	out_fmt("\t\tvstart %llu vend %llu limit_min %u limit_max %u\n",
 	       (unsigned long long)BA(vstart), (unsigned long long)BA(vend), BA32(limit_min),
 	       BA32(limit_max));
-	printf("\t\tstripes_min %u stripes_max %u\n", BA32(stripes_min), BA32(stripes_max));
+	out_fmt("\t\tstripes_min %u stripes_max %u\n", BA32(stripes_min), BA32(stripes_max));
 #undef BA
 #undef BA32
 }
@@ -965,20 +1110,20 @@ static void print_temporary_item(const struct item *it)
 		{ "SYSTEM", offsetof(struct btrfs_balance_item, sys) },
 	};
 
-	fputs("\t\ttemporary item objectid ", stdout);
-	print_objectid(it->objectid, BTRFS_TEMPORARY_ITEM_KEY);
-	printf(" offset %llu\n", (unsigned long long)it->offset);
+	out_str("\t\ttemporary item objectid ");
+	put_objectid(it->objectid, BTRFS_TEMPORARY_ITEM_KEY);
+	out_fmt(" offset %llu\n", (unsigned long long)it->offset);
 	if (it->objectid == BTRFS_BALANCE_OBJECTID) {
-		printf("\t\tbalance status flags %llu\n",
+		out_fmt("\t\tbalance status flags %llu\n",
 		       (unsigned long long)F64(&it->v, it->off, struct btrfs_balance_item, flags));
 		for (size_t i = 0; i < 3; i++) {
-			printf("\t\t%s\n", parts[i].name);
+			out_fmt("\t\t%s\n", parts[i].name);
 			print_balance_args(&it->v, it->off + parts[i].off);
 		}
 	} else if (it->objectid == CSUM_TREE_TMP_OBJECTID) {
-		printf("\t\tcsum tree tmp root %llu\n", (unsigned long long)it->offset);
+		out_fmt("\t\tcsum tree tmp root %llu\n", (unsigned long long)it->offset);
 	} else {
-		printf("\t\tunknown temporary item objectid %llu\n",
+		out_fmt("\t\tunknown temporary item objectid %llu\n",
 		       (unsigned long long)it->objectid);
 	}
 }
@@ -995,7 +1140,7 @@ static void print_fixed_text(const struct item *it)
 		{ BTRFS_FREE_SPACE_BITMAP_KEY, "free space bitmap" },
 	};
 
-	printf("\t\t%s\n", LOOKUP(texts, it->type));
+	out_fmt("\t\t%s\n", LOOKUP(texts, it->type));
 }
 
 typedef void item_printer(const struct item *it);
@@ -1054,7 +1199,7 @@ static void print_block_header(const struct print_opts *po, const struct bview *
 	char fl[32];
 
 	if (level) {
-		printf("node %llu level %d items %u free space %u generation %llu owner ",
+		out_fmt("node %llu level %d items %u free space %u generation %llu owner ",
 		       (unsigned long long)start, level, nr, node_ptrs_max(po->nodesize) - nr,
 		       (unsigned long long)F64(v, 0, struct btrfs_header, generation));
 	} else {
@@ -1069,26 +1214,26 @@ static void print_block_header(const struct print_opts *po, const struct bview *
 			       F32(v, last, struct btrfs_item, offset) +
 			       (int64_t)nr * sizeof(struct btrfs_item);
 		}
-		printf("leaf %llu items %u free space %d generation %llu owner ",
+		out_fmt("leaf %llu items %u free space %d generation %llu owner ",
 		       (unsigned long long)bytenr, nr,
 		       (int)(int32_t)(uint32_t)((int64_t)(po->nodesize - LEAF_DATA_OFF) - used),
 		       (unsigned long long)F64(v, 0, struct btrfs_header, generation));
 	}
-	print_objectid(F64(v, 0, struct btrfs_header, owner), 0);
+	put_objectid(F64(v, 0, struct btrfs_header, owner), 0);
 	FLAGS_JOIN(fl, flags, header_flag_names, NULL);
-	printf("\n%s %llu flags 0x%llx(%s) backref revision %d", level ? "node" : "leaf",
+	out_fmt("\n%s %llu flags 0x%llx(%s) backref revision %d", level ? "node" : "leaf",
 	       (unsigned long long)bytenr, (unsigned long long)flags, fl,
 	       (int)(raw_flags >> BTRFS_BACKREF_REV_SHIFT));
 	if (po->csum_headers) {
-		fputs(" csum 0x", stdout);
+		out_str(" csum 0x");
 		for (unsigned i = 0; i < po->csum_size && i < BTRFS_CSUM_SIZE; i++)
-			printf("%02x", v->p[i]);
+			out_fmt("%02x", v->p[i]);
 	}
-	fputs("\nfs uuid ", stdout);
+	out_str("\nfs uuid ");
 	print_uuid_at(v, offsetof(struct btrfs_header, fsid));
-	fputs("\nchunk uuid ", stdout);
+	out_str("\nchunk uuid ");
 	print_uuid_at(v, offsetof(struct btrfs_header, chunk_tree_uuid));
-	putchar('\n');
+	out_char('\n');
 }
 
 static void print_leaf_items(const struct print_opts *po, const struct bview *v,
@@ -1105,17 +1250,23 @@ static void print_leaf_items(const struct print_opts *po, const struct bview *v,
 
 		if (!in_view(v, ih, sizeof(struct btrfs_item)) || ioff > data_size ||
 		    (uint64_t)ioff + isize > data_size) {
-			msg_error("leaf %llu slot %u pointer invalid, offset %u size %u leaf data limit %u",
+			report_error("leaf %llu slot %u pointer invalid, offset %u size %u leaf data limit %u",
 				  (unsigned long long)bytenr, i, ioff, isize, data_size);
-			msg_error("skip remaining slots");
+			report_error("skip remaining slots");
 			return;
 		}
 		it.objectid = F64(v, ih, struct btrfs_disk_key, objectid);
 		it.type = F8(v, ih, struct btrfs_disk_key, type);
 		it.offset = F64(v, ih, struct btrfs_disk_key, offset);
-		printf("\titem %u ", i);
-		print_key(it.objectid, it.type, it.offset);
-		printf(" itemoff %u itemsize %u\n", ioff, isize);
+		out_str("\titem ");
+		out_u64(i);
+		out_char(' ');
+		put_key(it.objectid, it.type, it.offset);
+		out_str(" itemoff ");
+		out_u64(ioff);
+		out_str(" itemsize ");
+		out_u64(isize);
+		out_char('\n');
 		if (it.type == 0 && it.objectid == BTRFS_FREE_SPACE_OBJECTID)
 			print_free_space_header(&it);
 		fn = item_printers[it.type];
@@ -1131,9 +1282,9 @@ static void print_node_ptrs(const struct print_opts *po, const struct bview *v, 
 	for (uint32_t i = 0; i < nr && i < max; i++) {
 		uint64_t p = LEAF_DATA_OFF + (uint64_t)i * sizeof(struct btrfs_key_ptr);
 
-		putchar('\t');
-		print_key_at(v, p + offsetof(struct btrfs_key_ptr, key));
-		printf(" block %llu gen %llu\n",
+		out_char('\t');
+		put_key_at(v, p + offsetof(struct btrfs_key_ptr, key));
+		out_fmt(" block %llu gen %llu\n",
 		       (unsigned long long)F64(v, p, struct btrfs_key_ptr, blockptr),
 		       (unsigned long long)F64(v, p, struct btrfs_key_ptr, generation));
 	}
@@ -1147,13 +1298,14 @@ void print_tree_block(const struct print_opts *po, const uint8_t *blk, uint64_t 
 	if (F8(&v, 0, struct btrfs_header, level) == 0) {
 		print_block_header(po, &v, start);
 		print_leaf_items(po, &v, F64(&v, 0, struct btrfs_header, bytenr), nr);
-		return;
+	} else {
+		if (nr > node_ptrs_max(po->nodesize))
+			report_warn("node nr_items corrupted, has %u limit %u, continue anyway", nr,
+				    node_ptrs_max(po->nodesize));
+		print_block_header(po, &v, start);
+		print_node_ptrs(po, &v, nr);
 	}
-	if (nr > node_ptrs_max(po->nodesize))
-		msg_warn("node nr_items corrupted, has %u limit %u, continue anyway", nr,
-			 node_ptrs_max(po->nodesize));
-	print_block_header(po, &v, start);
-	print_node_ptrs(po, &v, nr);
+	out_flush();
 }
 
 /* ---- superblock --------------------------------------------------------------------- */
@@ -1204,17 +1356,17 @@ static void print_flag_block(uint64_t flags, const struct flag_name *t, size_t n
 
 	if (!flags)
 		return;
-	fputs("\t\t\t( ", stdout);
+	out_str("\t\t\t( ");
 	for (size_t i = 0; i < n; i++) {
 		if (!(flags & supported) || !(flags & t[i].bit))
 			continue;
-		printf(first ? "%s " : "|\n\t\t\t  %s ", t[i].name);
+		out_fmt(first ? "%s " : "|\n\t\t\t  %s ", t[i].name);
 		first = 0;
 	}
 	if (flags & ~supported)
-		printf(first ? "unknown flag: 0x%llx " : "|\n\t\t\t  unknown flag: 0x%llx ",
+		out_fmt(first ? "unknown flag: 0x%llx " : "|\n\t\t\t  unknown flag: 0x%llx ",
 		       (unsigned long long)(flags & ~supported));
-	fputs(")\n", stdout);
+	out_str(")\n");
 }
 #define FLAG_BLOCK(flags, table, supp) \
 	print_flag_block(flags, table, sizeof(table) / sizeof(table[0]), supp)
@@ -1228,7 +1380,7 @@ static void print_sys_chunk_array(const struct btrfs_super_block *sb)
 	uint32_t one_stripe = sizeof(struct btrfs_chunk);
 
 	if (size > BTRFS_SYSTEM_CHUNK_ARRAY_SIZE) {
-		msg_error("sys_array_size %u shouldn't exceed %u bytes", size,
+		report_error("sys_array_size %u shouldn't exceed %u bytes", size,
 			  BTRFS_SYSTEM_CHUNK_ARRAY_SIZE);
 		return;
 	}
@@ -1239,12 +1391,12 @@ static void print_sys_chunk_array(const struct btrfs_super_block *sb)
 		len = sizeof(*key);
 		if (cur + len > size)
 			goto short_read;
-		printf("\titem %d ", item);
-		print_disk_key(key);
-		putchar('\n');
+		out_fmt("\titem %d ", item);
+		put_disk_key(key);
+		out_char('\n');
 		cur += len;
 		if (key->type != BTRFS_CHUNK_ITEM_KEY) {
-			msg_error("unexpected item type %u in sys_array at offset %u", key->type, cur);
+			report_error("unexpected item type %u in sys_array at offset %u", key->type, cur);
 			return;
 		}
 		len = one_stripe;
@@ -1252,7 +1404,7 @@ static void print_sys_chunk_array(const struct btrfs_super_block *sb)
 			goto short_read;
 		n = F16(&v, base + cur, struct btrfs_chunk, num_stripes);
 		if (!n) {
-			msg_error("invalid number of stripes %u in sys_array at offset %u", n, cur);
+			report_error("invalid number of stripes %u in sys_array at offset %u", n, cur);
 			return;
 		}
 		len = one_stripe + (n - 1) * (uint32_t)sizeof(struct btrfs_stripe);
@@ -1263,7 +1415,7 @@ static void print_sys_chunk_array(const struct btrfs_super_block *sb)
 	}
 	return;
 short_read:
-	msg_error("sys_array too short to read %u bytes at offset %u", len, cur);
+	report_error("sys_array too short to read %u bytes at offset %u", len, cur);
 }
 
 static void print_backup_roots(const struct btrfs_super_block *sb)
@@ -1289,13 +1441,13 @@ static void print_backup_roots(const struct btrfs_super_block *sb)
 		if (!F64(&v, b, struct btrfs_root_backup, tree_root) &&
 		    !F64(&v, b, struct btrfs_root_backup, tree_root_gen))
 			continue; /* an unused slot */
-		printf("\tbackup %d:\n", i);
+		out_fmt("\tbackup %d:\n", i);
 		for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
-			printf("\t\t%s%llu\tgen: %llu\tlevel: %d\n",
+			out_fmt("\t\t%s%llu\tgen: %llu\tlevel: %d\n",
 			       r == 2 && v2 ? "backup_block_group_root:\t" : rows[r].label,
 			       (unsigned long long)v64(&v, b + rows[r].root),
 			       (unsigned long long)v64(&v, b + rows[r].gen), v8(&v, b + rows[r].level));
-		printf("\t\tbackup_total_bytes:\t%llu\n\t\tbackup_bytes_used:\t%llu\n"
+		out_fmt("\t\tbackup_total_bytes:\t%llu\n\t\tbackup_bytes_used:\t%llu\n"
 		       "\t\tbackup_num_devices:\t%llu\n\n",
 		       (unsigned long long)F64(&v, b, struct btrfs_root_backup, total_bytes),
 		       (unsigned long long)F64(&v, b, struct btrfs_root_backup, bytes_used),
@@ -1306,7 +1458,7 @@ static void print_backup_roots(const struct btrfs_super_block *sb)
 static void print_printable(const char *s, size_t n, int stop_at_nul)
 {
 	for (size_t i = 0; i < n && !(stop_at_nul && !s[i]); i++)
-		putchar(isprint((unsigned char)s[i]) ? s[i] : '.');
+		out_char(isprint((unsigned char)s[i]) ? s[i] : '.');
 }
 
 static void print_super_csum(const struct btrfs_super_block *sb)
@@ -1318,23 +1470,23 @@ static void print_super_csum(const struct btrfs_super_block *sb)
 
 	static const char *const names[] = { "crc32c", "xxhash64", "sha256", "blake2" };
 
-	printf("csum_type\t\t%u (%s)\n", type, valid ? names[type] : "INVALID");
-	printf("csum_size\t\t%llu\n", (unsigned long long)size);
-	fputs("csum\t\t\t0x", stdout);
+	out_fmt("csum_type\t\t%u (%s)\n", type, valid ? names[type] : "INVALID");
+	out_fmt("csum_size\t\t%llu\n", (unsigned long long)size);
+	out_str("csum\t\t\t0x");
 	for (size_t i = 0; i < size; i++)
-		printf("%02x", sb->csum[i]);
+		out_fmt("%02x", sb->csum[i]);
 	if (!valid || csum_supported(type))
-		fputs(" [UNKNOWN CSUM TYPE OR SIZE]\n", stdout);
+		out_str(" [UNKNOWN CSUM TYPE OR SIZE]\n");
 	else if (!csum_compute(type, (const uint8_t *)sb + BTRFS_CSUM_SIZE,
 			       sizeof(*sb) - BTRFS_CSUM_SIZE, sum) && !memcmp(sum, sb->csum, size))
-		fputs(" [match]\n", stdout);
+		out_str(" [match]\n");
 	else
-		fputs(" [DON'T MATCH]\n", stdout);
+		out_str(" [DON'T MATCH]\n");
 }
 
 static void print_u64_field(const char *label, uint64_t value)
 {
-	printf("%s%llu\n", label, (unsigned long long)value);
+	out_fmt("%s%llu\n", label, (unsigned long long)value);
 }
 
 void print_superblock(const struct btrfs_super_block *sb, int full)
@@ -1347,18 +1499,18 @@ void print_superblock(const struct btrfs_super_block *sb, int full)
 
 	print_super_csum(sb);
 	print_u64_field("bytenr\t\t\t", get_le64(&sb->bytenr));
-	printf("flags\t\t\t0x%llx\n", (unsigned long long)get_le64(&sb->flags));
+	out_fmt("flags\t\t\t0x%llx\n", (unsigned long long)get_le64(&sb->flags));
 	FLAG_BLOCK(get_le64(&sb->flags), super_flag_names, SUPER_FLAGS_SUPP);
-	fputs("magic\t\t\t", stdout);
+	out_str("magic\t\t\t");
 	print_printable((const char *)&sb->magic, sizeof(sb->magic), 0);
-	puts(get_le64(&sb->magic) == BTRFS_MAGIC_LE ? " [match]" : " [DON'T MATCH]");
+	out_str(get_le64(&sb->magic) == BTRFS_MAGIC_LE ? " [match]\n" : " [DON'T MATCH]\n");
 	uuid_unparse(sb->fsid, u);
-	printf("fsid\t\t\t%s\n", u);
+	out_fmt("fsid\t\t\t%s\n", u);
 	uuid_unparse(meta_uuid, u);
-	printf("metadata_uuid\t\t%s\n", u);
-	fputs("label\t\t\t", stdout);
+	out_fmt("metadata_uuid\t\t%s\n", u);
+	out_str("label\t\t\t");
 	print_printable(sb->label, BTRFS_LABEL_SIZE, 1);
-	putchar('\n');
+	out_char('\n');
 	print_u64_field("generation\t\t", get_le64(&sb->generation));
 	print_u64_field("root\t\t\t", get_le64(&sb->root));
 	print_u64_field("sys_array_size\t\t", get_le32(&sb->sys_chunk_array_size));
@@ -1377,17 +1529,17 @@ void print_superblock(const struct btrfs_super_block *sb, int full)
 	print_u64_field("stripesize\t\t", get_le32(&sb->stripesize));
 	print_u64_field("root_dir\t\t", get_le64(&sb->root_dir_objectid));
 	print_u64_field("num_devices\t\t", get_le64(&sb->num_devices));
-	printf("compat_flags\t\t0x%llx\n", (unsigned long long)get_le64(&sb->compat_flags));
-	printf("compat_ro_flags\t\t0x%llx\n", (unsigned long long)get_le64(&sb->compat_ro_flags));
+	out_fmt("compat_flags\t\t0x%llx\n", (unsigned long long)get_le64(&sb->compat_flags));
+	out_fmt("compat_ro_flags\t\t0x%llx\n", (unsigned long long)get_le64(&sb->compat_ro_flags));
 	FLAG_BLOCK(get_le64(&sb->compat_ro_flags), compat_ro_names, COMPAT_RO_SUPP);
-	printf("incompat_flags\t\t0x%llx\n", (unsigned long long)incompat);
+	out_fmt("incompat_flags\t\t0x%llx\n", (unsigned long long)incompat);
 	FLAG_BLOCK(incompat, incompat_names, INCOMPAT_SUPP);
 	print_u64_field("cache_generation\t", get_le64(&sb->cache_generation));
 	print_u64_field("uuid_tree_generation\t", get_le64(&sb->uuid_tree_generation));
 	uuid_unparse(d->uuid, u);
-	printf("dev_item.uuid\t\t%s\n", u);
+	out_fmt("dev_item.uuid\t\t%s\n", u);
 	uuid_unparse(d->fsid, u);
-	printf("dev_item.fsid\t\t%s %s\n", u,
+	out_fmt("dev_item.fsid\t\t%s %s\n", u,
 	       memcmp(d->fsid, meta_uuid, BTRFS_FSID_SIZE) ? "[DON'T MATCH]" : "[match]");
 	print_u64_field("dev_item.type\t\t", get_le64(&d->type));
 	print_u64_field("dev_item.total_bytes\t", get_le64(&d->total_bytes));
@@ -1400,11 +1552,12 @@ void print_superblock(const struct btrfs_super_block *sb, int full)
 	print_u64_field("dev_item.seek_speed\t", d->seek_speed);
 	print_u64_field("dev_item.bandwidth\t", d->bandwidth);
 	print_u64_field("dev_item.generation\t", get_le64(&d->generation));
-	if (!full)
-		return;
-	printf("sys_chunk_array[%d]:\n", BTRFS_SYSTEM_CHUNK_ARRAY_SIZE);
-	print_sys_chunk_array(sb);
-	printf("backup_roots[%d]:\n", BTRFS_NUM_BACKUP_ROOTS);
-	print_backup_roots(sb);
+	if (full) {
+		out_fmt("sys_chunk_array[%d]:\n", BTRFS_SYSTEM_CHUNK_ARRAY_SIZE);
+		print_sys_chunk_array(sb);
+		out_fmt("backup_roots[%d]:\n", BTRFS_NUM_BACKUP_ROOTS);
+		print_backup_roots(sb);
+	}
+	out_flush();
 }
 #endif
