@@ -36,6 +36,8 @@ STRIP :=
 else
 LDSTATIC := -static
 STRIP := -s
+# no unwinding in C: .eh_frame is ~6% of the binary
+OPT += -fno-asynchronous-unwind-tables -fno-unwind-tables
 endif
 
 ifneq ($(findstring musl,$(CC)),)
