@@ -120,22 +120,6 @@ static void df_json(int fd, const struct btrfs_ioctl_space_args *sa)
 	out_end(&o);
 }
 
-static void warn_multiple_profiles(const struct btrfs_ioctl_space_args *sa)
-{
-	static const char *const label[BTRFS_NR_CLASSES] = {
-		"Data", "Metadata", "Data+Metadata", "System"
-	};
-	char names[BTRFS_NR_CLASSES][BTRFS_PROFILES_LEN];
-	int mask = btrfs_multiple_profiles(sa, names), c;
-
-	if (!mask)
-		return;
-	msg_warn("Multiple block group profiles detected, see 'man btrfs(5)'");
-	for (c = 0; c < BTRFS_NR_CLASSES; c++)
-		if (mask & (1 << c))
-			msg_warn("   %s: %s", label[c], names[c]);
-}
-
 /* Rejects any option (there are none besides the unit switches), allows "--". */
 static void no_options(int argc, char **argv, const char *usage)
 {
@@ -165,7 +149,7 @@ int fs_df_main(int argc, char **argv)
 		df_json(fd, sa);
 	else
 		df_text(fd, sa, mode);
-	warn_multiple_profiles(sa);
+	btrfs_warn_multiple_profiles(fd);
 	free(sa);
 	close(fd);
 	return 0;

@@ -240,6 +240,27 @@ int btrfs_multiple_profiles(const struct btrfs_ioctl_space_args *sa,
 	return mask;
 }
 
+void btrfs_warn_multiple_profiles(int fd)
+{
+	static const char *const label[BTRFS_NR_CLASSES] = {
+		"Data", "Metadata", "Data+Metadata", "System"
+	};
+	char names[BTRFS_NR_CLASSES][BTRFS_PROFILES_LEN];
+	struct btrfs_ioctl_space_args *sa;
+	int mask, c;
+
+	if (btrfs_space_info(fd, &sa))
+		return;
+	mask = btrfs_multiple_profiles(sa, names);
+	free(sa);
+	if (!mask)
+		return;
+	msg_warn("Multiple block group profiles detected, see 'man btrfs(5)'");
+	for (c = 0; c < BTRFS_NR_CLASSES; c++)
+		if (mask & (1 << c))
+			msg_warn("   %s: %s", label[c], names[c]);
+}
+
 /* Adds the stripes of one chunk item to the per-device sums. */
 static int add_chunk(struct btrfs_chunk_usage **cu, int *n, int *room,
 		     const uint8_t *item, uint32_t len)
