@@ -337,6 +337,7 @@ int device_remove_main(int argc, char **argv)
 	}
 	for (i = optind; i < argc - 1; i++)
 		ret |= remove_one(fd, argv[i], cancel);
+	btrfs_warn_multiple_profiles(fd);
 	close(fd);
 	return ret;
 }
@@ -507,6 +508,7 @@ int device_add_main(int argc, char **argv)
 		}
 		free(path);
 	}
+	btrfs_warn_multiple_profiles(fd);
 	close(fd);
 	return errors != 0;
 }
@@ -757,6 +759,7 @@ int device_usage_main(int argc, char **argv)
 			free(ch);
 			free(di);
 		}
+		btrfs_warn_multiple_profiles(fd);
 		close(fd);
 	}
 	return ret != 0;
