@@ -159,9 +159,7 @@ int device_ready_main(int argc, char **argv)
 	char *path;
 	int ret;
 
-	while (cli_getopt(argc, argv, "", NULL, ready_usage) != -1)
-		;
-	cli_check_argc(argc, 1, 1, ready_usage);
+	cli_no_options(argc, argv, 1, 1, ready_usage);
 	path = canonical_path(argv[optind]);
 	if (!path) {
 		msg_error("could not canonicalize pathname '%s': %m", argv[optind]);
@@ -733,9 +731,7 @@ int device_usage_main(int argc, char **argv)
 	struct btrfs_chunk_usage *ch;
 	int i, fd, n, nch, ret = 0;
 
-	while (cli_getopt(argc, argv, "", NULL, usage_usage) != -1)
-		;
-	cli_check_argc(argc, 1, -1, usage_usage);
+	cli_no_options(argc, argv, 1, -1, usage_usage);
 	for (i = optind; i < argc && !ret; i++) {
 		if (i > 1)
 			putchar('\n');

@@ -120,21 +120,13 @@ static void df_json(int fd, const struct btrfs_ioctl_space_args *sa)
 	out_end(&o);
 }
 
-/* Rejects any option (there are none besides the unit switches), allows "--". */
-static void no_options(int argc, char **argv, const char *usage)
-{
-	while (cli_getopt(argc, argv, "", NULL, usage) != -1)
-		;
-}
-
 int fs_df_main(int argc, char **argv)
 {
 	unsigned mode = units_parse_args(&argc, argv, 1);
 	struct btrfs_ioctl_space_args *sa;
 	int fd, ret;
 
-	no_options(argc, argv, df_usage);
-	cli_check_argc(argc, 1, 1, df_usage);
+	cli_no_options(argc, argv, 1, 1, df_usage);
 	fd = btrfs_open_path(argv[optind], 1, 0);
 	if (fd < 0)
 		return 1;
@@ -624,8 +616,7 @@ int fs_label_main(int argc, char **argv)
 
 	if (out_text_only())
 		return 1;
-	no_options(argc, argv, label_usage);
-	cli_check_argc(argc, 1, 2, label_usage);
+	cli_no_options(argc, argv, 1, 2, label_usage);
 	path = argv[optind];
 	newlabel = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (newlabel && strlen(newlabel) > BTRFS_LABEL_SIZE - 1) {
@@ -653,8 +644,7 @@ int fs_sync_main(int argc, char **argv)
 
 	if (out_text_only())
 		return 1;
-	no_options(argc, argv, sync_usage);
-	cli_check_argc(argc, 1, 1, sync_usage);
+	cli_no_options(argc, argv, 1, 1, sync_usage);
 	fd = btrfs_open_path(argv[optind], 0, 0);
 	if (fd < 0)
 		return 1;

@@ -593,9 +593,7 @@ int scrub_cancel_main(int argc, char **argv)
 {
 	int fd;
 
-	while (cli_getopt(argc, argv, "", NULL, cancel_usage) != -1)
-		;
-	cli_check_argc(argc, 1, 1, cancel_usage);
+	cli_no_options(argc, argv, 1, 1, cancel_usage);
 	fd = btrfs_open_path_or_dev(argv[optind], 0);
 	if (fd < 0)
 		return 1;

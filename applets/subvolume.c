@@ -1112,9 +1112,7 @@ int subvol_get_default_main(int argc, char **argv)
 	char *path;
 	int fd, err;
 
-	while (cli_getopt(argc, argv, "", NULL, get_default_usage) != -1)
-		;
-	cli_check_argc(argc, 1, 1, get_default_usage);
+	cli_no_options(argc, argv, 1, 1, get_default_usage);
 	fd = btrfs_open_path(argv[optind], 1, 0);
 	if (fd < 0)
 		return 1;
@@ -1156,9 +1154,7 @@ int subvol_set_default_main(int argc, char **argv)
 	const char *path;
 	int fd, err;
 
-	while (cli_getopt(argc, argv, "", NULL, set_default_usage) != -1)
-		;
-	cli_check_argc(argc, 1, 2, set_default_usage);
+	cli_no_options(argc, argv, 1, 2, set_default_usage);
 	path = argv[argc - 1];
 	if (argc - optind == 2) {
 		if (cli_parse_u64(argv[optind], &id)) {
@@ -1261,9 +1257,7 @@ int subvol_find_new_main(int argc, char **argv)
 	struct subvol_entry sv;
 	int err, ret = 1;
 
-	while (cli_getopt(argc, argv, "", NULL, find_new_usage) != -1)
-		;
-	cli_check_argc(argc, 2, 2, find_new_usage);
+	cli_no_options(argc, argv, 2, 2, find_new_usage);
 	if (cli_parse_u64(argv[optind + 1], &f.since)) {
 		msg_error("%s is not a valid numeric value", argv[optind + 1]);
 		return 1;

@@ -72,6 +72,13 @@ void cli_check_argc(int argc, int min, int max, const char *usage)
 		cli_usage_error(usage, "too many arguments");
 }
 
+void cli_no_options(int argc, char **argv, int min, int max, const char *usage)
+{
+	while (cli_getopt(argc, argv, "", NULL, usage) != -1)
+		;
+	cli_check_argc(argc, min, max, usage);
+}
+
 void cli_print_version(const char *name)
 {
 	printf("%s, part of btrfsbox v%s (btrfs-progs v%s compatible)\n",
