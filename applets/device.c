@@ -22,7 +22,6 @@
 #include "units.h"
 #include "fs.h"
 #include "uuid.h"
-#include <ctype.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
@@ -254,21 +253,11 @@ static const char *dev_error_text(int code)
 	return "unknown error";
 }
 
-static int all_digits(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
 /* Removes one device (a devid, a block device, "missing" or "cancel"). 0 or 1. */
 static int remove_one(int fd, const char *what, int cancel)
 {
 	struct btrfs_ioctl_vol_args_v2 args;
-	int ret, by_id = all_digits(what);
+	int ret, by_id = cli_all_digits(what);
 
 	memset(&args, 0, sizeof(args));
 	if (by_id) {

@@ -36,5 +36,7 @@ void cli_no_options(int argc, char **argv, int min, int max, const char *usage);
 void cli_print_version(const char *name);
 /* Parse a decimal or 0x number; -1 on garbage or overflow. */
 int cli_parse_u64(const char *s, uint64_t *out);
+/* 1 when s is one or more decimal digits and nothing else. */
+int cli_all_digits(const char *s);
 
 #endif
