@@ -75,8 +75,8 @@ static int register_if_btrfs(const char *path, void *ctx)
 		errno = -ret;
 		msg_error("device scan failed on '%s': %m", path);
 		(*errors)++;
-	} else if (cli_globals.verbose >= 0) {
-		printf("registered: %s\n", path);
+	} else {
+		out_say("registered: %s\n", path);
 	}
 	return 0;
 }
@@ -107,8 +107,7 @@ int device_scan_main(int argc, char **argv)
 			}
 			return ret < 0;
 		}
-		if (cli_globals.verbose >= 0)
-			printf("Scanning for Btrfs filesystems\n");
+		out_say("Scanning for Btrfs filesystems\n");
 		btrfs_each_block_device(register_if_btrfs, &ret);
 		if (ret)
 			msg_error("there were %d errors while registering devices", ret);
@@ -133,8 +132,7 @@ int device_scan_main(int argc, char **argv)
 				msg_error("cannot unregister device '%s': %m", path);
 			}
 		} else {
-			if (cli_globals.verbose >= 0)
-				printf("Scanning for btrfs filesystems on '%s'\n", path);
+			out_say("Scanning for btrfs filesystems on '%s'\n", path);
 			ret = btrfs_control_ioctl(BTRFS_IOC_SCAN_DEV, path);
 			if (ret < 0) {
 				errno = -ret;
@@ -314,8 +312,7 @@ int device_remove_main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "cancel")) {
 			cancel = 1;
-			if (cli_globals.verbose >= 0)
-				printf("Request to cancel running device deletion\n");
+			out_say("Request to cancel running device deletion\n");
 		}
 	}
 	if (!cancel && wait_exclop(fd, enqueue, "device remove")) {
@@ -389,9 +386,8 @@ static int prepare_device(int fd, const char *path, const struct stat *st, int d
 	if (discard && discard_supported(st->st_rdev)) {
 		uint64_t range[2] = { 0, size };
 
-		if (cli_globals.verbose >= 0)
-			printf("Performing full device TRIM %s (%s) ...\n", path,
-			       pretty_size(size, UNITS_DEFAULT));
+		out_say("Performing full device TRIM %s (%s) ...\n", path,
+			pretty_size(size, UNITS_DEFAULT));
 		ioctl(fd, BLKDISCARD, range);   /* an optimization only */
 	}
 	if (zero_range(fd, 0, PREP_ZERO_BYTES, size) ||

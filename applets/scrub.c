@@ -30,23 +30,8 @@
 #include <sys/ioctl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <sys/syscall.h>
 #include <time.h>
-
-/* Normal output, silenced by -q. */
-static int quiet;
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (quiet)
-		return;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-}
 
 /* ---- reports (the layout of btrfs-progs) ---- */
 
@@ -54,7 +39,7 @@ static unsigned unit_mode = UNITS_DEFAULT;
 
 static void print_raw_progress(const struct btrfs_scrub_progress *p)
 {
-#define RAW(name) say("\t%s: %lld\n", #name, (long long)p->name);
+#define RAW(name) out_say("\t%s: %lld\n", #name, (long long)p->name);
 	RAW(data_extents_scrubbed) RAW(tree_extents_scrubbed) RAW(data_bytes_scrubbed)
 	RAW(tree_bytes_scrubbed) RAW(read_errors) RAW(csum_errors) RAW(verify_errors)
 	RAW(no_csum) RAW(csum_discards) RAW(super_errors) RAW(malloc_errors)
@@ -73,7 +58,7 @@ static void print_summary(const struct btrfs_scrub_progress *p, const struct scr
 	char b1[UNITS_BUF], b2[UNITS_BUF];
 
 	if (p->malloc_errors)
-		say("*** WARNING: memory allocation failed while scrubbing. results may be inaccurate\n");
+		out_say("*** WARNING: memory allocation failed while scrubbing. results may be inaccurate\n");
 	if (s->in_progress) {
 		time_t eta = time(NULL) + (time_t)left;
 		char t[256];
@@ -81,32 +66,32 @@ static void print_summary(const struct btrfs_scrub_progress *p, const struct scr
 
 		localtime_r(&eta, &tm);
 		strftime(t, sizeof(t), "%c", &tm);
-		say("Time left:        %llu:%02llu:%02llu\n", (unsigned long long)left / 3600,
+		out_say("Time left:        %llu:%02llu:%02llu\n", (unsigned long long)left / 3600,
 		    (unsigned long long)(left / 60) % 60, (unsigned long long)left % 60);
-		say("ETA:              %s\n", t);
-		say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
-		say("Bytes scrubbed:   %s  (%.2f%%)\n", pretty_size_mode(done, unit_mode, b2), 100.0 * done / total);
+		out_say("ETA:              %s\n", t);
+		out_say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
+		out_say("Bytes scrubbed:   %s  (%.2f%%)\n", pretty_size_mode(done, unit_mode, b2), 100.0 * done / total);
 	} else {
-		say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
+		out_say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
 	}
 	/* the rate follows only --raw, otherwise it is human readable */
-	say("Rate:             %s/s\n", pretty_size_mode(rate, unit_mode == UNITS_RAW ? UNITS_RAW :
+	out_say("Rate:             %s/s\n", pretty_size_mode(rate, unit_mode == UNITS_RAW ? UNITS_RAW :
 						      UNITS_DEFAULT, b1));
-	say("Error summary:   ");
+	out_say("Error summary:   ");
 	if (errs || p->corrected_errors || p->uncorrectable_errors) {
 		if (p->read_errors)
-			say(" read=%llu", (unsigned long long)p->read_errors);
+			out_say(" read=%llu", (unsigned long long)p->read_errors);
 		if (p->super_errors)
-			say(" super=%llu", (unsigned long long)p->super_errors);
+			out_say(" super=%llu", (unsigned long long)p->super_errors);
 		if (p->verify_errors)
-			say(" verify=%llu", (unsigned long long)p->verify_errors);
+			out_say(" verify=%llu", (unsigned long long)p->verify_errors);
 		if (p->csum_errors)
-			say(" csum=%llu", (unsigned long long)p->csum_errors);
-		say("\n  Corrected:      %llu\n", (unsigned long long)p->corrected_errors);
-		say("  Uncorrectable:  %llu\n", (unsigned long long)p->uncorrectable_errors);
-		say("  Unverified:     %llu\n", (unsigned long long)p->unverified_errors);
+			out_say(" csum=%llu", (unsigned long long)p->csum_errors);
+		out_say("\n  Corrected:      %llu\n", (unsigned long long)p->corrected_errors);
+		out_say("  Uncorrectable:  %llu\n", (unsigned long long)p->uncorrectable_errors);
+		out_say("  Unverified:     %llu\n", (unsigned long long)p->unverified_errors);
 	} else {
-		say(" no errors found\n");
+		out_say(" no errors found\n");
 	}
 }
 
@@ -117,24 +102,24 @@ static void print_stats_head(const struct scrub_stats *s)
 	struct tm tm;
 
 	if (!s || !s->t_start) {
-		say("\tno stats available\n");
+		out_say("\tno stats available\n");
 		return;
 	}
 	localtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%c", &tm);
-	say("Scrub %s:    %s\n", s->t_resumed ? "resumed" : "started", buf);
-	say("Status:           %s\n", s->in_progress ? "running" : s->canceled ? "aborted" :
+	out_say("Scrub %s:    %s\n", s->t_resumed ? "resumed" : "started", buf);
+	out_say("Status:           %s\n", s->in_progress ? "running" : s->canceled ? "aborted" :
 	    s->finished ? "finished" : "interrupted");
 	t = (time_t)s->duration;
 	gmtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%M:%S", &tm);
-	say("Duration:         %u:%s\n", (unsigned)(s->duration / 3600), buf);
+	out_say("Duration:         %u:%s\n", (unsigned)(s->duration / 3600), buf);
 }
 
 static void print_dev(const struct btrfs_ioctl_dev_info_args *di, const struct btrfs_scrub_progress *p,
 		      int raw, const char *what, const struct scrub_stats *s)
 {
-	say("\nScrub device %s (id %llu) %s\n", (const char *)di->path,
+	out_say("\nScrub device %s (id %llu) %s\n", (const char *)di->path,
 	    (unsigned long long)di->devid, what ? what : "");
 	print_stats_head(s);
 	if (p && raw)
@@ -210,7 +195,7 @@ static void *scrub_thread(void *arg)
 	struct timespec now;
 
 	/* ioprio is per thread; a failure only makes the scrub less polite */
-	if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, d->ioprio) && !quiet)
+	if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, d->ioprio) && !out_quiet())
 		msg_warn("setting ioprio failed: %s (ignored)", strerror(errno));
 	d->ret = ioctl(d->fd, BTRFS_IOC_SCRUB, &d->args);
 	d->err = errno;
@@ -376,7 +361,7 @@ static int run_scrubs(const char *path, const char *fsid, const char *dir, int f
 			bytes += di[i].bytes_used;
 		}
 		if (!o->per_dev) {
-			say("scrub %s for %s\n", what, fsid);
+			out_say("scrub %s for %s\n", what, fsid);
 			print_total(&total, o->raw, bytes);
 		}
 	}
@@ -389,11 +374,11 @@ static int run_scrubs(const char *path, const char *fsid, const char *dir, int f
 	if (err)
 		return 1;
 	if (uncorrectable) {
-		if (!quiet)
+		if (!out_quiet())
 			msg_error("there are uncorrectable errors");
 		return 3;
 	}
-	if (correctable && !quiet)
+	if (correctable && !out_quiet())
 		msg_warn("errors detected during scrubbing, corrected");
 	return 0;
 }
@@ -468,12 +453,11 @@ static int scrub_start(int argc, char **argv, int resume)
 	char fsid[UUID_STR_LEN];
 	int c, fd, fell_back, ret = 1;
 
-	quiet = cli_globals.verbose < 0;
 	while ((c = cli_getopt(argc, argv, resume ? "BdqrRc:n:" : "BdqrRc:n:f", NULL, usage)) != -1) {
 		switch (c) {
 		case 'B': o.background = 0; o.print = 1; break;
 		case 'd': o.per_dev = 1; break;
-		case 'q': quiet = 1; break;
+		case 'q': cli_globals.verbose = -1; break;
 		case 'r': o.readonly = 1; break;
 		case 'R': o.raw = 1; break;
 		case 'c': o.ioprio_class = atoi(optarg); break;
@@ -482,22 +466,22 @@ static int scrub_start(int argc, char **argv, int resume)
 		}
 	}
 	cli_check_argc(argc, 1, 1, usage);
-	if (quiet)
+	if (out_quiet())
 		o.print = 0;
 	path = argv[optind];
 	dir = scrub_status_dir(&fell_back);
-	if (!dir && !quiet)
+	if (!dir && !out_quiet())
 		msg_warn("cannot create the scrub status directory %s: %s. Status recording disabled",
 			 getenv(SCRUB_STATUS_DIR_ENV) ? getenv(SCRUB_STATUS_DIR_ENV) : SCRUB_STATUS_DIR,
 			 strerror(errno));
-	else if (fell_back && !quiet)
+	else if (fell_back && !out_quiet())
 		msg_warn("%s is not writable, scrub status is kept in %s", SCRUB_STATUS_DIR, dir);
 	fd = btrfs_open_path_or_dev(path, 0);
 	if (fd < 0)
 		return 1;
 	ret = btrfs_dev_infos_of_path(fd, path, &fi, &di, &ndev);
 	if (ret || !ndev) {
-		if (!quiet)
+		if (!out_quiet())
 			msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
 				  ret ? strerror(-ret) : "");
 		ret = 1;
@@ -505,7 +489,7 @@ static int scrub_start(int argc, char **argv, int resume)
 	}
 	uuid_unparse(fi.fsid, fsid);
 	ret = scrub_status_read(fsid, &past, &npast);
-	if (ret && !quiet)
+	if (ret && !out_quiet())
 		msg_warn("failed to read status file: %s", strerror(-ret));
 	if (scrub_running_in_kernel(fd, di, (size_t)ndev) && !o.force) {
 		int unfinished = 0;
@@ -513,7 +497,7 @@ static int scrub_start(int argc, char **argv, int resume)
 		for (size_t i = 0; i < npast; i++)
 			unfinished |= !(past[i].s.finished || past[i].s.canceled);
 		if (unfinished) {
-			if (!quiet)
+			if (!out_quiet())
 				msg_error("Scrub is already running.\nTo cancel use 'btrfs scrub cancel %s'.\n"
 					  "To see the status use 'btrfs scrub status [-d] %s'", path, path);
 			ret = 1;
@@ -528,12 +512,12 @@ static int scrub_start(int argc, char **argv, int resume)
 	}
 	nrun = plan_devices(d, fd, di, (size_t)ndev, past, npast, &o);
 	if (!nrun) {
-		say("scrub: nothing to resume for %s, fsid %s\n", path, fsid);
+		out_say("scrub: nothing to resume for %s, fsid %s\n", path, fsid);
 		ret = 2;
 		goto out;
 	}
 	if (dir && (ret = record_progress(dir, fsid, d, (size_t)ndev, 1))) {
-		if (!quiet)
+		if (!out_quiet())
 			msg_warn("failed to write the progress status file: %s. Status recording disabled",
 				 strerror(-ret));
 		dir = NULL;
@@ -542,13 +526,13 @@ static int scrub_start(int argc, char **argv, int resume)
 		pid_t pid = fork();
 
 		if (pid < 0) {
-			if (!quiet)
+			if (!out_quiet())
 				msg_error("cannot scrub, fork failed: %s", strerror(errno));
 			ret = 1;
 			goto out;
 		}
 		if (pid) {
-			say("scrub %s on %s, fsid %s (pid=%d)\n", resume ? "resumed" : "started",
+			out_say("scrub %s on %s, fsid %s (pid=%d)\n", resume ? "resumed" : "started",
 			    path, fsid, (int)pid);
 			ret = 0;
 			goto out;
@@ -606,8 +590,7 @@ int scrub_cancel_main(int argc, char **argv)
 		return e == ENOTCONN ? 2 : 1;
 	}
 	close(fd);
-	if (cli_globals.verbose >= 0)
-		printf("scrub cancelled\n");
+	out_say("scrub cancelled\n");
 	return 0;
 }
 
@@ -717,7 +700,6 @@ int scrub_status_main(int argc, char **argv)
 	size_t npast = 0;
 	char fsid[UUID_STR_LEN];
 
-	quiet = cli_globals.verbose < 0;
 	unit_mode = units_parse_args(&argc, argv, 0);
 	while ((c = cli_getopt(argc, argv, "dR", NULL, status_usage)) != -1) {
 		if (c == 'd')
@@ -764,7 +746,7 @@ int scrub_status_main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
-	say("UUID:             %s\n", fsid);
+	out_say("UUID:             %s\n", fsid);
 	for (int i = 0; i < ndev; i++) {
 		struct scrub_record *last = scrub_status_find(past, npast, di[i].devid);
 

@@ -36,22 +36,8 @@
 #include "subvol.h"
 #include <libgen.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <time.h>
 #include <linux/btrfs_tree.h>
-
-/* Normal output, silenced by the global -q. */
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cli_globals.verbose < 0)
-		return;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-}
 
 /* The UUID, or "-" when it is null (btrfs-progs' listing). */
 static const char *uuid_text(const uint8_t uuid[UUID_SIZE], char buf[UUID_STR_LEN])
@@ -159,7 +145,7 @@ int subvol_create_main(int argc, char **argv)
 	else if (strlen(name) > BTRFS_SUBVOL_NAME_MAX)
 		msg_error("subvolume name too long: %s", name);
 	else if ((fd = btrfs_open_path(dir, 1, 0)) >= 0) {
-		say("Create subvolume '%s/%s'\n", dir, name);
+		out_say("Create subvolume '%s/%s'\n", dir, name);
 		memset(&args, 0, sizeof(args));
 		snprintf(args.name, sizeof(args.name), "%s", name);
 		inherit_apply(&in, &args);
@@ -259,14 +245,14 @@ static int delete_one(const char *path, const struct delete_opts *o, int *commit
 				 (unsigned long long)def_id, dir, name);
 		goto out;
 	}
-	say("Delete subvolume (%s): ", o->commit == COMMIT_EACH ||
+	out_say("Delete subvolume (%s): ", o->commit == COMMIT_EACH ||
 	    (o->commit == COMMIT_AFTER && o->last) ? "commit" : "no-commit");
 	if (!o->subvolid)
-		say("'%s/%s'\n", dir, name);
+		out_say("'%s/%s'\n", dir, name);
 	else if (subpath)
-		say("'%s/%s'\n", path, subpath);
+		out_say("'%s/%s'\n", path, subpath);
 	else
-		say("subvolid=%llu\n", (unsigned long long)o->subvolid);
+		out_say("subvolid=%llu\n", (unsigned long long)o->subvolid);
 	memset(&args, 0, sizeof(args));
 	if (o->subvolid) {
 		args.flags = BTRFS_SUBVOL_SPEC_BY_ID;
@@ -397,7 +383,7 @@ int subvol_snapshot_main(int argc, char **argv)
 	}
 	if ((fddst = btrfs_open_path(dir, 1, 0)) < 0 || (fd = btrfs_open_path(subvol, 1, 0)) < 0)
 		goto out;
-	say("Create a %ssnapshot of '%s' in '%s/%s'\n", readonly ? "readonly " : "",
+	out_say("Create a %ssnapshot of '%s' in '%s/%s'\n", readonly ? "readonly " : "",
 	    subvol, dir, name);
 	memset(&args, 0, sizeof(args));
 	args.fd = fd;
@@ -681,7 +667,7 @@ static void print_rows(const struct row *rows, size_t n, const struct list_opts 
 	}
 	int c;
 
-	if (cli_globals.verbose < 0)
+	if (out_quiet())
 		return;
 	if (o->table) {
 		for (c = 0; c < NCOLS; c++)
@@ -936,7 +922,7 @@ static void print_snapshots_below(const struct subvol_entry *all, char **paths, 
 		if (all[i].parent_id != parent || !paths[i] || all[i].id == parent)
 			continue;
 		if (!memcmp(all[i].parent_uuid, uuid, 16))
-			say("\t\t\t\t%s\n", paths[i]);
+			out_say("\t\t\t\t%s\n", paths[i]);
 		print_snapshots_below(all, paths, n, all[i].id, uuid, depth + 1);
 	}
 }
@@ -953,11 +939,11 @@ static int print_subvol_quota(int fd, uint64_t id, unsigned mode)
 		msg_error("quota query failed: %s", strerror(-ret));
 		return ret;
 	}
-	say("\tQuota group:\t\t0/%llu\n", (unsigned long long)id);
-	say("\t  Limit referenced:\t%s\n", q.max_rfer ? pretty_size(q.max_rfer, mode) : "-");
-	say("\t  Limit exclusive:\t%s\n", q.max_excl ? pretty_size(q.max_excl, mode) : "-");
-	say("\t  Usage referenced:\t%s\n", pretty_size(q.rfer, mode));
-	say("\t  Usage exclusive:\t%s\n", pretty_size(q.excl, mode));
+	out_say("\tQuota group:\t\t0/%llu\n", (unsigned long long)id);
+	out_say("\t  Limit referenced:\t%s\n", q.max_rfer ? pretty_size(q.max_rfer, mode) : "-");
+	out_say("\t  Limit exclusive:\t%s\n", q.max_excl ? pretty_size(q.max_excl, mode) : "-");
+	out_say("\t  Usage referenced:\t%s\n", pretty_size(q.rfer, mode));
+	out_say("\t  Usage exclusive:\t%s\n", pretty_size(q.excl, mode));
 	return 0;
 }
 
@@ -974,33 +960,33 @@ static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 			 "\t 'SUBVOLUME FLAGS' in manual page btrfs-subvolume for\n"
 			 "\t further information.");
 	if (sv->id == BTRFS_FS_TREE_OBJECTID) {
-		say("/\n\tName: \t\t\t<FS_TREE>\n");
+		out_say("/\n\tName: \t\t\t<FS_TREE>\n");
 	} else {
 		const char *slash = strrchr(path, '/');
 
-		say("%s\n\tName: \t\t\t%s\n", path, slash ? slash + 1 : path);
+		out_say("%s\n\tName: \t\t\t%s\n", path, slash ? slash + 1 : path);
 	}
 	uuid_text(sv->uuid, buf);
-	say("\tUUID: \t\t\t%s\n", buf);
+	out_say("\tUUID: \t\t\t%s\n", buf);
 	uuid_text(sv->parent_uuid, buf);
-	say("\tParent UUID: \t\t%s\n", buf);
+	out_say("\tParent UUID: \t\t%s\n", buf);
 	uuid_text(sv->received_uuid, buf);
-	say("\tReceived UUID: \t\t%s\n", buf);
+	out_say("\tReceived UUID: \t\t%s\n", buf);
 	time_text(sv->otime, ctime_buf, sizeof(ctime_buf));
-	say("\tCreation time: \t\t%s\n", ctime_buf);
-	say("\tSubvolume ID: \t\t%llu\n", (unsigned long long)sv->id);
-	say("\tGeneration: \t\t%llu\n", (unsigned long long)sv->generation);
-	say("\tGen at creation: \t%llu\n", (unsigned long long)sv->otransid);
-	say("\tParent ID: \t\t%llu\n", (unsigned long long)sv->parent_id);
-	say("\tTop level ID: \t\t%llu\n", (unsigned long long)sv->parent_id);
-	say("\tFlags: \t\t\t%s\n", sv->flags & BTRFS_ROOT_SUBVOL_RDONLY ? "readonly" : "-");
-	say("\tSend transid: \t\t%llu\n", (unsigned long long)sv->stransid);
+	out_say("\tCreation time: \t\t%s\n", ctime_buf);
+	out_say("\tSubvolume ID: \t\t%llu\n", (unsigned long long)sv->id);
+	out_say("\tGeneration: \t\t%llu\n", (unsigned long long)sv->generation);
+	out_say("\tGen at creation: \t%llu\n", (unsigned long long)sv->otransid);
+	out_say("\tParent ID: \t\t%llu\n", (unsigned long long)sv->parent_id);
+	out_say("\tTop level ID: \t\t%llu\n", (unsigned long long)sv->parent_id);
+	out_say("\tFlags: \t\t\t%s\n", sv->flags & BTRFS_ROOT_SUBVOL_RDONLY ? "readonly" : "-");
+	out_say("\tSend transid: \t\t%llu\n", (unsigned long long)sv->stransid);
 	/* btrfs-progs 6.2 prints the creation time here; kept for identical output */
-	say("\tSend time: \t\t%s\n", ctime_buf);
-	say("\tReceive transid: \t%llu\n", (unsigned long long)sv->rtransid);
+	out_say("\tSend time: \t\t%s\n", ctime_buf);
+	out_say("\tReceive transid: \t%llu\n", (unsigned long long)sv->rtransid);
 	time_text(sv->rtime, buf, sizeof(buf));
-	say("\tReceive time: \t\t%s\n", buf);
-	say("\tSnapshot(s):\n");
+	out_say("\tReceive time: \t\t%s\n", buf);
+	out_say("\tSnapshot(s):\n");
 	paths = full_paths(all, n);
 	print_snapshots_below(all, paths, n, BTRFS_FS_TREE_OBJECTID, sv->uuid, 0);
 	for (size_t i = 0; i < n; i++)
@@ -1118,7 +1104,7 @@ int subvol_get_default_main(int argc, char **argv)
 		return 1;
 	err = subvol_default_id(fd, &id);
 	if (!err && id == BTRFS_FS_TREE_OBJECTID) {
-		say("ID 5 (FS_TREE)\n");
+		out_say("ID 5 (FS_TREE)\n");
 		close(fd);
 		return 0;
 	}
@@ -1136,7 +1122,7 @@ int subvol_get_default_main(int argc, char **argv)
 		subvol_free(&sv);
 		return 1;
 	}
-	say("ID %llu gen %llu top level %llu path %s\n", (unsigned long long)sv.id,
+	out_say("ID %llu gen %llu top level %llu path %s\n", (unsigned long long)sv.id,
 	    (unsigned long long)sv.generation, (unsigned long long)sv.parent_id, path);
 	subvol_free(&sv);
 	free(path);
@@ -1235,17 +1221,17 @@ static int print_new_extent(const struct btrfs_ioctl_search_header *sh, const vo
 			  (unsigned long long)sh->offset, (unsigned long long)gen);
 		return -EIO;
 	}
-	say("inode %llu file offset %llu len %llu disk start %llu offset %llu gen %llu flags ",
+	out_say("inode %llu file offset %llu len %llu disk start %llu offset %llu gen %llu flags ",
 	    (unsigned long long)sh->objectid, (unsigned long long)sh->offset,
 	    (unsigned long long)len, (unsigned long long)start, (unsigned long long)off,
 	    (unsigned long long)gen);
 	if (fe.compression)
-		say("%sCOMPRESS", flags++ ? "|" : "");
+		out_say("%sCOMPRESS", flags++ ? "|" : "");
 	if (fe.type == BTRFS_FILE_EXTENT_PREALLOC)
-		say("%sPREALLOC", flags++ ? "|" : "");
+		out_say("%sPREALLOC", flags++ ? "|" : "");
 	if (fe.type == BTRFS_FILE_EXTENT_INLINE)
-		say("%sINLINE", flags++ ? "|" : "");
-	say("%s %s\n", flags ? "" : "NONE", f->cached_path);
+		out_say("%sINLINE", flags++ ? "|" : "");
+	out_say("%s %s\n", flags ? "" : "NONE", f->cached_path);
 	return 0;
 }
 
@@ -1281,7 +1267,7 @@ int subvol_find_new_main(int argc, char **argv)
 	err = tree_search_since(f.fd, 0, &min, &max, f.since, print_new_extent, &f);
 	if (err < 0 && err != -EIO)
 		msg_error("can't perform the search: %s", strerror(-err));
-	say("transid marker was %llu\n", (unsigned long long)sv.generation);
+	out_say("transid marker was %llu\n", (unsigned long long)sv.generation);
 	subvol_free(&sv);
 	ret = err < 0;
 out:
@@ -1336,7 +1322,7 @@ int subvol_sync_main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
-	say("Waiting for %zu subvolume%s\n", count, count > 1 ? "s" : "");
+	out_say("Waiting for %zu subvolume%s\n", count, count > 1 ? "s" : "");
 	while (done < count) {
 		for (i = 0; i < count; i++) {
 			struct subvol_entry sv;
@@ -1345,7 +1331,7 @@ int subvol_sync_main(int argc, char **argv)
 				continue;
 			err = subvol_get(fd, ids[i], &sv);
 			if (err == -ENOENT) {
-				say("Subvolume id %llu is gone (%zu/%zu)\n",
+				out_say("Subvolume id %llu is gone (%zu/%zu)\n",
 				    (unsigned long long)ids[i], ++done, count);
 				ids[i] = 0;
 			} else if (err) {
