@@ -128,16 +128,23 @@ static void print_dev(const struct btrfs_ioctl_dev_info_args *di, const struct b
 		print_summary(p, s, di->bytes_used);
 }
 
-/* Sum over devices: counters add up, the earliest start, the longest duration. */
-static void add_to_total(struct scrub_record *t, const struct btrfs_scrub_progress *p,
-			 const struct scrub_stats *s)
+/* Adds the counters of from to to (not last_physical, a position, nor
+ * unverified_errors, which the status file does not keep). */
+static void progress_add(struct btrfs_scrub_progress *to, const struct btrfs_scrub_progress *from)
 {
-#define ADD(name) t->p.name += p->name;
+#define ADD(name) to->name += from->name;
 	ADD(data_extents_scrubbed) ADD(tree_extents_scrubbed) ADD(data_bytes_scrubbed)
 	ADD(tree_bytes_scrubbed) ADD(read_errors) ADD(csum_errors) ADD(verify_errors)
 	ADD(no_csum) ADD(csum_discards) ADD(super_errors) ADD(malloc_errors)
 	ADD(uncorrectable_errors) ADD(corrected_errors)
 #undef ADD
+}
+
+/* Sum over devices: counters add up, the earliest start, the longest duration. */
+static void add_to_total(struct scrub_record *t, const struct btrfs_scrub_progress *p,
+			 const struct scrub_stats *s)
+{
+	progress_add(&t->p, p);
 	t->p.last_physical = p->last_physical;
 	if (!t->s.t_start || t->s.t_start > s->t_start)
 		t->s.t_start = s->t_start;
@@ -222,12 +229,7 @@ static void record_of(const struct dev_scrub *d, int use_live, struct scrub_reco
 	}
 	if (!d->resumed)
 		return;
-#define SUM(name) r->p.name += d->resumed->p.name;
-	SUM(data_extents_scrubbed) SUM(tree_extents_scrubbed) SUM(data_bytes_scrubbed)
-	SUM(tree_bytes_scrubbed) SUM(read_errors) SUM(csum_errors) SUM(verify_errors)
-	SUM(no_csum) SUM(csum_discards) SUM(super_errors) SUM(malloc_errors)
-	SUM(uncorrectable_errors) SUM(corrected_errors)
-#undef SUM
+	progress_add(&r->p, &d->resumed->p);
 	r->s.t_resumed = d->s.t_start;
 	r->s.t_start = d->resumed->s.t_start;
 	r->s.duration = d->resumed->s.duration + d->s.duration;
