@@ -420,29 +420,27 @@ static size_t plan_devices(struct dev_scrub *d, int fd, const struct btrfs_ioctl
 	return run;
 }
 
+/* The options start and resume share. */
+#define START_OPTIONS_HELP \
+	"    -B   stay in the foreground and print a report at the end\n" \
+	"    -d   report per device (with -B)\n" \
+	"    -q   quiet\n" \
+	"    -r   read-only: report errors, repair nothing\n" \
+	"    -R   raw counters instead of a summary\n" \
+	"    -c   ioprio class (see ionice(1)), default idle\n" \
+	"    -n   ioprio class data (see ionice(1))\n"
+
 static int scrub_start(int argc, char **argv, int resume)
 {
 	static const char start_usage[] =
 		"usage: btrfs scrub start [-BdqrRf] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n\n"
 		"    Start a new scrub of every device of the filesystem.\n\n"
-		"    -B   stay in the foreground and print a report at the end\n"
-		"    -d   report per device (with -B)\n"
-		"    -q   quiet\n"
-		"    -r   read-only: report errors, repair nothing\n"
-		"    -R   raw counters instead of a summary\n"
-		"    -c   ioprio class (see ionice(1)), default idle\n"
-		"    -n   ioprio class data (see ionice(1))\n"
+		START_OPTIONS_HELP
 		"    -f   start even if the status file says a scrub is running\n";
 	static const char resume_usage[] =
 		"usage: btrfs scrub resume [-BdqrR] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n\n"
 		"    Continue a canceled or interrupted scrub where each device stopped.\n\n"
-		"    -B   stay in the foreground and print a report at the end\n"
-		"    -d   report per device (with -B)\n"
-		"    -q   quiet\n"
-		"    -r   read-only: report errors, repair nothing\n"
-		"    -R   raw counters instead of a summary\n"
-		"    -c   ioprio class (see ionice(1)), default idle\n"
-		"    -n   ioprio class data (see ionice(1))\n";
+		START_OPTIONS_HELP;
 	const char *usage = resume ? resume_usage : start_usage;
 	struct start_opts o = { .background = 1, .ioprio_class = IOPRIO_CLASS_IDLE, .resume = resume };
 	struct btrfs_ioctl_dev_info_args *di = NULL;
