@@ -420,6 +420,28 @@ static size_t plan_devices(struct dev_scrub *d, int fd, const struct btrfs_ioctl
 	return run;
 }
 
+/* The filesystem of path (a mount point or one of its devices) and the devices a scrub
+ * covers (only that one for a device). Returns the open fd, or -1 after an error
+ * message (about the devices only when not quiet). */
+static int open_scrub_target(const char *path, int quiet, struct btrfs_ioctl_fs_info_args *fi,
+			     struct btrfs_ioctl_dev_info_args **di, int *ndev)
+{
+	int fd = btrfs_open_path_or_dev(path, 0), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = btrfs_dev_infos_of_path(fd, path, fi, di, ndev);
+	if (!ret && *ndev)
+		return fd;
+	if (!quiet)
+		msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
+			  ret ? strerror(-ret) : "");
+	free(*di);
+	*di = NULL;
+	close(fd);
+	return -1;
+}
+
 /* The options start and resume share. */
 #define START_OPTIONS_HELP \
 	"    -B   stay in the foreground and print a report at the end\n" \
@@ -476,17 +498,9 @@ static int scrub_start(int argc, char **argv, int resume)
 			 strerror(errno));
 	else if (fell_back && !out_quiet())
 		msg_warn("%s is not writable, scrub status is kept in %s", SCRUB_STATUS_DIR, dir);
-	fd = btrfs_open_path_or_dev(path, 0);
+	fd = open_scrub_target(path, out_quiet(), &fi, &di, &ndev);
 	if (fd < 0)
 		return 1;
-	ret = btrfs_dev_infos_of_path(fd, path, &fi, &di, &ndev);
-	if (ret || !ndev) {
-		if (!out_quiet())
-			msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
-				  ret ? strerror(-ret) : "");
-		ret = 1;
-		goto out;
-	}
 	uuid_unparse(fi.fsid, fsid);
 	ret = scrub_status_read(fsid, &past, &npast);
 	if (ret && !out_quiet())
@@ -708,15 +722,9 @@ int scrub_status_main(int argc, char **argv)
 			raw = 1;
 	}
 	cli_check_argc(argc, 1, 1, status_usage);
-	fd = btrfs_open_path_or_dev(argv[optind], 0);
+	fd = open_scrub_target(argv[optind], 0, &fi, &di, &ndev);
 	if (fd < 0)
 		return 1;
-	if ((ret = btrfs_dev_infos_of_path(fd, argv[optind], &fi, &di, &ndev)) || !ndev) {
-		msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
-			  ret ? strerror(-ret) : "");
-		ret = 1;
-		goto out;
-	}
 	if ((ret = used_bytes_on_disk(fd, &bytes))) {
 		msg_error("cannot get space info: %s", strerror(-ret));
 		ret = 1;
