@@ -68,6 +68,17 @@ static void split_path(const char *path, char **dir, char **name)
 	}
 }
 
+/* subvol_check_path() with the error printed (btrfs-progs wording); 0 when path is
+ * the root of a subvolume. */
+static int check_subvol_path(const char *path)
+{
+	int err = subvol_check_path(path);
+
+	if (err)
+		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	return err;
+}
+
 static int valid_subvol_name(const char *name)
 {
 	return strcmp(name, ".") && strcmp(name, "..") && !strchr(name, '/') && *name;
@@ -210,11 +221,8 @@ static int delete_one(const char *path, const struct delete_opts *o, int *commit
 			return 1;
 		}
 	}
-	err = subvol_check_path(path);
-	if (err) {
-		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	if (check_subvol_path(path))
 		goto out;
-	}
 	real = realpath(path, NULL);
 	if (!real) {
 		msg_error("cannot find real path for '%s': %s", path, strerror(errno));
@@ -342,7 +350,7 @@ int subvol_snapshot_main(int argc, char **argv)
 	struct inherit in = { 0 };
 	const char *subvol, *dst;
 	char *dir = NULL, *name = NULL, *unused;
-	int c, err, readonly = 0, fd = -1, fddst = -1, ret = 1;
+	int c, readonly = 0, fd = -1, fddst = -1, ret = 1;
 	struct stat st;
 
 	while ((c = cli_getopt(argc, argv, "ri:", NULL, snapshot_usage)) != -1) {
@@ -354,11 +362,8 @@ int subvol_snapshot_main(int argc, char **argv)
 	cli_check_argc(argc, 2, 2, snapshot_usage);
 	subvol = argv[optind];
 	dst = argv[optind + 1];
-	err = subvol_check_path(subvol);
-	if (err) {
-		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	if (check_subvol_path(subvol))
 		goto out;
-	}
 	if (stat(dst, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		msg_error("'%s' exists and it is not a directory", dst);
 		goto out;
@@ -1038,14 +1043,8 @@ int subvol_show_main(int argc, char **argv)
 		msg_error("can't access '%s'", real);
 		goto out;
 	}
-	if (!by_uuid && !rootid) {
-		err = subvol_check_path(real);
-		if (err) {
-			msg_error("%s: %s", subvol_strerror(err),
-				  strerror(err == -ENOTTY ? EINVAL : -err));
-			goto out;
-		}
-	}
+	if (!by_uuid && !rootid && check_subvol_path(real))
+		goto out;
 	err = subvol_get_all(fd, &all, &n);
 	if (err) {
 		msg_error("Could not search B-tree: %s", strerror(-err));
@@ -1149,8 +1148,7 @@ int subvol_set_default_main(int argc, char **argv)
 		}
 		if (!id)
 			id = BTRFS_FS_TREE_OBJECTID;
-	} else if ((err = subvol_check_path(path))) {
-		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	} else if (check_subvol_path(path)) {
 		return 1;
 	}
 	fd = open(path, O_RDONLY | O_DIRECTORY);
@@ -1248,10 +1246,8 @@ int subvol_find_new_main(int argc, char **argv)
 		msg_error("%s is not a valid numeric value", argv[optind + 1]);
 		return 1;
 	}
-	if ((err = subvol_check_path(argv[optind]))) {
-		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	if (check_subvol_path(argv[optind]))
 		return 1;
-	}
 	f.fd = btrfs_open_path(argv[optind], 1, 0);
 	if (f.fd < 0)
 		return 1;
