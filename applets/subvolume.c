@@ -116,8 +116,12 @@ bad:
 	return -1;
 }
 
-static void inherit_apply(const struct inherit *in, struct btrfs_ioctl_vol_args_v2 *args)
+/* The ioctl argument of a new subvolume or snapshot: its name and qgroups. */
+static void new_subvol_args(struct btrfs_ioctl_vol_args_v2 *args, const char *name,
+			    const struct inherit *in)
 {
+	memset(args, 0, sizeof(*args));
+	snprintf(args->name, sizeof(args->name), "%s", name);
 	if (!in->n)
 		return;
 	args->flags |= BTRFS_SUBVOL_QGROUP_INHERIT;
@@ -157,9 +161,7 @@ int subvol_create_main(int argc, char **argv)
 		msg_error("subvolume name too long: %s", name);
 	else if ((fd = btrfs_open_path(dir, 1, 0)) >= 0) {
 		out_say("Create subvolume '%s/%s'\n", dir, name);
-		memset(&args, 0, sizeof(args));
-		snprintf(args.name, sizeof(args.name), "%s", name);
-		inherit_apply(&in, &args);
+		new_subvol_args(&args, name, &in);
 		if (ioctl(fd, BTRFS_IOC_SUBVOL_CREATE_V2, &args) < 0)
 			msg_error("cannot create subvolume: %s", strerror(errno));
 		else
@@ -390,11 +392,10 @@ int subvol_snapshot_main(int argc, char **argv)
 		goto out;
 	out_say("Create a %ssnapshot of '%s' in '%s/%s'\n", readonly ? "readonly " : "",
 	    subvol, dir, name);
-	memset(&args, 0, sizeof(args));
+	new_subvol_args(&args, name, &in);
 	args.fd = fd;
-	args.flags = readonly ? BTRFS_SUBVOL_RDONLY : 0;
-	inherit_apply(&in, &args);
-	snprintf(args.name, sizeof(args.name), "%s", name);
+	if (readonly)
+		args.flags |= BTRFS_SUBVOL_RDONLY;
 	if (ioctl(fddst, BTRFS_IOC_SNAP_CREATE_V2, &args) < 0)
 		msg_error("cannot snapshot '%s': %s", subvol, strerror(errno));
 	else
