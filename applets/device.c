@@ -21,7 +21,6 @@
 #include "output.h"
 #include "units.h"
 #include "fs.h"
-#include "uuid.h"
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
@@ -186,29 +185,6 @@ static const char remove_usage[] =
 	"    (degraded), 'cancel' stops a running removal.\n\n"
 	"    --enqueue   wait for a running exclusive operation (balance, ...) to end\n";
 
-/* The kernel's exclusive operation ("none", "balance", "device add", ...) from sysfs;
- * empty when unknown. */
-static void running_exclop(int fd, char *out, size_t size)
-{
-	struct btrfs_ioctl_fs_info_args fi;
-	char path[128], fsid[UUID_STR_LEN];
-	ssize_t n = -1;
-	int sfd;
-
-	out[0] = 0;
-	if (btrfs_fs_info(fd, &fi))
-		return;
-	uuid_unparse(fi.fsid, fsid);
-	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/exclusive_operation", fsid);
-	sfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (sfd >= 0) {
-		n = read(sfd, out, size - 1);
-		close(sfd);
-	}
-	out[n > 0 ? n : 0] = 0;
-	out[strcspn(out, "\n")] = 0;
-}
-
 /* 0 when no other exclusive operation runs (after waiting for it with enqueue);
  * balance paused does not stop a device add. */
 static int wait_exclop(int fd, int enqueue, const char *mine)
@@ -216,7 +192,9 @@ static int wait_exclop(int fd, int enqueue, const char *mine)
 	char op[64];
 
 	for (;;) {
-		running_exclop(fd, op, sizeof(op));
+		/* the kernel's exclusive operation: "none", "balance", "device add", ...;
+		 * empty when unknown */
+		btrfs_sysfs_read(fd, "exclusive_operation", op, sizeof(op));
 		if (!op[0] || !strcmp(op, "none") ||
 		    (!strcmp(mine, "device add") && !strcmp(op, "balance paused")))
 			return 0;

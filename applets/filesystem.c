@@ -54,31 +54,18 @@ static const char df_usage[] =
 /* Zoned filesystems report unusable zone space in sysfs; 0 and *val set when so. */
 static int zone_unusable(int fd, uint64_t flags, uint64_t *val)
 {
-	struct btrfs_ioctl_fs_info_args fi;
-	char path[128], u[UUID_STR_LEN], buf[32];
-	const char *kind;
-	FILE *f;
-	int ok;
+	char name[64], buf[32];
+	const char *kind = (flags & BTRFS_BLOCK_GROUP_DATA) ? "data" :
+			   (flags & BTRFS_BLOCK_GROUP_METADATA) ? "metadata" :
+			   (flags & BTRFS_BLOCK_GROUP_SYSTEM) ? "system" : NULL;
 
-	if (btrfs_fs_info(fd, &fi))
+	if (!kind || btrfs_sysfs_read(fd, "features/zoned", buf, sizeof(buf)))
 		return -1;
-	uuid_unparse(fi.fsid, u);
-	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/features/zoned", u);
-	if (access(path, F_OK))
+	snprintf(name, sizeof(name), "allocation/%s/bytes_zone_unusable", kind);
+	if (btrfs_sysfs_read(fd, name, buf, sizeof(buf)))
 		return -1;
-	kind = (flags & BTRFS_BLOCK_GROUP_DATA) ? "data" :
-	       (flags & BTRFS_BLOCK_GROUP_METADATA) ? "metadata" :
-	       (flags & BTRFS_BLOCK_GROUP_SYSTEM) ? "system" : NULL;
-	if (!kind)
-		return -1;
-	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/allocation/%s/bytes_zone_unusable", u, kind);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ok = fgets(buf, sizeof(buf), f) != NULL;
-	fclose(f);
-	*val = ok ? strtoull(buf, NULL, 10) : 0;
-	return ok ? 0 : -1;
+	*val = strtoull(buf, NULL, 10);
+	return 0;
 }
 
 static void df_text(int fd, const struct btrfs_ioctl_space_args *sa, unsigned mode)

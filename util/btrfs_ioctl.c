@@ -1,6 +1,7 @@
 #include "btrfs_ioctl.h"
 #include "cli.h"
 #include "le.h"
+#include "uuid.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <mntent.h>
@@ -435,6 +436,31 @@ int btrfs_mount_of_device(const char *dev, char *mnt, size_t size)
 		break;
 	}
 	endmntent(f);
+	return ret;
+}
+
+int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size)
+{
+	struct btrfs_ioctl_fs_info_args fi;
+	char path[256], fsid[UUID_STR_LEN];
+	ssize_t n;
+	int sfd, ret;
+
+	buf[0] = 0;
+	ret = btrfs_fs_info(fd, &fi);
+	if (ret)
+		return ret;
+	uuid_unparse(fi.fsid, fsid);
+	if (snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/%s", fsid, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	sfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sfd < 0)
+		return -errno;
+	n = read(sfd, buf, size - 1);
+	ret = n < 0 ? -errno : 0;
+	close(sfd);
+	buf[n > 0 ? n : 0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
 	return ret;
 }
 

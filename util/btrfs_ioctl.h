@@ -97,6 +97,11 @@ uint64_t btrfs_device_size(const char *path);
  * number), copied into mnt. 0 when found, -ENOENT when not mounted, -errno. */
 int btrfs_mount_of_device(const char *dev, char *mnt, size_t size);
 
+/* The first line of /sys/fs/btrfs/FSID/name (an attribute of the filesystem of fd,
+ * "exclusive_operation", "features/zoned", ...) without its newline into buf, which is
+ * empty on error. 0 or -errno (-ENOENT: no such attribute). */
+int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size);
+
 /* Filesystem label of a mounted fs (FS_IOC_GETFSLABEL / FS_IOC_SETFSLABEL); label has
  * room for BTRFS_LABEL_SIZE bytes. */
 int btrfs_get_label_fd(int fd, char label[BTRFS_LABEL_SIZE]);
