@@ -627,7 +627,7 @@ static const char sync_usage[] =
 
 int fs_sync_main(int argc, char **argv)
 {
-	int fd;
+	int fd, ret;
 
 	if (out_text_only())
 		return 1;
@@ -635,13 +635,11 @@ int fs_sync_main(int argc, char **argv)
 	fd = btrfs_open_path(argv[optind], 0, 0);
 	if (fd < 0)
 		return 1;
-	if (ioctl(fd, BTRFS_IOC_SYNC, NULL)) {
+	ret = ioctl(fd, BTRFS_IOC_SYNC, NULL);
+	if (ret)
 		msg_error("sync of %s failed: %m", argv[optind]);
-		close(fd);
-		return 1;
-	}
 	close(fd);
-	return 0;
+	return ret != 0;
 }
 
 /* ---- defragment ---------------------------------------------------------- */

@@ -1138,7 +1138,7 @@ int subvol_set_default_main(int argc, char **argv)
 {
 	uint64_t id = 0;
 	const char *path;
-	int fd, err;
+	int fd, err, ret = 1;
 
 	cli_no_options(argc, argv, 1, 2, set_default_usage);
 	path = argv[argc - 1];
@@ -1157,18 +1157,14 @@ int subvol_set_default_main(int argc, char **argv)
 		msg_error("Could not open: %s", strerror(errno));
 		return 1;
 	}
-	if (!id && (err = subvol_id_of_fd(fd, &id))) {
+	if (!id && (err = subvol_id_of_fd(fd, &id)))
 		msg_error("Could not lookup inode: %s", strerror(-err));
-		close(fd);
-		return 1;
-	}
-	if (ioctl(fd, BTRFS_IOC_DEFAULT_SUBVOL, &id) < 0) {
+	else if (ioctl(fd, BTRFS_IOC_DEFAULT_SUBVOL, &id) < 0)
 		msg_error("Could not set default subvolume: %s", strerror(errno));
-		close(fd);
-		return 1;
-	}
+	else
+		ret = 0;
 	close(fd);
-	return 0;
+	return ret;
 }
 
 /* ---- find-new ---- */
