@@ -103,9 +103,10 @@ static int existing(struct rout *o, int parent, const char *name, const char *pa
 int rout_dir(struct rout *o, int parent, const char *name, const char *path, int *fd)
 {
 	*fd = -1;
-	o->dirs++;
-	if (o->dry_run)
+	if (o->dry_run) {
+		o->dirs++;
 		return 0;
+	}
 	if (mkdirat(parent, name, 0755) && errno != EEXIST)
 		return fail(o, "creating directory", path);
 	*fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -117,6 +118,7 @@ int rout_dir(struct rout *o, int parent, const char *name, const char *path, int
 			fail(o, "opening directory", path);
 		return -ENOTDIR;
 	}
+	o->dirs++;
 	return 0;
 }
 
@@ -155,16 +157,16 @@ int rout_symlink(struct rout *o, int parent, const char *name, const char *targe
 		o->symlinks++;
 		return 0;
 	}
-	if (symlinkat(target, parent, name) && errno == EEXIST) {
+	ret = symlinkat(target, parent, name);
+	if (ret && errno == EEXIST) {
 		if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW))
 			return fail(o, "checking existing", path);
 		ret = existing(o, parent, name, path, S_ISDIR(st.st_mode));
 		if (ret)
 			return ret;
-		if (!symlinkat(target, parent, name))
-			errno = 0;
+		ret = symlinkat(target, parent, name);
 	}
-	if (errno)
+	if (ret)
 		return fail(o, "creating symlink", path);
 	o->symlinks++;
 	return 0;
