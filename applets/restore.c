@@ -66,6 +66,7 @@ static const char usage[] =
 #define MAX_COMPRESSED (8u << 20)       /* sanity bound (the kernel writes <= 128 KiB) */
 #define DIR_BATCH 64                    /* directory entries held per level */
 #define MAX_DEPTH 4096
+#define BAD_SEEN 64                     /* bad copies remembered, so each is reported once */
 
 struct restore {
 	struct fs *fs;
@@ -79,6 +80,10 @@ struct restore {
 	size_t zcap, rcap;
 	struct { uint64_t tree, ino; } stack[MAX_DEPTH];
 	int depth;
+	struct { uint64_t logical; int mirror; } bad_seen[BAD_SEEN];  /* bad copies reported */
+	int bad_next;
+	uint64_t loss_block;            /* the last loss: its block and path */
+	char *loss_path;
 };
 
 static const char *cur_path(const struct restore *r)
@@ -106,6 +111,19 @@ static const char *errstr(const struct fs_error *e)
 	return fs_error_format(e, buf, sizeof(buf));
 }
 
+/* A loss caused by an unreadable block: reported once per path and block. */
+static int loss_seen(struct restore *r, const struct fs_error *err)
+{
+	const char *path = cur_path(r);
+
+	if (err->logical && err->logical == r->loss_block && r->loss_path && !strcmp(r->loss_path, path))
+		return 1;
+	free(r->loss_path);
+	r->loss_path = strdup(path);
+	r->loss_block = err->logical;
+	return 0;
+}
+
 /* An output error: stop unless -i. */
 static int out_failed(struct restore *r)
 {
@@ -117,8 +135,14 @@ static void report_bad_copy(void *ctx, const struct fs_error *err)
 {
 	struct restore *r = ctx;
 
+	for (int i = 0; i < BAD_SEEN; i++)
+		if (r->bad_seen[i].logical == err->logical && r->bad_seen[i].mirror == err->mirror)
+			return;
+	r->bad_seen[r->bad_next].logical = err->logical;
+	r->bad_seen[r->bad_next].mirror = err->mirror;
+	r->bad_next = (r->bad_next + 1) % BAD_SEEN;
 	rout_progress_clear(&r->out);
-	msg_warn("%s: %s; trying another copy", rout_shown(&r->out, cur_path(r)), errstr(err));
+	msg_warn("%s: %s", rout_shown(&r->out, cur_path(r)), errstr(err));
 }
 
 static void meta_from_inode(const struct btrfs_inode_item *ii, struct rout_meta *m)
@@ -345,6 +369,8 @@ static void extent_lost(void *ctx, const struct fs_key *from, const struct fs_ke
 	struct file_job *j = ctx;
 	char range[80];
 
+	if (loss_seen(j->r, err))
+		return;
 	describe_range(from, to, j->ino, BTRFS_EXTENT_DATA_KEY, range, sizeof(range));
 	lose(j->r, "file data from offset %s lost: %s", range, errstr(err));
 }
@@ -387,7 +413,8 @@ static void xattr_lost(void *ctx, const struct fs_key *from, const struct fs_key
 	struct xattr_job *x = ctx;
 
 	(void)from, (void)to;
-	lose(x->r, "extended attributes lost: %s", errstr(err));
+	if (!loss_seen(x->r, err))
+		lose(x->r, "extended attributes lost: %s", errstr(err));
 }
 
 static void restore_xattrs(struct restore *r, const struct fs_root *root, uint64_t ino, int fd)
@@ -422,7 +449,8 @@ static int get_inode(struct restore *r, const struct fs_root *root, uint64_t ino
 {
 	if (!fs_inode_get(r->fs, root, ino, ii))
 		return 0;
-	lose(r, "inode %llu unreadable (%s): size, owner, mode and times not restored",
+	if (!loss_seen(r, &r->fs->err))
+		lose(r, "inode %llu unreadable (%s): size, owner, mode and times not restored",
 	     (unsigned long long)ino, errstr(&r->fs->err));
 	return -1;
 }
@@ -562,6 +590,8 @@ static void dir_lost(void *ctx, const struct fs_key *from, const struct fs_key *
 	struct dir_batch *b = ctx;
 	char range[80];
 
+	if (loss_seen(b->r, err))
+		return;
 	describe_range(from, to, b->ino, BTRFS_DIR_INDEX_KEY, range, sizeof(range));
 	lose(b->r, "directory entries with index %s lost: %s", range, errstr(err));
 }
@@ -826,11 +856,40 @@ static int add_scanned(const char **paths, int n, int max)
 	return n + nf;
 }
 
+/* The backup root slots of the superblock on path, newest first, without the one
+ * the superblock itself uses. Returns how many. */
+static int backup_roots_newest_first(const char *path, int *slots)
+{
+	struct btrfs_super_block sb;
+	int n = 0, m;
+
+	for (m = 0; m < BTRFS_SUPER_MIRRORS; m++)
+		if (!fs_super_read(path, m, &sb, NULL))
+			break;
+	if (m == BTRFS_SUPER_MIRRORS)
+		return 0;
+	for (int i = 0; i < BTRFS_NUM_BACKUP_ROOTS; i++) {
+		uint64_t gen = get_le64(&sb.super_roots[i].tree_root_gen);
+		int k = n;
+
+		if (!get_le64(&sb.super_roots[i].tree_root) ||
+		    get_le64(&sb.super_roots[i].tree_root) == get_le64(&sb.root))
+			continue;
+		while (k > 0 && get_le64(&sb.super_roots[slots[k - 1]].tree_root_gen) < gen) {
+			slots[k] = slots[k - 1];
+			k--;
+		}
+		slots[k] = i;
+		n++;
+	}
+	return n;
+}
+
 /* Opens the filesystem, then makes sure tree `rootid` can be read; when the root
  * tree (or that tree's root) is unreadable, tries the superblock's backup roots,
  * newest first, saying which one it used. */
 static struct fs *open_fs(const char **paths, int n, int max_paths,
-			  struct fs_open_opts *o, uint64_t rootid, struct fs_root *root)
+			  struct fs_open_opts *o, uint64_t rootid, struct fs_root *root, int *stale)
 {
 	struct fs_error err;
 	char buf[320];
@@ -838,8 +897,8 @@ static struct fs *open_fs(const char **paths, int n, int max_paths,
 	struct fs *fs = NULL;
 
 	slots[0] = -1;
-	for (int i = 0; i < BTRFS_NUM_BACKUP_ROOTS; i++)
-		slots[nslots++] = i;
+	if (!o->tree_root)
+		nslots = backup_roots_newest_first(paths[0], slots + 1) + 1;
 	for (int s = 0; s < nslots; s++) {
 		o->backup_root = slots[s];
 		fs = fs_open(paths, n, o, &err);
@@ -885,9 +944,12 @@ static struct fs *open_fs(const char **paths, int n, int max_paths,
 	}
 	if (fs && o->backup_root >= 0) {
 		const struct btrfs_root_backup *b = &fs->sb.super_roots[o->backup_root];
-		msg_warn("using backup root %d (tree root %llu, generation %llu)", o->backup_root,
+		msg_warn("using backup root %d (tree root %llu, generation %llu of %llu): changes of the "
+			 "newer transactions are lost", o->backup_root,
 			 (unsigned long long)get_le64(&b->tree_root),
-			 (unsigned long long)get_le64(&b->tree_root_gen));
+			 (unsigned long long)get_le64(&b->tree_root_gen),
+			 (unsigned long long)fs->generation);
+		*stale = 1;
 	}
 	if (!fs)
 		msg_error("no usable tree root (superblock and backup roots tried)");
@@ -1035,7 +1097,8 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 	o.super_mirror = a->super_mirror ? a->super_mirror : -1;
 	o.tree_root = a->tree_location;
 	o.cache_bytes = 16u << 20;
-	r->fs = open_fs(paths, ndev, 64, &o, a->list_roots || a->fs_location ? 0 : rootid, &root);
+	r->fs = open_fs(paths, ndev, 64, &o, a->list_roots || a->fs_location ? 0 : rootid, &root,
+			&r->lost);
 	if (!r->fs)
 		return 1;
 	r->fs->bad_copy = report_bad_copy;
@@ -1098,6 +1161,7 @@ out:
 	free(r->zbuf);
 	free(r->rbuf);
 	free(r->path.s);
+	free(r->loss_path);
 	return r->lost ? 1 : 0;
 }
 
