@@ -110,6 +110,14 @@ int rout_dir(struct rout *o, int parent, const char *name, const char *path, int
 	if (mkdirat(parent, name, 0755) && errno != EEXIST)
 		return fail(o, "creating directory", path);
 	*fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0 && (errno == ENOTDIR || errno == ELOOP) && o->overwrite) {
+		/* -o: something else stands where the directory goes; replace it */
+		if (unlinkat(parent, name, 0))
+			return fail(o, "removing existing", path);
+		if (mkdirat(parent, name, 0755))
+			return fail(o, "creating directory", path);
+		*fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (*fd < 0) {
 		if (errno == ENOTDIR || errno == ELOOP)
 			msg_error("'%s' exists and is not a directory, not restoring into it",
