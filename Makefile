@@ -84,6 +84,11 @@ $(BUILD)/unit/%: tests/unit/%.c tests/unit/unit_main.c tests/unit/unit.h $(BUILD
 
 units: $(UNIT_BINS)
 
+$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libbox.a
+	$(call say,BENCH,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -O2 $(LDSTATIC) -o $@ $< $(BUILD)/libbox.a $(LDLIBS)
+
 test: $(BIN) $(UNIT_BINS)
 	$(Q)TEST_CC=$(CC) BOX=$(abspath $(BIN)) UNIT_DIR=$(abspath $(BUILD)/unit) SANITIZE=$(SANITIZE) sh tests/run.sh $(T)
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Prints the stripped size of the binary and what each part contributes, from the link map
-# (sections kept by --gc-sections: .text, .rodata, .data, .bss... per input object/archive).
+# (file-backed sections kept by --gc-sections: .text, .rodata, .data, per object or library).
 # Usage: size.sh BINARY MAPFILE
 bin=$1 map=$2
 printf '%-28s %9d bytes (stripped file)\n' "$bin" "$(stat -c %s "$bin")"
@@ -9,9 +9,9 @@ awk '
 /^Memory map|^Linker script and memory map/ { skip = 0 }
 skip { next }
 # a section line: " .text.name 0xADDR 0xSIZE file" (name may sit alone on the line before)
-/^ \.[a-z]/ && NF == 1 { pending = 1; next }
+/^ \.(text|rodata|data|tdata)/ && NF == 1 { pending = 1; next }
 pending && NF >= 3 && $1 ~ /^0x/ { addsz($2, $3); pending = 0; next }
-/^ \.(text|rodata|data|bss|tbss|tdata)/ && NF >= 4 && $2 ~ /^0x/ { addsz($3, $4); next }
+/^ \.(text|rodata|data|tdata)/ && NF >= 4 && $2 ~ /^0x/ { addsz($3, $4); next }
 { pending = 0 }
 function hex2num(h,   i, n) {
 	n = 0; h = tolower(substr(h, 3))

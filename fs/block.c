@@ -62,9 +62,7 @@ static int check_items(const uint8_t *buf, uint32_t nodesize, struct fs_error *e
 		fs_key_from_disk(&cur, slot_key(buf, h->level, i));
 		if (i && fs_key_cmp(&prev, &cur) >= 0) {
 			fs_err(err, -EUCLEAN, "keys out of order at slot %u", i);
-			err->has_key = 1;
-			err->key = cur;
-			return err->code;
+			return fs_err_key(err, &cur);
 		}
 		prev = cur;
 		if (!h->level) {
@@ -72,9 +70,7 @@ static int check_items(const uint8_t *buf, uint32_t nodesize, struct fs_error *e
 			uint32_t off = get_le32(&it->offset), size = get_le32(&it->size);
 			if (off > space || size > space - off || off < nr * stride) {
 				fs_err(err, -EUCLEAN, "item %u data (offset %u size %u) outside the leaf", i, off, size);
-				err->has_key = 1;
-				err->key = cur;
-				return err->code;
+				return fs_err_key(err, &cur);
 			}
 		}
 	}

@@ -291,26 +291,49 @@ static void walk_report(const struct fs_walk_ops *ops, void *ctx, struct fs *fs)
 		ops->error(ctx, &fs->err);
 }
 
-static int walk_block(struct fs *fs, struct fs_block *b, uint64_t tree,
-		      const struct fs_walk_ops *ops, void *ctx)
+/* A tree cannot hold more blocks than the metadata chunks have room for;
+ * past that, pointers must be looping through shared blocks. */
+static uint64_t metadata_blocks(const struct fs *fs)
+{
+	uint64_t bytes = 0;
+
+	for (int i = 0; i < fs->num_chunks; i++)
+		if (fs->chunks[i].type & (BTRFS_BLOCK_GROUP_METADATA | BTRFS_BLOCK_GROUP_SYSTEM))
+			bytes += fs->chunks[i].length;
+	return bytes / fs->nodesize + 1;
+}
+
+struct walk {
+	struct fs *fs;
+	uint64_t tree, budget;
+	const struct fs_walk_ops *ops;
+	void *ctx;
+};
+
+static int walk_block(struct walk *w, struct fs_block *b)
 {
 	uint32_t n = fs_block_nritems(b);
 	int ret;
 
+	if (!w->budget--) {
+		fs_err_at(&w->fs->err, -ELOOP, w->tree, b->bytenr, "tree has more blocks than metadata space");
+		walk_report(w->ops, w->ctx, w->fs);
+		return -ELOOP;
+	}
 	if (!fs_block_level(b))
-		return ops->leaf ? ops->leaf(ctx, b) : 0;
-	ret = ops->node ? ops->node(ctx, b) : 0;
+		return w->ops->leaf ? w->ops->leaf(w->ctx, b) : 0;
+	ret = w->ops->node ? w->ops->node(w->ctx, b) : 0;
 	if (ret)
 		return ret > 0 ? 0 : ret;
 	for (uint32_t i = 0; i < n; i++) {
-		struct fs_block *child = read_child(fs, b, i, tree);
+		struct fs_block *child = read_child(w->fs, b, i, w->tree);
 
 		if (!child) {
-			walk_report(ops, ctx, fs);
+			walk_report(w->ops, w->ctx, w->fs);
 			continue;
 		}
-		ret = walk_block(fs, child, tree, ops, ctx);
-		fs_block_put(fs, child);
+		ret = walk_block(w, child);
+		fs_block_put(w->fs, child);
 		if (ret < 0)
 			return ret;
 	}
@@ -319,6 +342,7 @@ static int walk_block(struct fs *fs, struct fs_block *b, uint64_t tree,
 
 int fs_tree_walk(struct fs *fs, const struct fs_root *root, const struct fs_walk_ops *ops, void *ctx)
 {
+	struct walk w = { fs, root->objectid, metadata_blocks(fs), ops, ctx };
 	struct fs_block *b = read_root(fs, root);
 	int ret;
 
@@ -326,7 +350,7 @@ int fs_tree_walk(struct fs *fs, const struct fs_root *root, const struct fs_walk
 		walk_report(ops, ctx, fs);
 		return fs->err.code;
 	}
-	ret = walk_block(fs, b, root->objectid, ops, ctx);
+	ret = walk_block(&w, b);
 	fs_block_put(fs, b);
 	return ret;
 }

@@ -65,6 +65,15 @@ void fs_err_wrap(struct fs_error *e, const char *prefix, const char *suffix)
 	snprintf(e->msg, sizeof(e->msg), "%.*s", (int)sizeof(e->msg) - 1, buf);
 }
 
+int fs_err_key(struct fs_error *e, const struct fs_key *key)
+{
+	if (!e)
+		return -EUCLEAN;
+	e->has_key = 1;
+	e->key = *key;
+	return e->code;
+}
+
 void fs_err_clear(struct fs_error *e)
 {
 	memset(e, 0, sizeof(*e));

@@ -392,8 +392,13 @@ ssize_t fs_file_pread(struct fs_file *f, void *buf, size_t len, uint64_t off)
 		len = (size_t)(f->isize - off);
 	ret = fs_extent_iter_init(f->fs, &f->root, f->ino, off, &it);
 	it.isize = f->isize;
-	while (!ret && done < len && (ret = fs_extent_iter_next(&it, &e)) == 1) {
-		size_t n = e.len < len - done ? (size_t)e.len : len - done;
+	while (!ret && done < len) {
+		size_t n;
+
+		ret = fs_extent_iter_next(&it, &e);
+		if (ret <= 0)
+			break;
+		n = e.len < len - done ? (size_t)e.len : len - done;
 		ret = read_extent(f, &e, (uint8_t *)buf + done, n);
 		done += n;
 	}

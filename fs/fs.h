@@ -52,6 +52,8 @@ int fs_err(struct fs_error *e, int code, const char *fmt, ...)
 int fs_err_at(struct fs_error *e, int code, uint64_t tree, uint64_t logical, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 void fs_err_clear(struct fs_error *e);
+/* Attaches a key to the recorded error; returns its code (-EUCLEAN if e is NULL). */
+int fs_err_key(struct fs_error *e, const struct fs_key *key);
 /* Adds text before/after the message (either may be NULL). */
 void fs_err_wrap(struct fs_error *e, const char *prefix, const char *suffix);
 /* One line: "<msg> (tree T, block L, key (O T F), mirror M)". Returns buf. */
@@ -286,7 +288,9 @@ int fs_search_le(struct fs *fs, const struct fs_root *root, const struct fs_key 
 
 /* Pre-order walk of a whole tree. node/leaf callbacks return 0 to go on,
  * 1 (node only) to skip its children, <0 to stop the walk (returned). Bad
- * blocks are reported to error (with tree, bytenr, parent key) and skipped. */
+ * blocks are reported to error (with tree, bytenr, parent key) and skipped.
+ * A walk visiting more blocks than the metadata chunks can hold stops with
+ * -ELOOP (pointers looping through shared blocks). */
 struct fs_walk_ops {
 	int (*node)(void *ctx, const struct fs_block *b);
 	int (*leaf)(void *ctx, const struct fs_block *b);

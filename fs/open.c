@@ -198,7 +198,8 @@ static int load_chunks(struct fs *fs, const struct fs_open_opts *o, struct fs_er
 		*err = fs->err;
 		return ret;
 	}
-	if (note_missing(fs, err) && !o->allow_degraded) {
+	/* only devices that hold chunks are needed; a num_devices mismatch alone is noted */
+	if (note_missing(fs, err) && missing_devids(fs, (uint64_t[1]){ 0 }, 1) && !o->allow_degraded) {
 		fs_err_wrap(err, NULL, " (a degraded open was not allowed)");
 		return err->code = -ENODEV;
 	}
@@ -230,8 +231,11 @@ struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_op
 		   struct fs_error *err)
 {
 	struct fs_open_opts defaults;
+	struct fs_error local;
 	struct fs *fs;
 
+	if (!err)
+		err = &local;
 	if (!opts) {
 		fs_open_opts_init(&defaults);
 		opts = &defaults;

@@ -1,0 +1,17 @@
+#!/bin/sh
+# make bench: micro-benchmarks of both builds (musl and glibc) and every tests/bench-*.sh
+# (each compares an applet against the reference btrfs-progs and prints ratios).
+cd "$(dirname "$0")/.." || exit 1
+: "${BOX:?}"
+echo "== checksums, musl build vs glibc build (4 KiB blocks)"
+make -s BUILD=build build/bench/csum CC=musl-gcc >/dev/null &&
+make -s BUILD=build/glibc build/glibc/bench/csum CC=gcc >/dev/null || exit 1
+build/bench/csum > /tmp/bench.musl.$$
+build/glibc/bench/csum > /tmp/bench.glibc.$$
+join /tmp/bench.musl.$$ /tmp/bench.glibc.$$ | awk '{ printf "%-14s musl %6.2f GB/s  glibc %6.2f GB/s  ratio %.2f\n", $1, $2, $4, $2 / $4 }'
+rm -f /tmp/bench.musl.$$ /tmp/bench.glibc.$$
+for b in tests/bench-*.sh; do
+	[ -f "$b" ] || continue
+	echo "== $(basename "$b" .sh)"
+	BOX=$BOX sh "$b"
+done

@@ -1,0 +1,507 @@
+#include "btrfs_ioctl.h"
+#include "cli.h"
+#include "le.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+
+
+int btrfs_open_path(const char *path, int dir_only, int quiet)
+{
+	struct statfs sfs;
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) || statfs(path, &sfs)) {
+		if (!quiet)
+			msg_error("cannot access '%s': %m", path);
+		return -1;
+	}
+	if (dir_only && !S_ISDIR(st.st_mode)) {
+		if (!quiet)
+			msg_error("not a directory: %s", path);
+		return -1;
+	}
+	if (sfs.f_type != BTRFS_SUPER_MAGIC) {
+		if (!quiet)
+			msg_error("not a btrfs filesystem: %s", path);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+	if (fd < 0 && !quiet)
+		msg_error("cannot access '%s': %m", path);
+	return fd;
+}
+
+int btrfs_fd_is_btrfs(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs))
+		return -errno;
+	return sfs.f_type == BTRFS_SUPER_MAGIC;
+}
+
+int btrfs_fs_info(int fd, struct btrfs_ioctl_fs_info_args *fi)
+{
+	memset(fi, 0, sizeof(*fi));
+	return ioctl(fd, BTRFS_IOC_FS_INFO, fi) ? -errno : 0;
+}
+
+int btrfs_dev_info(int fd, uint64_t devid, struct btrfs_ioctl_dev_info_args *di)
+{
+	memset(di, 0, sizeof(*di));
+	di->devid = devid;
+	if (ioctl(fd, BTRFS_IOC_DEV_INFO, di))
+		return -errno;
+	di->path[sizeof(di->path) - 1] = 0; /* the kernel's string, bounded anyway */
+	return 0;
+}
+
+int btrfs_dev_infos(int fd, struct btrfs_ioctl_fs_info_args *fi,
+		    struct btrfs_ioctl_dev_info_args **devs, int *count)
+{
+	struct btrfs_ioctl_dev_info_args *d;
+	uint64_t devid;
+	int n = 0, room, ret;
+
+	*devs = NULL;
+	*count = 0;
+	ret = btrfs_fs_info(fd, fi);
+	if (ret)
+		return ret;
+	if (fi->num_devices > 65536) /* no real filesystem comes near */
+		return -EOVERFLOW;
+	room = (int)fi->num_devices + 1; /* + a running replace's target, devid 0 */
+	d = calloc(room, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (devid = 0; devid <= fi->max_id && n < room; devid++) {
+		ret = btrfs_dev_info(fd, devid, &d[n]);
+		if (ret == -ENODEV)
+			continue;
+		if (ret) {
+			free(d);
+			return ret;
+		}
+		n++;
+	}
+	*devs = d;
+	*count = n;
+	return 0;
+}
+
+int btrfs_space_info(int fd, struct btrfs_ioctl_space_args **out)
+{
+	struct btrfs_ioctl_space_args probe = { 0 }, *sa;
+	uint64_t slots;
+
+	*out = NULL;
+	/* The first call with no slots returns how many there are. */
+	if (ioctl(fd, BTRFS_IOC_SPACE_INFO, &probe))
+		return -errno;
+	/* Space can be added between the calls: leave room for a few more. */
+	for (slots = probe.total_spaces + 4;; slots *= 2) {
+		if (slots > 1024)
+			return -EOVERFLOW;
+		sa = calloc(1, sizeof(*sa) + slots * sizeof(sa->spaces[0]));
+		if (!sa)
+			return -ENOMEM;
+		sa->space_slots = slots;
+		if (ioctl(fd, BTRFS_IOC_SPACE_INFO, sa)) {
+			int e = errno;
+
+			free(sa);
+			return -e;
+		}
+		if (sa->total_spaces <= slots)
+			break;
+		free(sa);
+	}
+	*out = sa;
+	return 0;
+}
+
+const char *btrfs_group_type_str(uint64_t flags)
+{
+	switch (flags & (BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_SPACE_INFO_GLOBAL_RSV)) {
+	case BTRFS_BLOCK_GROUP_DATA:
+		return "Data";
+	case BTRFS_BLOCK_GROUP_SYSTEM:
+		return "System";
+	case BTRFS_BLOCK_GROUP_METADATA:
+		return "Metadata";
+	case BTRFS_BLOCK_GROUP_DATA | BTRFS_BLOCK_GROUP_METADATA:
+		return "Data+Metadata";
+	case BTRFS_SPACE_INFO_GLOBAL_RSV:
+		return "GlobalReserve";
+	}
+	return "unknown";
+}
+
+static const struct {
+	uint64_t flag;
+	const char *name;
+	int copies;
+} profiles[] = {
+	{ BTRFS_BLOCK_GROUP_RAID0, "RAID0", 1 },
+	{ BTRFS_BLOCK_GROUP_RAID1, "RAID1", 2 },
+	{ BTRFS_BLOCK_GROUP_DUP, "DUP", 2 },
+	{ BTRFS_BLOCK_GROUP_RAID10, "RAID10", 2 },
+	{ BTRFS_BLOCK_GROUP_RAID5, "RAID5", 1 },
+	{ BTRFS_BLOCK_GROUP_RAID6, "RAID6", 1 },
+	{ BTRFS_BLOCK_GROUP_RAID1C3, "RAID1C3", 3 },
+	{ BTRFS_BLOCK_GROUP_RAID1C4, "RAID1C4", 4 },
+};
+
+/* Index in profiles[], -1 for single, -2 for an unknown or mixed value. */
+static int profile_index(uint64_t flags)
+{
+	uint64_t p = flags & ~(BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_BLOCK_GROUP_RESERVED);
+	size_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+		if (p == profiles[i].flag)
+			return (int)i;
+	return -2;
+}
+
+const char *btrfs_group_profile_str(uint64_t flags)
+{
+	int i = profile_index(flags);
+
+	return i >= 0 ? profiles[i].name : i == -1 ? "single" : "UNKNOWN";
+}
+
+int btrfs_profile_copies(uint64_t flags)
+{
+	int i = profile_index(flags);
+
+	return i >= 0 ? profiles[i].copies : 1;
+}
+
+/* Lower-case profile names of a set of profile bits, ", "-separated, into buf;
+ * 0 when the set has at most one profile. */
+static int profile_list(uint64_t bits, char *buf, size_t size)
+{
+	static const struct { uint64_t bit; const char *name; } order[] = {
+		{ BTRFS_AVAIL_ALLOC_BIT_SINGLE, "single" }, { BTRFS_BLOCK_GROUP_RAID10, "raid10" },
+		{ BTRFS_BLOCK_GROUP_RAID1, "raid1" }, { BTRFS_BLOCK_GROUP_DUP, "dup" },
+		{ BTRFS_BLOCK_GROUP_RAID0, "raid0" }, { BTRFS_BLOCK_GROUP_RAID5, "raid5" },
+		{ BTRFS_BLOCK_GROUP_RAID6, "raid6" }, { BTRFS_BLOCK_GROUP_RAID1C3, "raid1c3" },
+		{ BTRFS_BLOCK_GROUP_RAID1C4, "raid1c4" },
+	};
+	size_t i, len = 0;
+
+	if (!(bits & (bits - 1)))
+		return 0;
+	buf[0] = 0;
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if ((bits & order[i].bit) && len < size)
+			len += snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+					order[i].name);
+	return 1;
+}
+
+int btrfs_multiple_profiles(const struct btrfs_ioctl_space_args *sa,
+			    char profiles[BTRFS_NR_CLASSES][BTRFS_PROFILES_LEN])
+{
+	const uint64_t mixed = BTRFS_BLOCK_GROUP_DATA | BTRFS_BLOCK_GROUP_METADATA;
+	uint64_t bits[BTRFS_NR_CLASSES] = { 0 }, i;
+	int c, mask = 0;
+
+	for (i = 0; i < sa->total_spaces; i++) {
+		uint64_t f = sa->spaces[i].flags;
+
+		if (!(f & BTRFS_BLOCK_GROUP_PROFILE_MASK))
+			f |= BTRFS_AVAIL_ALLOC_BIT_SINGLE;
+		c = (f & mixed) == mixed ? BTRFS_CLASS_MIXED :
+		    (f & BTRFS_BLOCK_GROUP_DATA) ? BTRFS_CLASS_DATA :
+		    (f & BTRFS_BLOCK_GROUP_METADATA) ? BTRFS_CLASS_METADATA :
+		    (f & BTRFS_BLOCK_GROUP_SYSTEM) ? BTRFS_CLASS_SYSTEM : -1;
+		if (c >= 0)
+			bits[c] |= f & BTRFS_EXTENDED_PROFILE_MASK;
+	}
+	for (c = 0; c < BTRFS_NR_CLASSES; c++)
+		if (profile_list(bits[c], profiles[c], BTRFS_PROFILES_LEN))
+			mask |= 1 << c;
+	return mask;
+}
+
+/* Adds the stripes of one chunk item to the per-device sums. */
+static int add_chunk(struct btrfs_chunk_usage **cu, int *n, int *room,
+		     const uint8_t *item, uint32_t len)
+{
+	const struct btrfs_chunk *c = (const void *)item;
+	uint64_t type, length;
+	uint32_t stripes, s;
+	int i;
+
+	if (len < offsetof(struct btrfs_chunk, stripe))
+		return -EUCLEAN;
+	stripes = get_le16(&c->num_stripes);
+	if (!stripes || len < offsetof(struct btrfs_chunk, stripe) +
+			      (uint64_t)stripes * sizeof(struct btrfs_stripe))
+		return -EUCLEAN;
+	type = get_le64(&c->type);
+	length = get_le64(&c->length);
+	for (s = 0; s < stripes; s++) {
+		const struct btrfs_stripe *st = (const void *)(item +
+			offsetof(struct btrfs_chunk, stripe) + s * sizeof(struct btrfs_stripe));
+		uint64_t devid = get_le64(&st->devid);
+
+		for (i = 0; i < *n; i++)
+			if ((*cu)[i].type == type && (*cu)[i].devid == devid &&
+			    (*cu)[i].num_stripes == stripes)
+				break;
+		if (i == *n) {
+			if (*n == *room) {
+				void *p = realloc(*cu, (*room * 2 + 8) * sizeof(**cu));
+
+				if (!p)
+					return -ENOMEM;
+				*cu = p;
+				*room = *room * 2 + 8;
+			}
+			(*cu)[i] = (struct btrfs_chunk_usage){ type, devid, 0, stripes };
+			(*n)++;
+		}
+		(*cu)[i].size += length;
+	}
+	return 0;
+}
+
+int btrfs_group_order(uint64_t a, uint64_t b)
+{
+	uint64_t mask = BTRFS_BLOCK_GROUP_TYPE_MASK;
+
+	if ((a & BTRFS_BLOCK_GROUP_TYPE_MASK) == (b & BTRFS_BLOCK_GROUP_TYPE_MASK))
+		mask = BTRFS_BLOCK_GROUP_PROFILE_MASK;
+	else if (b & BTRFS_BLOCK_GROUP_SYSTEM)
+		return -1;
+	else if (a & BTRFS_BLOCK_GROUP_SYSTEM)
+		return 1;
+	return (a & mask) > (b & mask) ? 1 : (a & mask) < (b & mask) ? -1 : 0;
+}
+
+static int chunk_usage_cmp(const void *a, const void *b)
+{
+	return btrfs_group_order(((const struct btrfs_chunk_usage *)a)->type,
+				 ((const struct btrfs_chunk_usage *)b)->type);
+}
+
+int btrfs_chunk_usage(int fd, struct btrfs_chunk_usage **out, int *count)
+{
+	struct btrfs_ioctl_search_args args;
+	struct btrfs_ioctl_search_key *sk = &args.key;
+	struct btrfs_chunk_usage *cu = NULL;
+	int n = 0, room = 0, ret = 0;
+
+	memset(&args, 0, sizeof(args));
+	sk->tree_id = BTRFS_CHUNK_TREE_OBJECTID;
+	sk->min_objectid = sk->max_objectid = BTRFS_FIRST_CHUNK_TREE_OBJECTID;
+	sk->min_type = sk->max_type = BTRFS_CHUNK_ITEM_KEY;
+	sk->max_offset = UINT64_MAX;
+	sk->max_transid = UINT64_MAX;
+	for (;;) {
+		size_t off = 0;
+		uint32_t i;
+
+		sk->nr_items = 4096;
+		if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args)) {
+			ret = -errno;
+			break;
+		}
+		if (!sk->nr_items)
+			break;
+		for (i = 0; i < sk->nr_items && !ret; i++) {
+			struct btrfs_ioctl_search_header sh;
+
+			if (off + sizeof(sh) > sizeof(args.buf)) {
+				ret = -EUCLEAN;
+				break;
+			}
+			memcpy(&sh, args.buf + off, sizeof(sh));
+			off += sizeof(sh);
+			if (sh.len > sizeof(args.buf) - off) {
+				ret = -EUCLEAN;
+				break;
+			}
+			if (sh.type == BTRFS_CHUNK_ITEM_KEY)
+				ret = add_chunk(&cu, &n, &room, (const uint8_t *)args.buf + off, sh.len);
+			off += sh.len;
+			sk->min_offset = sh.offset + 1;
+		}
+		if (ret || sk->min_offset == 0) /* error, or the last possible offset */
+			break;
+	}
+	if (ret) {
+		free(cu);
+		return ret;
+	}
+	qsort(cu, n, sizeof(*cu), chunk_usage_cmp);
+	*out = cu;
+	*count = n;
+	return 0;
+}
+
+uint64_t btrfs_chunk_usage_on_device(const struct btrfs_chunk_usage *c)
+{
+	uint32_t parity = (c->type & BTRFS_BLOCK_GROUP_RAID6) ? 2 :
+			  (c->type & BTRFS_BLOCK_GROUP_RAID5) ? 1 : 0;
+	uint32_t sub = (c->type & BTRFS_BLOCK_GROUP_RAID10) ? 2 : 1;
+	uint32_t div;
+
+	/* Mirrored profiles store the whole chunk on each stripe. */
+	if (c->type & (BTRFS_BLOCK_GROUP_RAID1_MASK | BTRFS_BLOCK_GROUP_DUP))
+		return c->size;
+	div = c->num_stripes > parity ? (c->num_stripes - parity) / sub : 1;
+	return c->size / (div ? div : 1);
+}
+
+uint64_t btrfs_device_size(const char *path)
+{
+	uint64_t size = 0;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		size = (uint64_t)st.st_size;
+	else if (ioctl(fd, BLKGETSIZE64, &size))
+		size = 0;
+	close(fd);
+	return size;
+}
+
+int btrfs_mount_of_device(const char *dev, char *mnt, size_t size)
+{
+	struct stat want, st;
+	struct mntent *m;
+	FILE *f;
+	int ret = -ENOENT;
+
+	if (stat(dev, &want))
+		return -errno;
+	if (!S_ISBLK(want.st_mode))
+		return -ENOTBLK;
+	f = setmntent("/proc/self/mounts", "r");
+	if (!f)
+		return -errno;
+	while ((m = getmntent(f))) {
+		if (strcmp(m->mnt_type, "btrfs") || stat(m->mnt_fsname, &st) ||
+		    !S_ISBLK(st.st_mode) || st.st_rdev != want.st_rdev)
+			continue;
+		if (strlen(m->mnt_dir) >= size) {
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		strcpy(mnt, m->mnt_dir);
+		ret = 0;
+		break;
+	}
+	endmntent(f);
+	return ret;
+}
+
+int btrfs_get_label_fd(int fd, char label[BTRFS_LABEL_SIZE])
+{
+	char buf[FSLABEL_MAX] = { 0 };
+
+	if (ioctl(fd, FS_IOC_GETFSLABEL, buf))
+		return -errno;
+	snprintf(label, BTRFS_LABEL_SIZE, "%.*s", FSLABEL_MAX, buf);
+	return 0;
+}
+
+int btrfs_set_label_fd(int fd, const char *label)
+{
+	char buf[FSLABEL_MAX] = { 0 };
+
+	if (strlen(label) >= BTRFS_LABEL_SIZE)
+		return -EINVAL;
+	strcpy(buf, label);
+	return ioctl(fd, FS_IOC_SETFSLABEL, buf) ? -errno : 0;
+}
+
+int btrfs_open_path_or_dev(const char *path, int quiet)
+{
+	char mnt[4096];
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) || !S_ISBLK(st.st_mode))
+		return btrfs_open_path(path, 1, quiet);
+	if (btrfs_mount_of_device(path, mnt, sizeof(mnt))) {
+		if (!quiet)
+			msg_error("'%s' is not a mounted btrfs device", path);
+		return -1;
+	}
+	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && !quiet)
+		msg_error("can't access '%s': %m", path);
+	return fd;
+}
+
+/* /dev/btrfs-control, created (misc 10:234) when a minimal /dev lacks it. */
+static int open_btrfs_control(void)
+{
+	int fd = open("/dev/btrfs-control", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT && !mknod("/dev/btrfs-control", S_IFCHR | 0600, makedev(10, 234)))
+		fd = open("/dev/btrfs-control", O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int btrfs_control_ioctl(unsigned long request, const char *path)
+{
+	struct btrfs_ioctl_vol_args args;
+	int fd, ret;
+
+	memset(&args, 0, sizeof(args));
+	if (path && strlen(path) >= sizeof(args.name))
+		return -ENAMETOOLONG;
+	if (path)
+		strcpy(args.name, path);
+	fd = open_btrfs_control();
+	if (fd < 0)
+		return fd;
+	ret = ioctl(fd, request, &args);
+	ret = ret < 0 ? -errno : ret;
+	close(fd);
+	return ret;
+}
+
+int btrfs_each_block_device(int (*fn)(const char *path, void *ctx), void *ctx)
+{
+	char line[256], name[128], path[160];
+	FILE *f = fopen("/proc/partitions", "r");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		unsigned long long blocks;
+		unsigned maj, min;
+
+		if (sscanf(line, " %u %u %llu %127s", &maj, &min, &blocks, name) != 4)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", name);
+		ret = fn(path, ctx);
+	}
+	fclose(f);
+	return ret;
+}
