@@ -15,6 +15,7 @@
 //cmd:APPLET_RESTORE restore_main btrfs restore|Try to restore files from a damaged filesystem (unmounted)
 #include "config.h"
 #if CFG_APPLET_RESTORE
+#include "btrfs_ioctl.h"
 #include "cli.h"
 #include "devscan.h"
 #include "fs.h"
@@ -23,13 +24,16 @@
 #include "restore_out.h"
 #include "units.h"
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -973,6 +977,42 @@ static int csum_tree_usable(struct fs *fs)
 	return 1;
 }
 
+/* Whether path is mounted: a block device by its device number, an image file
+ * through the loop device backed by it. */
+static int is_mounted(const char *path)
+{
+	char real[PATH_MAX], back[PATH_MAX + 16], file[300], mnt[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int mounted = 0;
+	DIR *d;
+
+	if (stat(path, &st))
+		return 0;
+	if (S_ISBLK(st.st_mode))
+		return !btrfs_mount_of_device(path, mnt, sizeof(mnt));
+	if (!S_ISREG(st.st_mode) || !realpath(path, real) || !(d = opendir("/sys/block")))
+		return 0;
+	while (!mounted && (de = readdir(d))) {
+		FILE *f;
+
+		if (strncmp(de->d_name, "loop", 4))
+			continue;
+		snprintf(file, sizeof(file), "/sys/block/%s/loop/backing_file", de->d_name);
+		f = fopen(file, "re");
+		if (!f)
+			continue;
+		if (fgets(back, sizeof(back), f)) {
+			back[strcspn(back, "\n")] = 0;
+			snprintf(file, sizeof(file), "/dev/%s", de->d_name);
+			mounted = !strcmp(back, real) && !btrfs_mount_of_device(file, mnt, sizeof(mnt));
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return mounted;
+}
+
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;
@@ -1091,8 +1131,13 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 		msg_error("too many devices");
 		return 1;
 	}
-	for (int i = 0; i < ndev; i++)
+	for (int i = 0; i < ndev; i++) {
 		paths[i] = argv[optind + i];
+		if (is_mounted(paths[i])) {
+			msg_error("%s is currently mounted, cannot continue", paths[i]);
+			return 1;
+		}
+	}
 	fs_open_opts_init(&o);
 	o.super_mirror = a->super_mirror ? a->super_mirror : -1;
 	o.tree_root = a->tree_location;
