@@ -82,7 +82,10 @@ struct restore {
 	int lost;                       /* something was not restored */
 	uint8_t *buf, *zbuf, *rbuf;     /* data; compressed extent; its decompressed form */
 	size_t zcap, rcap;
-	struct { uint64_t tree, ino; } stack[MAX_DEPTH];
+	struct dir_set {                /* every directory entered: (tree, inode) */
+		uint64_t (*slot)[2];
+		size_t cap, used;
+	} dirs_seen;
 	int depth;
 	struct { uint64_t logical; int mirror; } bad_seen[BAD_SEEN];  /* bad copies reported */
 	int bad_next;
@@ -642,8 +645,10 @@ static int restore_entry(struct restore *r, const struct fs_root *root, const st
 		return 0;
 	if (d->type == BTRFS_FT_DIR && d->loc.type == BTRFS_ROOT_ITEM_KEY)
 		return restore_subvol(r, root, d, dirfd);
-	if (d->loc.type != BTRFS_INODE_ITEM_KEY) {
-		lose(r, "directory entry points to key type %u, skipped", d->loc.type);
+	if (d->loc.type != BTRFS_INODE_ITEM_KEY || d->loc.objectid < BTRFS_FIRST_FREE_OBJECTID ||
+	    d->loc.objectid > BTRFS_LAST_FREE_OBJECTID) {
+		lose(r, "directory entry points to key (%llu %u %llu), skipped",
+		     (unsigned long long)d->loc.objectid, d->loc.type, (unsigned long long)d->loc.offset);
 		return 0;
 	}
 	switch (d->type) {
@@ -690,20 +695,49 @@ static int restore_batch(struct restore *r, const struct fs_root *root, struct d
 	return 0;
 }
 
+/* Adds (tree, ino) to the set; 1 when it was there already, -1 on ENOMEM. */
+static int dir_set_add(struct dir_set *set, uint64_t tree, uint64_t ino)
+{
+	if (set->used * 2 >= set->cap) {
+		struct dir_set bigger = { NULL, set->cap ? set->cap * 2 : 1024, 0 };
+
+		bigger.slot = calloc(bigger.cap, sizeof(*bigger.slot));
+		if (!bigger.slot)
+			return -1;
+		for (size_t i = 0; i < set->cap; i++)
+			if (set->slot[i][1])
+				dir_set_add(&bigger, set->slot[i][0], set->slot[i][1]);
+		free(set->slot);
+		*set = bigger;
+	}
+	size_t i = (size_t)((tree * 0x9E3779B97F4A7C15ULL) ^ (ino * 0xC2B2AE3D27D4EB4FULL)) & (set->cap - 1);
+	while (set->slot[i][1]) {
+		if (set->slot[i][0] == tree && set->slot[i][1] == ino)
+			return 1;
+		i = (i + 1) & (set->cap - 1);
+	}
+	set->slot[i][0] = tree;
+	set->slot[i][1] = ino;
+	set->used++;
+	return 0;
+}
+
+/* A directory has one parent: one reached a second time (a loop or a crafted hard
+ * link) is not entered again, so the walk ends whatever the image holds. */
 static int enter_dir(struct restore *r, uint64_t tree, uint64_t ino)
 {
-	for (int i = 0; i < r->depth; i++)
-		if (r->stack[i].tree == tree && r->stack[i].ino == ino) {
-			lose(r, "directory loop (inode %llu is its own ancestor), not entered",
-			     (unsigned long long)ino);
-			return -1;
-		}
+	int seen = dir_set_add(&r->dirs_seen, tree, ino);
+
+	if (seen) {
+		lose(r, seen > 0 ? "directory inode %llu was already restored elsewhere, not entered again"
+				 : "out of memory for directory inode %llu", (unsigned long long)ino);
+		return -1;
+	}
 	if (r->depth == MAX_DEPTH) {
 		lose(r, "directories nested deeper than %d, not entered", MAX_DEPTH);
 		return -1;
 	}
-	r->stack[r->depth].tree = tree;
-	r->stack[r->depth++].ino = ino;
+	r->depth++;
 	return 0;
 }
 
@@ -924,7 +958,7 @@ static struct fs *open_fs(const char **paths, int n, int max_paths,
 				return NULL;
 			continue;
 		}
-		if (s == 0 && fs->devs[0].super_mirror > 0)
+		if (s == 0 && o->super_mirror < 0 && fs->devs[0].super_mirror > 0)
 			msg_warn("primary superblock unreadable, using superblock copy %d",
 				 fs->devs[0].super_mirror);
 		if (!rootid)
@@ -1207,6 +1241,7 @@ out:
 	free(r->rbuf);
 	free(r->path.s);
 	free(r->loss_path);
+	free(r->dirs_seen.slot);
 	return r->lost ? 1 : 0;
 }
 
