@@ -118,6 +118,34 @@ static const char *errstr(const struct fs_error *e)
 	return fs_error_format(e, buf, sizeof(buf));
 }
 
+/* Every range visit context starts with the restore handle (struct visit_ctx), so
+ * the shared callbacks below can reach it. */
+struct visit_ctx {
+	struct restore *r;
+};
+
+static int bad_seen(struct restore *r, uint64_t logical, int mirror)
+{
+	for (int i = 0; i < BAD_SEEN; i++)
+		if (r->bad_seen[i].logical == logical && r->bad_seen[i].mirror == mirror)
+			return 1;
+	r->bad_seen[r->bad_next].logical = logical;
+	r->bad_seen[r->bad_next].mirror = mirror;
+	r->bad_next = (r->bad_next + 1) % BAD_SEEN;
+	return 0;
+}
+
+/* A tree block with an unexpected generation is used anyway (as the reference does). */
+static void report_stale(void *ctx, const struct fs_error *err)
+{
+	struct restore *r = ((struct visit_ctx *)ctx)->r;
+
+	if (bad_seen(r, err->logical, -1))
+		return;
+	rout_progress_clear(&r->out);
+	msg_warn("%s: %s; using the block anyway", rout_shown(&r->out, cur_path(r)), errstr(err));
+}
+
 /* A loss caused by an unreadable block: reported once per path and block. */
 static int loss_seen(struct restore *r, const struct fs_error *err)
 {
@@ -142,12 +170,8 @@ static void report_bad_copy(void *ctx, const struct fs_error *err)
 {
 	struct restore *r = ctx;
 
-	for (int i = 0; i < BAD_SEEN; i++)
-		if (r->bad_seen[i].logical == err->logical && r->bad_seen[i].mirror == err->mirror)
-			return;
-	r->bad_seen[r->bad_next].logical = err->logical;
-	r->bad_seen[r->bad_next].mirror = err->mirror;
-	r->bad_next = (r->bad_next + 1) % BAD_SEEN;
+	if (bad_seen(r, err->logical, err->mirror))
+		return;
 	rout_progress_clear(&r->out);
 	msg_warn("%s: %s", rout_shown(&r->out, cur_path(r)), errstr(err));
 }
@@ -426,7 +450,7 @@ static void xattr_lost(void *ctx, const struct fs_key *from, const struct fs_key
 
 static void restore_xattrs(struct restore *r, const struct fs_root *root, uint64_t ino, int fd)
 {
-	static const struct fs_range_ops ops = { xattr_item, xattr_lost };
+	static const struct fs_range_ops ops = { xattr_item, xattr_lost, 1, report_stale };
 	struct xattr_job x = { r, fd, ino };
 	struct fs_key lo = { ino, BTRFS_XATTR_ITEM_KEY, 0 }, hi = { ino, BTRFS_XATTR_ITEM_KEY, UINT64_MAX };
 
@@ -452,13 +476,66 @@ static int finish_inode(struct restore *r, const struct fs_root *root, uint64_t 
 	return bad ? out_failed(r) : 0;
 }
 
+/* One item copied out by exact key, through the tolerant visit. */
+struct item_copy {
+	struct restore *r;
+	uint8_t *out;
+	uint32_t room, size;
+	int found, lost;
+	struct fs_error err;
+};
+
+static int copy_item(void *ctx, const struct fs_key *key, const uint8_t *data, uint32_t size)
+{
+	struct item_copy *c = ctx;
+
+	(void)key;
+	c->found = 1;
+	c->size = size;
+	memcpy(c->out, data, size < c->room ? size : c->room);
+	return 1;
+}
+
+static void copy_lost(void *ctx, const struct fs_key *from, const struct fs_key *to,
+		      const struct fs_error *err)
+{
+	struct item_copy *c = ctx;
+
+	(void)from, (void)to;
+	c->lost = 1;
+	c->err = *err;
+}
+
+/* 0 with the item in out (*size: its full size), -ENOENT, or -EIO (r->fs->err says why). */
+static int fetch_item(struct restore *r, const struct fs_root *root, const struct fs_key *key,
+		      void *out, uint32_t room, uint32_t *size)
+{
+	static const struct fs_range_ops ops = { copy_item, copy_lost, 1, report_stale };
+	struct item_copy c = { r, out, room, 0, 0, 0, { 0 } };
+
+	fs_range_visit(r->fs, root, key, key, &ops, &c);
+	*size = c.size;
+	if (c.found)
+		return 0;
+	if (c.lost) {
+		r->fs->err = c.err;
+		return -EIO;
+	}
+	return -ENOENT;
+}
+
 static int get_inode(struct restore *r, const struct fs_root *root, uint64_t ino, struct btrfs_inode_item *ii)
 {
-	if (!fs_inode_get(r->fs, root, ino, ii))
+	struct fs_key key = { ino, BTRFS_INODE_ITEM_KEY, 0 };
+	uint32_t size;
+	int ret = fetch_item(r, root, &key, ii, sizeof(*ii), &size);
+
+	if (!ret && size >= sizeof(*ii))
 		return 0;
-	if (!loss_seen(r, &r->fs->err))
-		lose(r, "inode %llu unreadable (%s): size, owner, mode and times not restored",
-	     (unsigned long long)ino, errstr(&r->fs->err));
+	if (ret == -EIO && loss_seen(r, &r->fs->err))
+		return -1;
+	lose(r, "inode %llu %s: size, owner, mode and times not restored", (unsigned long long)ino,
+	     ret == -EIO ? errstr(&r->fs->err) : ret ? "item missing" : "item too short");
 	return -1;
 }
 
@@ -467,7 +544,7 @@ static int get_inode(struct restore *r, const struct fs_root *root, uint64_t ino
 static int restore_file(struct restore *r, const struct fs_root *root, uint64_t ino, int parent,
 			const char *name)
 {
-	static const struct fs_range_ops ops = { extent_item, extent_lost };
+	static const struct fs_range_ops ops = { extent_item, extent_lost, 1, report_stale };
 	struct btrfs_inode_item ii;
 	int have_inode = !get_inode(r, root, ino, &ii);
 	struct file_job j = { r, -1, ino, have_inode ? get_le64(&ii.size) : UINT64_MAX, 0 };
@@ -496,40 +573,30 @@ static int restore_file(struct restore *r, const struct fs_root *root, uint64_t 
 static int read_link_target(struct restore *r, const struct fs_root *root, uint64_t ino, char *target)
 {
 	struct fs_key key = { ino, BTRFS_EXTENT_DATA_KEY, 0 };
+	uint8_t item[FS_FILE_EXTENT_INLINE_START + PATH_MAX];
 	struct fs_file_extent fe;
-	struct fs_path p;
-	const uint8_t *data;
-	uint32_t size, len;
-	int ret = fs_lookup(r->fs, root, &key, &p);
+	uint32_t size;
+	int ret = fetch_item(r, root, &key, item, sizeof(item), &size);
 
 	if (ret) {
-		lose(r, "symlink target unreadable: %s",
-		     ret == -ENOENT ? "no inline extent" : errstr(&r->fs->err));
+		lose(r, "symlink target unreadable: %s", ret == -ENOENT ? "no inline extent" : errstr(&r->fs->err));
 		return -1;
 	}
-	data = fs_path_data(&p, &size);
-	ret = fs_file_extent(data, size, &fe);
-	if (!ret && fe.type == BTRFS_FILE_EXTENT_INLINE && fe.compression == FS_COMPRESS_NONE) {
-		len = fe.inline_len;
-		if (len && len < 4096 && !memchr(fe.inline_data, 0, len)) {
-			memcpy(target, fe.inline_data, len);
-			target[len] = 0;
-		} else {
-			ret = -1;
-		}
-	} else {
-		ret = -1;
-	}
-	fs_path_release(r->fs, &p);
-	if (ret)
+	if (size > sizeof(item) || fs_file_extent(item, size, &fe) || fe.type != BTRFS_FILE_EXTENT_INLINE ||
+	    fe.compression != FS_COMPRESS_NONE || !fe.inline_len || fe.inline_len >= PATH_MAX ||
+	    memchr(fe.inline_data, 0, fe.inline_len)) {
 		lose(r, "symlink target is not a valid inline extent");
-	return ret;
+		return -1;
+	}
+	memcpy(target, fe.inline_data, fe.inline_len);
+	target[fe.inline_len] = 0;
+	return 0;
 }
 
 static int restore_symlink(struct restore *r, const struct fs_root *root, uint64_t ino, int parent,
 			   const char *name)
 {
-	char target[4096];
+	char target[PATH_MAX];
 	struct btrfs_inode_item ii;
 	struct rout_meta m;
 	int ret;
@@ -743,7 +810,7 @@ static int enter_dir(struct restore *r, uint64_t tree, uint64_t ino)
 
 static int restore_dir(struct restore *r, const struct fs_root *root, uint64_t ino, int dirfd)
 {
-	static const struct fs_range_ops ops = { dir_item, dir_lost };
+	static const struct fs_range_ops ops = { dir_item, dir_lost, 1, report_stale };
 	struct dir_batch b = { r, ino, NULL, 0, 0, 1 };
 	struct btrfs_inode_item ii;
 	int ret = 0;
@@ -824,7 +891,7 @@ static int list_root_item(void *ctx, const struct fs_key *key, const uint8_t *da
 static void root_tree_lost(void *ctx, const struct fs_key *from, const struct fs_key *to,
 			   const struct fs_error *err)
 {
-	struct restore *r = ctx;
+	struct restore *r = ((struct visit_ctx *)ctx)->r;
 
 	(void)from, (void)to;
 	msg_error("part of the root tree is unreadable: %s", errstr(err));
@@ -833,15 +900,17 @@ static void root_tree_lost(void *ctx, const struct fs_key *from, const struct fs
 
 static void list_roots(struct restore *r)
 {
-	static const struct fs_range_ops ops = { list_root_item, root_tree_lost };
+	static const struct fs_range_ops ops = { list_root_item, root_tree_lost, 1, report_stale };
 	struct fs_key lo = { 0, 0, 0 }, hi = { UINT64_MAX, UINT8_MAX, UINT64_MAX };
 	struct fs_root rt;
 
+	struct visit_ctx ctx = { r };
+
 	if (!fs_root_lookup(r->fs, BTRFS_ROOT_TREE_OBJECTID, &rt))
-		fs_range_visit(r->fs, &rt, &lo, &hi, &ops, r);
+		fs_range_visit(r->fs, &rt, &lo, &hi, &ops, &ctx);
 }
 
-struct first_dir { uint64_t ino; int found; };
+struct first_dir { struct restore *r; uint64_t ino; int found; };
 
 static int first_dir_item(void *ctx, const struct fs_key *key, const uint8_t *data, uint32_t size)
 {
@@ -857,9 +926,9 @@ static int first_dir_item(void *ctx, const struct fs_key *key, const uint8_t *da
 
 static int find_first_dir(struct restore *r, const struct fs_root *root, uint64_t *ino)
 {
-	const struct fs_range_ops ops = { first_dir_item, NULL };
+	static const struct fs_range_ops ops = { first_dir_item, NULL, 1, report_stale };
 	struct fs_key lo = { 0, 0, 0 }, hi = { UINT64_MAX, UINT8_MAX, UINT64_MAX };
-	struct first_dir f = { 0, 0 };
+	struct first_dir f = { r, 0, 0 };
 
 	fs_range_visit(r->fs, root, &lo, &hi, &ops, &f);
 	if (!f.found) {
@@ -969,6 +1038,19 @@ static struct fs *open_fs(const char **paths, int n, int max_paths,
 			exp.generation = root->generation;
 			exp.level = root->level;
 			b = fs_block_read(fs, root->bytenr, &exp);
+			if (!b && root->generation) {
+				/* a generation mismatch alone does not make the tree unusable */
+				struct fs_error first = fs->err;
+				exp.generation = 0;
+				b = fs_block_read(fs, root->bytenr, &exp);
+				if (b) {
+					msg_warn("tree %llu: %s; using it anyway", (unsigned long long)rootid,
+						 errstr(&first));
+					root->generation = 0;
+				} else {
+					fs->err = first;
+				}
+			}
 		}
 		if (b) {
 			fs_block_put(fs, b);

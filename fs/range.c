@@ -37,6 +37,29 @@ static uint64_t expected_owner(uint64_t tree)
 	return tree < BTRFS_FIRST_FREE_OBJECTID ? tree : 0;
 }
 
+/* Reads a block as exp says; with any_generation, a block that is fine but for its
+ * generation is taken on a second try (fs->err keeps the first failure otherwise). */
+static struct fs_block *read_block(const struct range_walk *w, uint64_t bytenr,
+				   const struct fs_block_expect *exp)
+{
+	struct fs_block *b = fs_block_read(w->fs, bytenr, exp);
+	struct fs_block_expect loose = *exp;
+	struct fs_error first;
+
+	if (b || !w->ops->any_generation || !exp->generation)
+		return b;
+	first = w->fs->err;
+	loose.generation = 0;
+	b = fs_block_read(w->fs, bytenr, &loose);
+	if (!b) {
+		w->fs->err = first;
+		return NULL;
+	}
+	if (w->ops->stale)
+		w->ops->stale(w->ctx, &first);
+	return b;
+}
+
 static int visit_leaf(const struct range_walk *w, const struct fs_block *b)
 {
 	uint32_t n = fs_block_nritems(b);
@@ -91,7 +114,7 @@ static int visit_block(const struct range_walk *w, const struct fs_block *b, con
 		struct fs_block_expect exp = {
 			fs_node_ptr_generation(b, s), level - 1, expected_owner(w->tree), &first
 		};
-		child = fs_block_read(w->fs, fs_node_blockptr(b, s), &exp);
+		child = read_block(w, fs_node_blockptr(b, s), &exp);
 		if (!child) {
 			w->fs->err.tree = w->tree;
 			report_lost(w, &first, bound);
@@ -115,7 +138,7 @@ int fs_range_visit(struct fs *fs, const struct fs_root *root, const struct fs_ke
 
 	if (fs_key_cmp(lo, hi) > 0)
 		return 0;
-	b = fs_block_read(fs, root->bytenr, &exp);
+	b = read_block(&w, root->bytenr, &exp);
 	if (!b) {
 		fs->err.tree = root->objectid;
 		report_lost(&w, lo, NULL);
