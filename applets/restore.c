@@ -89,6 +89,7 @@ struct restore {
 	int depth;
 	struct { uint64_t logical; int mirror; } bad_seen[BAD_SEEN];  /* bad copies reported */
 	int bad_next;
+	struct fs_root root_tree;
 	uint64_t loss_block;            /* the last loss: its block and path */
 	char *loss_path;
 };
@@ -672,8 +673,27 @@ static void dir_lost(void *ctx, const struct fs_key *from, const struct fs_key *
 
 static int restore_dir(struct restore *r, const struct fs_root *root, uint64_t ino, int dirfd);
 
-static int restore_subvol(struct restore *r, const struct fs_root *root, const struct dir_entry *d,
-			  int parent)
+/* Whether subvolume sub is linked at (tree, dir, name): its ROOT_REF in the root
+ * tree says where it lives. A snapshot copies the entries of the subvolumes below
+ * its source without linking them (the kernel shows them as empty directories).
+ * When the root tree cannot tell, the entry is trusted. */
+static int subvol_linked_here(struct restore *r, uint64_t tree, uint64_t dir, const struct dir_entry *d)
+{
+	struct fs_key key = { tree, BTRFS_ROOT_REF_KEY, d->loc.objectid };
+	uint8_t item[sizeof(struct btrfs_root_ref) + BTRFS_NAME_LEN_MAX];
+	struct fs_root_ref ref;
+	uint32_t size;
+	int ret = fetch_item(r, &r->root_tree, &key, item, sizeof(item), &size);
+
+	if (ret == -ENOENT)
+		return 0;
+	if (ret || size > sizeof(item) || fs_root_ref(item, size, &ref))
+		return 1;
+	return ref.dirid == dir && ref.name_len == d->name_len && !memcmp(ref.name, d->name, d->name_len);
+}
+
+static int restore_subvol(struct restore *r, const struct fs_root *root, uint64_t dir,
+			  const struct dir_entry *d, int parent)
 {
 	struct fs_root sub;
 	int fd, ret;
@@ -692,6 +712,13 @@ static int restore_subvol(struct restore *r, const struct fs_root *root, const s
 		printf("Skipping snapshot %s\n", d->name);
 		return 0;
 	}
+	if (!subvol_linked_here(r, root->objectid, dir, d)) {
+		/* what a mount shows: an empty directory */
+		ret = rout_dir(&r->out, parent, d->name, cur_path(r), &fd);
+		if (fd >= 0)
+			close(fd);
+		return ret < 0 ? out_failed(r) : 0;
+	}
 	ret = rout_dir(&r->out, parent, d->name, cur_path(r), &fd);
 	if (ret)
 		return ret > 0 ? 0 : out_failed(r);
@@ -703,15 +730,15 @@ static int restore_subvol(struct restore *r, const struct fs_root *root, const s
 	return ret;
 }
 
-static int restore_entry(struct restore *r, const struct fs_root *root, const struct dir_entry *d,
-			 int dirfd)
+static int restore_entry(struct restore *r, const struct fs_root *root, uint64_t dir,
+			 const struct dir_entry *d, int dirfd)
 {
 	int fd, ret;
 
 	if (r->re && regexec(r->re, r->path.s, 0, NULL, 0) == REG_NOMATCH)
 		return 0;
 	if (d->type == BTRFS_FT_DIR && d->loc.type == BTRFS_ROOT_ITEM_KEY)
-		return restore_subvol(r, root, d, dirfd);
+		return restore_subvol(r, root, dir, d, dirfd);
 	if (d->loc.type != BTRFS_INODE_ITEM_KEY || d->loc.objectid < BTRFS_FIRST_FREE_OBJECTID ||
 	    d->loc.objectid > BTRFS_LAST_FREE_OBJECTID) {
 		lose(r, "directory entry points to key (%llu %u %llu), skipped",
@@ -754,7 +781,7 @@ static int restore_batch(struct restore *r, const struct fs_root *root, struct d
 			lose(r, "out of memory");
 			return -1;
 		}
-		ret = restore_entry(r, root, d, dirfd);
+		ret = restore_entry(r, root, b->ino, d, dirfd);
 		rpath_pop(&r->path, old);
 		if (ret)
 			return ret;
@@ -1262,6 +1289,7 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 			&r->lost);
 	if (!r->fs)
 		return 1;
+	fs_root_lookup(r->fs, BTRFS_ROOT_TREE_OBJECTID, &r->root_tree);
 	r->fs->bad_copy = report_bad_copy;
 	r->fs->bad_copy_ctx = r;
 	if (a->list_roots) {
