@@ -79,6 +79,7 @@ struct restore {
 	int snapshots, xattrs, metadata, symlinks, ignore_errors, verbose;
 	regex_t *re;
 	int verify;                     /* data checksums can be checked */
+	int metadump;                   /* btrfs-image dump: no file data, inline data zeroed */
 	int lost;                       /* something was not restored */
 	uint8_t *buf, *zbuf, *rbuf;     /* data; compressed extent; its decompressed form */
 	size_t zcap, rcap;
@@ -586,7 +587,8 @@ static int read_link_target(struct restore *r, const struct fs_root *root, uint6
 	if (size > sizeof(item) || fs_file_extent(item, size, &fe) || fe.type != BTRFS_FILE_EXTENT_INLINE ||
 	    fe.compression != FS_COMPRESS_NONE || !fe.inline_len || fe.inline_len >= PATH_MAX ||
 	    memchr(fe.inline_data, 0, fe.inline_len)) {
-		lose(r, "symlink target is not a valid inline extent");
+		if (!r->metadump)       /* a dump has the targets zeroed */
+			lose(r, "symlink target is not a valid inline extent");
 		return -1;
 	}
 	memcpy(target, fe.inline_data, fe.inline_len);
@@ -1309,8 +1311,12 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 		r->lost = 1;
 		goto out;
 	}
-	r->verify = csum_tree_usable(r->fs);
-	if (!r->verify)
+	r->metadump = !!(get_le64(&r->fs->sb.flags) &
+			 (BTRFS_SUPER_FLAG_METADUMP | BTRFS_SUPER_FLAG_METADUMP_V2));
+	if (r->metadump)
+		msg_warn("the image is a metadata dump (btrfs-image): file contents are not in it");
+	r->verify = !r->metadump && csum_tree_usable(r->fs);
+	if (!r->verify && !r->metadump)
 		msg_warn("checksum tree unreadable: data is restored without checking checksums");
 	if (a->find_dir && find_first_dir(r, &root, &top)) {
 		r->lost = 1;
