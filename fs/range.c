@@ -37,8 +37,8 @@ static uint64_t expected_owner(uint64_t tree)
 	return tree < BTRFS_FIRST_FREE_OBJECTID ? tree : 0;
 }
 
-/* Reads a block as exp says; with any_generation, a block that is fine but for its
- * generation is taken on a second try (fs->err keeps the first failure otherwise). */
+/* Reads a block as exp says; when lenient, a block that is fine but for its
+ * generation or owner is taken on a second try (fs->err keeps the first failure). */
 static struct fs_block *read_block(const struct range_walk *w, uint64_t bytenr,
 				   const struct fs_block_expect *exp)
 {
@@ -46,10 +46,11 @@ static struct fs_block *read_block(const struct range_walk *w, uint64_t bytenr,
 	struct fs_block_expect loose = *exp;
 	struct fs_error first;
 
-	if (b || !w->ops->any_generation || !exp->generation)
+	if (b || !w->ops->lenient || (!exp->generation && !exp->owner))
 		return b;
 	first = w->fs->err;
 	loose.generation = 0;
+	loose.owner = 0;
 	b = fs_block_read(w->fs, bytenr, &loose);
 	if (!b) {
 		w->fs->err = first;

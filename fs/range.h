@@ -15,9 +15,10 @@ struct fs_range_ops {
 	 * to `to` (exclusive; NULL: the end of the tree); err says why. May be NULL. */
 	void (*lost)(void *ctx, const struct fs_key *from, const struct fs_key *to,
 		     const struct fs_error *err);
-	/* Nonzero: a block that fails only because its generation is not the one its
-	 * parent expects (a lost or torn write) is used anyway, and reported to stale. */
-	int any_generation;
+	/* Nonzero: a block that fails only because its generation or owner is not the
+	 * one its parent expects (a lost write, a stale copy) is used anyway, and
+	 * reported to stale. */
+	int lenient;
 	void (*stale)(void *ctx, const struct fs_error *err);
 };
 
