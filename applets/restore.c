@@ -256,6 +256,10 @@ static int write_out(struct file_job *j, const void *buf, uint64_t len, uint64_t
 		return 0;
 	if (len > j->isize - off)
 		len = j->isize - off;
+	if (off > (uint64_t)INT64_MAX - len) {
+		lose(j->r, "extent at impossible offset %llu skipped", (unsigned long long)off);
+		return 0;
+	}
 	if (rout_write(&j->r->out, j->fd, buf, (size_t)len, off, cur_path(j->r))) {
 		j->failed = 1;
 		return -1;
@@ -553,6 +557,11 @@ static int restore_file(struct restore *r, const struct fs_root *root, uint64_t 
 	struct fs_key lo = { ino, BTRFS_EXTENT_DATA_KEY, 0 }, hi = { ino, BTRFS_EXTENT_DATA_KEY, UINT64_MAX };
 	int ret;
 
+	if (have_inode && j.isize > INT64_MAX) {
+		lose(r, "inode %llu has an impossible size %llu, not set", (unsigned long long)ino,
+		     (unsigned long long)j.isize);
+		j.isize = UINT64_MAX;
+	}
 	ret = rout_file(&r->out, parent, name, cur_path(r), &j.fd);
 	if (ret)
 		return ret > 0 ? 0 : out_failed(r);
@@ -562,7 +571,7 @@ static int restore_file(struct restore *r, const struct fs_root *root, uint64_t 
 	if (r->out.dry_run)
 		return 0;
 	fs_range_visit(r->fs, root, &lo, &hi, &ops, &j);
-	if (!j.failed && have_inode && rout_size(&r->out, j.fd, j.isize, cur_path(r)))
+	if (!j.failed && j.isize != UINT64_MAX && rout_size(&r->out, j.fd, j.isize, cur_path(r)))
 		j.failed = 1;
 	ret = j.failed ? out_failed(r) : 0;
 	if (!ret)
