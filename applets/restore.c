@@ -68,6 +68,7 @@ static const char usage[] =
 
 #define DATA_CHUNK (1u << 20)           /* file data is streamed in pieces of this size */
 #define MAX_COMPRESSED (8u << 20)       /* sanity bound (the kernel writes <= 128 KiB) */
+#define MAX_EXTENT (1ull << 30)         /* sanity bound (the kernel writes <= 128 MiB) */
 #define DIR_BATCH 64                    /* directory entries held per level */
 #define MAX_DEPTH 4096
 #define BAD_SEEN 64                     /* bad copies remembered, so each is reported once */
@@ -299,7 +300,7 @@ static void copy_plain(struct file_job *j, uint64_t off, const struct fs_file_ex
 	struct restore *r = j->r;
 	uint64_t len = fe->num_bytes, done = 0;
 
-	if (fe->offset >= fe->disk_num_bytes) {
+	if (fe->offset >= fe->disk_num_bytes || fe->disk_num_bytes > MAX_EXTENT) {
 		lose(r, "invalid extent at offset %llu (offset %llu, disk size %llu)",
 		     (unsigned long long)off, (unsigned long long)fe->offset,
 		     (unsigned long long)fe->disk_num_bytes);
@@ -570,7 +571,8 @@ static int restore_file(struct restore *r, const struct fs_root *root, uint64_t 
 	rout_progress(&r->out, cur_path(r));
 	if (r->out.dry_run)
 		return 0;
-	fs_range_visit(r->fs, root, &lo, &hi, &ops, &j);
+	if (!r->metadump)       /* a dump has no data: the file is left a hole of its size */
+		fs_range_visit(r->fs, root, &lo, &hi, &ops, &j);
 	if (!j.failed && j.isize != UINT64_MAX && rout_size(&r->out, j.fd, j.isize, cur_path(r)))
 		j.failed = 1;
 	ret = j.failed ? out_failed(r) : 0;
