@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "devscan.h"
 #include "fs.h"
+#include "inflate.h"
 #include "le.h"
 #include "range.h"
 #include "restore_out.h"
@@ -83,6 +84,7 @@ struct restore {
 	int metadump;                   /* btrfs-image dump: no file data, inline data zeroed */
 	int lost;                       /* something was not restored */
 	uint8_t *buf, *zbuf, *rbuf;     /* data; compressed extent; its decompressed form */
+	struct fs_inflater inflater;
 	size_t zcap, rcap;
 	struct dir_set {                /* every directory entered: (tree, inode) */
 		uint64_t (*slot)[2];
@@ -236,7 +238,7 @@ static int inflate_into(struct restore *r, int type, const void *in, size_t in_l
 
 	if (grow(&r->rbuf, &r->rcap, out_len))
 		return -ENOMEM;
-	ret = fs_decompress(type, in, in_len, r->rbuf, out_len, &got, r->fs->sectorsize);
+	ret = fs_inflate(&r->inflater, type, in, in_len, r->rbuf, out_len, &got, r->fs->sectorsize);
 	if (!ret && got < out_len)
 		memset(r->rbuf + got, 0, out_len - got);
 	return ret;
@@ -1366,6 +1368,7 @@ out:
 	free(r->buf);
 	free(r->zbuf);
 	free(r->rbuf);
+	fs_inflater_free(&r->inflater);
 	free(r->path.s);
 	free(r->loss_path);
 	free(r->dirs_seen.slot);
