@@ -11,8 +11,8 @@
 //config:	bool "btrfs restore"
 //config:	default y
 //config:	help
-//config:	  Try to restore files from a damaged (unmounted) filesystem into a directory.
-//cmd:APPLET_RESTORE restore_main btrfs restore|Try to restore files from a damaged filesystem (unmounted)
+//config:	  Copy files out of a damaged or unmountable filesystem into a directory.
+//cmd:APPLET_RESTORE restore_main btrfs restore|Copy files out of a damaged or unmountable filesystem
 #include "config.h"
 #if CFG_APPLET_RESTORE
 #include "btrfs_ioctl.h"
@@ -40,32 +40,25 @@
 static const char usage[] =
 	"usage: btrfs restore [options] <device> [<device>...] <path>\n"
 	"   or: btrfs restore [options] -l <device> [<device>...]\n\n"
-	"    Try to restore files from a damaged filesystem (unmounted)\n\n"
-	"    Control:\n"
-	"    -D|--dry-run         dry run (only list files that would be recovered)\n"
-	"    -i|--ignore-errors   ignore errors (go on past files that cannot be written)\n"
-	"    -o|--overwrite       overwrite existing files\n\n"
-	"    Restoration:\n"
-	"    -m|--metadata        restore owner, mode and times\n"
+	"    Copy files out of a damaged or unmountable filesystem into <path>\n\n"
+	"    -D|--dry-run         list what would be restored, write nothing\n"
+	"    -i|--ignore-errors   go on past files that cannot be written\n"
+	"    -o|--overwrite       replace files that already exist\n"
+	"    -m|--metadata        restore owners, modes and times\n"
 	"    -S|--symlink         restore symbolic links\n"
-	"    -s|--snapshots       get snapshots\n"
-	"    -x|--xattr           restore extended attributes\n\n"
-	"    Filtering:\n"
-	"    --path-regex <regex> restore only filenames matching regex, you have to use\n"
-	"                         following syntax (possibly quoted):\n"
-	"                         ^/(|home(|/username(|/Desktop(|/.*))))$\n"
-	"    -c                   ignore case (--path-regex only)\n\n"
-	"    Analysis:\n"
-	"    -d                   find dir\n"
-	"    -l|--list-roots      list tree roots\n\n"
-	"    Alternate starting point:\n"
-	"    -f <bytenr>          filesystem location\n"
-	"    -r|--root <rootid>   root objectid\n"
-	"    -t <bytenr>          tree location\n"
-	"    -u|--super <mirror>  super mirror\n\n"
-	"    Other:\n"
-	"    -v|--verbose         verbose\n\n"
-	"    Compression support: zlib, lzo, zstd\n";
+	"    -s|--snapshots       restore snapshots too\n"
+	"    -x|--xattr           restore extended attributes\n"
+	"    --path-regex <regex> restore only the paths the extended regex matches; it sees\n"
+	"                         every parent too, e.g. ^/(|home(|/user(|/.*)))$\n"
+	"    -c                   --path-regex ignores case\n"
+	"    -d                   start at the first directory found in the tree\n"
+	"    -l|--list-roots      list the tree roots\n"
+	"    -f <bytenr>          the fs tree root block to use\n"
+	"    -r|--root <rootid>   restore this subvolume or snapshot\n"
+	"    -t <bytenr>          the root tree block to use\n"
+	"    -u|--super <mirror>  the superblock copy to use (0, 1, 2)\n"
+	"    -v|--verbose         list what is restored\n\n"
+	"    Compression: zlib, lzo, zstd\n";
 
 #define DATA_CHUNK (1u << 20)           /* file data is streamed in pieces of this size */
 #define MAX_COMPRESSED (8u << 20)       /* sanity bound (the kernel writes <= 128 KiB) */
@@ -1113,7 +1106,7 @@ static struct fs *open_fs(const char **paths, int n, int max_paths,
 			 (unsigned long long)fs->generation);
 		*stale = 1;
 	}
-	if (!fs)
+	if (!fs && nslots > 1)
 		msg_error("no usable tree root (superblock and backup roots tried)");
 	return fs;
 }
