@@ -1,0 +1,19 @@
+#!/bin/sh
+# btrfs check on the standard large image (issue 5): ours against the reference in its
+# original mode (time and memory), against the reference's --mode=lowmem (the reference's
+# low-memory answer), and both with --check-data-csum. Warm cache, median of BENCH_RUNS
+# (lowmem: BENCH_LOWMEM_RUNS, default 1: it takes half a minute).
+BENCH_NAME=check
+. "$(dirname "$0")/bench/lib.sh"
+bench_need_ref
+bench_need_applet "$BOX" btrfs check
+bench_big_image
+bench_warm "$IMG"
+
+bench_vs "check" box '"$BOX" btrfs check "$IMG"' ref '"$REF_BTRFS" check "$IMG"' || [ $? = 1 ] || exit 0
+bench_vs "check --check-data-csum" box '"$BOX" btrfs check --check-data-csum "$IMG"' \
+	ref '"$REF_BTRFS" check --check-data-csum "$IMG"'
+BENCH_RUNS=${BENCH_LOWMEM_RUNS:-1}
+bench_vs "check vs ref lowmem" box '"$BOX" btrfs check "$IMG"' \
+	ref-lowmem '"$REF_BTRFS" check --mode=lowmem "$IMG"'
+exit 0

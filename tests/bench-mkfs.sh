@@ -1,0 +1,22 @@
+#!/bin/sh
+# mkfs.btrfs (issue 4): --rootdir of a generated tree (about 52k entries, 1 GiB: small
+# files, large random and text files, hard links, symlinks, xattrs, a sparse file; made
+# once with python3 and cached in BENCH_DIR) into a 4 GiB sparse file, and mkfs of a
+# 1 TiB sparse file; ours against the reference. Warm cache, median of BENCH_RUNS
+# (1 TiB: BENCH_RUNS + 2).
+BENCH_NAME=mkfs
+. "$(dirname "$0")/bench/lib.sh"
+bench_need_ref
+bench_need_applet "$BOX" mkfs.btrfs
+command -v python3 > /dev/null || bench_skip "needs python3 to generate the --rootdir tree"
+. "$(dirname "$0")/bench/rootdir.sh"
+bench_rootdir_tree || { echo "mkfs: FAIL: cannot generate $SRC"; exit 1; }
+
+BENCH_PREP=bench_img_prep
+size=4G
+bench_vs "mkfs --rootdir" box '"$BOX" mkfs.btrfs -f --rootdir "$SRC" "$W/mkfs.img"' \
+	ref '"$REF_MKFS" -f --rootdir "$SRC" "$W/mkfs.img"'
+[ $? = 2 ] && exit 0
+size=1T BENCH_RUNS=$((BENCH_RUNS + 2))
+bench_vs "mkfs 1 TiB" box '"$BOX" mkfs.btrfs -f "$W/mkfs.img"' ref '"$REF_MKFS" -f "$W/mkfs.img"'
+exit 0
