@@ -16,8 +16,9 @@ bench_warm "$IMG"
 
 bench_vs "musl/glibc check" musl '"$BOX" btrfs check "$IMG"' glibc '"$GLIBC" btrfs check "$IMG"'
 
+bench_out_dir
 BENCH_PREP=bench_out_prep BENCH_POST=bench_out_post
-bench_vs "musl/glibc restore" musl '"$BOX" btrfs restore "$IMG" "$W/out"' glibc '"$GLIBC" btrfs restore "$IMG" "$W/out"'
+bench_vs "musl/glibc restore" musl '"$BOX" btrfs restore "$IMG" "$OUT"' glibc '"$GLIBC" btrfs restore "$IMG" "$OUT"'
 [ $? = 2 ] || bench_same_output "musl/glibc restore" musl glibc
 
 if command -v python3 > /dev/null; then

@@ -26,7 +26,9 @@ GNU_TIME=${GNU_TIME:-/usr/bin/time}
 BENCH_DIR=${BENCH_DIR:-/var/tmp/btrfsbox-bench}
 BENCH_RUNS=${BENCH_RUNS:-3}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-1800}
+# make-big.sh: ../shared/bench beside the checkout (as for the conformance suite)
 BENCH_SHARED=${BENCH_SHARED:-$(cd "$(dirname "$0")/.." && pwd)/../shared/bench}
+[ -d "$BENCH_SHARED" ] || BENCH_SHARED=/work/shared/bench
 BENCH_PREP=:
 BENCH_POST=:
 BENCH_STDOUT=/dev/null
@@ -96,14 +98,24 @@ bench_run() {
 	return $rc
 }
 
-# Hooks for commands writing into $W/out (restore): empty and synced before each run;
-# afterwards the bytes of regular files go to $W/TAG.bytes, the entry count to
-# $W/TAG.entries, and the directory is removed.
-bench_out_prep() { rm -rf "$W/out"; sync; mkdir "$W/out"; }
+# Hooks for commands writing into $OUT (restore): a fresh empty directory before each
+# run; afterwards the bytes of regular files go to $W/TAG.bytes, the entry count to
+# $W/TAG.entries, and the directory is removed. It is on a tmpfs when /dev/shm has
+# BENCH_OUT_GB (default 8) GiB free, else under $W: both tools write to the same
+# filesystem either way, and a tmpfs keeps the disk (and deleting 200k files from it)
+# out of the measurement. BENCH_OUT_DIR=dir overrides.
+bench_out_dir() {
+	base=${BENCH_OUT_DIR:-}
+	[ -z "$base" ] && [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -ge \
+		$((${BENCH_OUT_GB:-8} * 1048576)) ] 2>/dev/null && base=/dev/shm
+	OUT=$(mktemp -d "${base:-$W}/btrfsbox-bench-out.XXXXXX") && rmdir "$OUT" || exit 1
+	trap 'rm -rf "$OUT"; bench_cleanup' EXIT
+}
+bench_out_prep() { rm -rf "$OUT"; mkdir "$OUT"; }
 bench_out_post() {
-	find "$W/out" -type f -printf '%s\n' | awk '{ n += $1 } END { printf "%d\n", n }' > "$W/$1.bytes"
-	find "$W/out" | wc -l > "$W/$1.entries"
-	rm -rf "$W/out"
+	find "$OUT" -type f -printf '%s\n' | awk '{ n += $1 } END { printf "%d\n", n }' > "$W/$1.bytes"
+	find "$OUT" | wc -l > "$W/$1.entries"
+	rm -rf "$OUT"
 }
 # Warns when two runs wrote different amounts (compares $W/TAG.bytes and $W/TAG.entries).
 bench_same_output() {
@@ -112,7 +124,7 @@ bench_same_output() {
 			"$3 $(cat "$W/$3.bytes") bytes in $(cat "$W/$3.entries") entries"
 }
 # Hook for commands writing an image: a fresh sparse $W/mkfs.img of $size before each run.
-bench_img_prep() { rm -f "$W/mkfs.img"; sync; truncate -s "$size" "$W/mkfs.img"; }
+bench_img_prep() { rm -f "$W/mkfs.img"; truncate -s "$size" "$W/mkfs.img"; }
 
 bench_median() { # FILE FIELD
 	sort -n -k"$2","$2" "$1" | awk -v f="$2" '{ v[NR] = $f } END { print v[int((NR + 1) / 2)] }'
@@ -160,4 +172,4 @@ bench_need_root
 mkdir -p "$BENCH_DIR" || bench_skip "cannot create $BENCH_DIR"
 W=$(mktemp -d "$BENCH_DIR/$BENCH_NAME.XXXXXX") || bench_skip "cannot create a scratch dir in $BENCH_DIR"
 trap 'bench_cleanup' EXIT
-trap 'bench_cleanup; exit 1' INT TERM
+trap 'exit 1' INT TERM
