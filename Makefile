@@ -36,6 +36,8 @@ STRIP :=
 else
 LDSTATIC := -static
 STRIP := -s
+# no unwinding in C: .eh_frame is ~6% of the binary
+OPT += -fno-asynchronous-unwind-tables -fno-unwind-tables
 endif
 
 ifneq ($(findstring musl,$(CC)),)
@@ -65,12 +67,17 @@ $(DEPS_STAMP): config/deps.sh
 	$(call say,DEPS,$(DEPS))
 	$(Q)sh config/deps.sh $(DEPS) $(CC)
 
-$(BUILD)/obj/%.o: %.c | $(GEN)/stamp $(DEPS_STAMP)
+# Rebuild everything when the compiler or its flags change (e.g. CC=gcc after musl-gcc).
+$(BUILD)/cflags: FORCE
+	$(Q)mkdir -p $(BUILD)
+	$(Q)echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL)' | cmp -s - $@ || echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL)' > $@
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/cflags | $(GEN)/stamp $(DEPS_STAMP)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(if $(shell grep -l '^//build:O2' $< 2>/dev/null),-O2) -MMD -MP -c $< -o $@
 
-$(BIN): $(OBJS)
+$(BIN): $(OBJS) $(BUILD)/cflags
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -Wl,-Map=$(BUILD)/btrfsbox.map -o $@ $(OBJS) $(LDLIBS)
 
@@ -127,6 +134,7 @@ menuconfig:
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/gen $(BUILD)/unit $(BUILD)/sanitize $(BUILD)/defconfig $(BUILD)/tinyconfig $(BUILD)/libbox.a $(BIN)
 
-.PHONY: all test units sanitize demo bench fuzz size sizes defconfig tinyconfig oldconfig menuconfig clean
+FORCE:
+.PHONY: FORCE all test units sanitize demo bench fuzz size sizes defconfig tinyconfig oldconfig menuconfig clean
 .DELETE_ON_ERROR:
 -include $(OBJS:.o=.d)

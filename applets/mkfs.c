@@ -1,30 +1,830 @@
-/* mkfs.btrfs (placeholder until its issue lands). */
+/* mkfs.btrfs: create a btrfs filesystem on one or more devices or image files. */
 //config:config APPLET_MKFS
 //config:	bool "mkfs.btrfs"
 //config:	default y
 //config:	help
-//config:	  mkfs.btrfs.
+//config:	  mkfs.btrfs: create a btrfs filesystem (profiles, checksums, features,
+//config:	  several devices, --rootdir image building).
 //cmd:APPLET_MKFS mkfs_main mkfs.btrfs|mkfs.btrfs
 #include "config.h"
 #if CFG_APPLET_MKFS
 #include "cli.h"
+#include "csum.h"
+#include "le.h"
+#include "mkfs.h"
+#include "fs.h"
+#include "units.h"
+#include "uuid.h"
+#include "alloc.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <linux/fs.h>
+#include <time.h>
+#include <unistd.h>
 
-static const char usage[] = "usage: mkfs.btrfs [options] ...\n";
+static const char usage[] =
+"Usage: mkfs.btrfs [options] <dev> [<dev...>]\n"
+"Create a BTRFS filesystem on a device or partition\n"
+"\n"
+"Options:\n"
+"  allocation profiles:\n"
+"\t-d|--data PROFILE       data profile, raid0, raid1, raid1c3, raid1c4, raid5, raid6, raid10, dup or single\n"
+"\t-m|--metadata PROFILE   metadata profile, values like for data profile\n"
+"\t-M|--mixed              mix metadata and data together (suggested up to 1GiB)\n"
+"  features:\n"
+"\t--csum TYPE\n"
+"\t--checksum TYPE         checksum algorithm to use, crc32c (default), xxhash, sha256, blake2\n"
+"\t-n|--nodesize SIZE      size of btree nodes (4KiB..64KiB, power of two)\n"
+"\t-s|--sectorsize SIZE    data block size (4KiB; 64KiB only mounts where the page size is 64KiB)\n"
+"\t-O|--features LIST      comma separated list of filesystem features (use '-O list-all' to list features)\n"
+"\t                        '-O ^block-group-tree' keeps the format mountable by kernels before 6.1\n"
+"\t-R|--runtime-features LIST\n"
+"\t                        comma separated list of runtime features (use '-R list-all' to list runtime features)\n"
+"\t-L|--label LABEL        set the filesystem label\n"
+"\t-U|--uuid UUID          specify the filesystem UUID (must be unique)\n"
+"\t--device-uuid UUID      specify the device UUID (single device)\n"
+"  creation:\n"
+"\t-b|--byte-count SIZE    set size of each device to SIZE (filesystem size is sum of all device sizes)\n"
+"\t-r|--rootdir DIR        copy files from DIR to the image root directory\n"
+"\t--shrink                (with --rootdir) shrink the filled filesystem to minimal size\n"
+"\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: zlib, lzo, zstd\n"
+"\t-K|--nodiscard          do not perform whole device TRIM\n"
+"\t-f|--force              force overwrite of existing filesystem\n"
+"  general:\n"
+"\t-q|--quiet              no messages except errors\n"
+"\t-v|--verbose            increase verbosity level, default is 1\n"
+"\t-V|--version            print the mkfs.btrfs version and exit\n"
+"\t--help                  print this help and exit\n"
+"\n"
+"Reproducible images: with -U, --device-uuid and SOURCE_DATE_EPOCH set, the output\n"
+"is the same for the same input.\n";
+
+/* ---- features ---- */
+
+struct feature {
+	const char *name;
+	uint64_t incompat, compat_ro;
+	int runtime;            /* listed under -R (free-space-tree also under -O) */
+	const char *desc;
+};
+
+static const struct feature features[] = {
+	{ "mixed-bg", BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS, 0, 0,
+	  "mixed data and metadata block groups (compat=2.6.37, safe=2.6.37)" },
+	{ "quota", 0, 0, 2, "quota support (qgroups) (compat=3.4)" },
+	{ "extref", BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF, 0, 0,
+	  "increased hardlink limit per file to 65536 (compat=3.7, safe=3.12, default=3.12)" },
+	{ "raid56", BTRFS_FEATURE_INCOMPAT_RAID56, 0, 0, "raid56 extended format (compat=3.9)" },
+	{ "skinny-metadata", BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA, 0, 0,
+	  "reduced-size metadata extent refs (compat=3.10, safe=3.18, default=3.18)" },
+	{ "no-holes", BTRFS_FEATURE_INCOMPAT_NO_HOLES, 0, 0,
+	  "no explicit hole extents for files (compat=3.14, safe=4.0, default=5.15)" },
+	{ "free-space-tree", 0, BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE |
+	  BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID, 1,
+	  "free space tree (space_cache=v2) (compat=4.5, safe=4.9, default=5.15)" },
+	{ "raid1c34", BTRFS_FEATURE_INCOMPAT_RAID1C34, 0, 0, "RAID1 with 3 or 4 copies (compat=5.5)" },
+	{ "block-group-tree", 0, BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE, 0,
+	  "block group tree to reduce mount time (compat=6.1)" },
+};
+#define NFEATURES (sizeof(features) / sizeof(features[0]))
+
+/* Defaults: extref, skinny-metadata, no-holes and the free space tree. The
+ * block-group-tree (upstream default since 6.19) stays opt-in: btrfs-progs 6.2
+ * cannot open such filesystems. */
+#define DEFAULT_INCOMPAT (BTRFS_FEATURE_INCOMPAT_MIXED_BACKREF | BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF | \
+			  BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA | BTRFS_FEATURE_INCOMPAT_NO_HOLES)
+#define DEFAULT_COMPAT_RO (BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE | \
+			   BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID)
+
+static void list_features(int runtime)
+{
+	fprintf(stderr, "%s features available:\n", runtime ? "Runtime" : "Filesystem");
+	for (size_t i = 0; i < NFEATURES; i++)
+		if (runtime ? features[i].runtime : features[i].runtime != 2)
+			fprintf(stderr, "%-20s- %s\n", features[i].name, features[i].desc);
+}
+
+/* Applies "a,^b,..." to the feature bits. Returns 0, 1 after list-all, -1 on error. */
+static int parse_features(char *list, int runtime, struct mkfs_config *cfg)
+{
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		int off = *tok == '^';
+		const char *name = tok + off;
+		size_t i;
+
+		if (!strcmp(name, "list-all")) {
+			list_features(runtime);
+			return 1;
+		}
+		for (i = 0; i < NFEATURES; i++)
+			if (!strcmp(features[i].name, name) && (runtime ? features[i].runtime :
+								  features[i].runtime != 2))
+				break;
+		if (i == NFEATURES) {
+			msg_error("unrecognized %sfeature '%s'", runtime ? "runtime " : "", name);
+			return -1;
+		}
+		if (features[i].runtime == 2) {
+			if (!off) {
+				msg_error("runtime feature 'quota' is not supported by this mkfs.btrfs");
+				return -1;
+			}
+			continue;
+		}
+		if (off) {
+			cfg->incompat &= ~features[i].incompat;
+			cfg->compat_ro &= ~features[i].compat_ro;
+		} else {
+			cfg->incompat |= features[i].incompat;
+			cfg->compat_ro |= features[i].compat_ro;
+		}
+	}
+	return 0;
+}
+
+static void features_string(const struct mkfs_config *cfg, int runtime, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < NFEATURES; i++) {
+		const struct feature *f = &features[i];
+		if ((f->runtime != 0) != runtime || f->runtime == 2)
+			continue;
+		if ((f->incompat && (cfg->incompat & f->incompat)) ||
+		    (f->compat_ro && (cfg->compat_ro & f->compat_ro)))
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "", f->name);
+	}
+	if (!n)
+		snprintf(buf, len, "none");
+}
+
+/* ---- option values ---- */
+
+static int parse_profile(const char *s, uint64_t *out)
+{
+	static const struct { const char *name; uint64_t flag; } p[] = {
+		{ "single", 0 }, { "dup", BTRFS_BLOCK_GROUP_DUP }, { "raid0", BTRFS_BLOCK_GROUP_RAID0 },
+		{ "raid1", BTRFS_BLOCK_GROUP_RAID1 }, { "raid1c3", BTRFS_BLOCK_GROUP_RAID1C3 },
+		{ "raid1c4", BTRFS_BLOCK_GROUP_RAID1C4 }, { "raid10", BTRFS_BLOCK_GROUP_RAID10 },
+		{ "raid5", BTRFS_BLOCK_GROUP_RAID5 }, { "raid6", BTRFS_BLOCK_GROUP_RAID6 },
+	};
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		if (!strcasecmp(s, p[i].name)) {
+			*out = p[i].flag;
+			return 0;
+		}
+	return -1;
+}
+
+
+/* ---- safety ---- */
+
+static int bytes_at(int fd, uint64_t off, void *buf, size_t len)
+{
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+/* Name of the filesystem or partition table found on fd, or NULL. */
+static const char *existing_signature(int fd, uint64_t size)
+{
+	uint8_t b[4096];
+
+	for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++) {
+		uint64_t off = btrfs_super_offset(m);
+		if (off + BTRFS_SUPER_SIZE <= size && bytes_at(fd, off + 64, b, 8) &&
+		    get_le64(b) == BTRFS_MAGIC_LE)
+			return m ? "btrfs (a superblock copy)" : "btrfs";
+	}
+	if (!bytes_at(fd, 0, b, sizeof(b)))
+		return NULL;
+	if (!memcmp(b, "LUKS\xba\xbe", 6))
+		return "crypto_LUKS";
+	if (!memcmp(b, "XFSB", 4))
+		return "xfs";
+	if (!memcmp(b + 4086, "SWAPSPACE2", 10) || !memcmp(b + 4086, "SWAP-SPACE", 10))
+		return "swap";
+	if (get_le16(b + 1024 + 56) == 0xEF53)
+		return "ext2/ext3/ext4";
+	if (!memcmp(b + 512, "EFI PART", 8))
+		return "a GPT partition table";
+	if (b[510] == 0x55 && b[511] == 0xAA) {
+		if (!memcmp(b + 54, "FAT", 3) || !memcmp(b + 82, "FAT32", 5))
+			return "vfat";
+		return "a DOS (MBR) partition table";
+	}
+	return NULL;
+}
+
+/* Device numbers that stand for the target: the block device itself, or the loop
+ * devices backed by an image file. Returns how many (at most max). */
+static int target_devs(const char *path, const struct stat *st, dev_t *out, int max)
+{
+	char real[PATH_MAX], sys[PATH_MAX], line[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if (S_ISBLK(st->st_mode)) {
+		out[0] = st->st_rdev;
+		return 1;
+	}
+	if (!realpath(path, real) || !(d = opendir("/sys/block")))
+		return 0;
+	while (n < max && (de = readdir(d))) {
+		FILE *f;
+		unsigned ma, mi;
+		if (strncmp(de->d_name, "loop", 4))
+			continue;
+		snprintf(sys, sizeof(sys), "/sys/block/%s/loop/backing_file", de->d_name);
+		if (!(f = fopen(sys, "r")))
+			continue;
+		if (fgets(line, sizeof(line), f) && (line[strcspn(line, "\n")] = 0, !strcmp(line, real))) {
+			fclose(f);
+			snprintf(sys, sizeof(sys), "/sys/block/%s/dev", de->d_name);
+			if ((f = fopen(sys, "r")) && fscanf(f, "%u:%u", &ma, &mi) == 2)
+				out[n++] = makedev(ma, mi);
+		}
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static int dev_in(dev_t dev, const dev_t *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == dev)
+			return 1;
+	return 0;
+}
+
+/* Whether the target is mounted, or a member of a mounted btrfs (every device of a
+ * mounted btrfs is listed under /sys/fs/btrfs/FSID/devices). */
+static int is_mounted(const char *path, const struct stat *st)
+{
+	dev_t devs[16];
+	int n = target_devs(path, st, devs, 16), found = 0;
+	char src[PATH_MAX];
+	FILE *f;
+	DIR *fsd;
+
+	if (!n)
+		return 0;
+	if ((f = fopen("/proc/self/mounts", "r"))) {
+		while (!found && fscanf(f, "%4095s %*s %*s %*s %*s %*s", src) == 1) {
+			struct stat ms;
+			found = src[0] == '/' && !stat(src, &ms) && S_ISBLK(ms.st_mode) &&
+				dev_in(ms.st_rdev, devs, n);
+		}
+		fclose(f);
+	}
+	if (!found && (fsd = opendir("/sys/fs/btrfs"))) {
+		struct dirent *fe;
+		while (!found && (fe = readdir(fsd))) {
+			char dir[PATH_MAX];
+			struct dirent *de;
+			DIR *dd;
+			snprintf(dir, sizeof(dir), "/sys/fs/btrfs/%s/devices", fe->d_name);
+			if (fe->d_name[0] == '.' || !(dd = opendir(dir)))
+				continue;
+			while (!found && (de = readdir(dd))) {
+				char p[PATH_MAX + 300];
+				unsigned ma, mi;
+				snprintf(p, sizeof(p), "%s/%s/dev", dir, de->d_name);
+				if (de->d_name[0] != '.' && (f = fopen(p, "r"))) {
+					found = fscanf(f, "%u:%u", &ma, &mi) == 2 && dev_in(makedev(ma, mi), devs, n);
+					fclose(f);
+				}
+			}
+			closedir(dd);
+		}
+		closedir(fsd);
+	}
+	return found;
+}
+
+static int rotational(const struct stat *st)
+{
+	char sys[128];
+	FILE *f;
+	int c = '1';
+
+	if (!S_ISBLK(st->st_mode))
+		return 1;
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/queue/rotational", major(st->st_rdev),
+		 minor(st->st_rdev));
+	f = fopen(sys, "r");
+	if (!f) {   /* a partition: its disk's queue */
+		snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/../queue/rotational",
+			 major(st->st_rdev), minor(st->st_rdev));
+		f = fopen(sys, "r");
+	}
+	if (f) {
+		c = fgetc(f);
+		fclose(f);
+	}
+	return c != '0';
+}
+
+struct target {
+	const char *path;
+	int fd;
+	struct stat st;
+	uint64_t size;
+};
+
+/* create: a missing path becomes a new image file (with --rootdir). */
+static int open_target(struct target *t, int force, int create)
+{
+	const char *sig;
+
+	t->fd = open(t->path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+	if (t->fd < 0 || fstat(t->fd, &t->st)) {
+		msg_error("unable to open %s: %s", t->path, strerror(errno));
+		return -1;
+	}
+	if (is_mounted(t->path, &t->st)) {
+		msg_error("%s is mounted", t->path);
+		return -1;
+	}
+	if (S_ISBLK(t->st.st_mode)) {
+		/* exclusive open fails while the kernel holds the device */
+		int ex = open(t->path, O_RDWR | O_EXCL | O_CLOEXEC);
+		if (ex < 0) {
+			msg_error("unable to open %s exclusively: %s", t->path, strerror(errno));
+			return -1;
+		}
+		close(t->fd);
+		t->fd = ex;
+		if (ioctl(t->fd, BLKGETSIZE64, &t->size)) {
+			msg_error("unable to get the size of %s: %s", t->path, strerror(errno));
+			return -1;
+		}
+	} else if (S_ISREG(t->st.st_mode)) {
+		t->size = (uint64_t)t->st.st_size;
+	} else {
+		msg_error("%s is neither a block device nor a regular file", t->path);
+		return -1;
+	}
+	if (!force && (sig = existing_signature(t->fd, t->size))) {
+		msg_error("%s appears to contain an existing filesystem (%s)", t->path, sig);
+		msg_error("use the -f option to force overwrite of %s", t->path);
+		return -1;
+	}
+	return 0;
+}
+
+static int same_target(const struct stat *a, const struct stat *b)
+{
+	if (S_ISBLK(a->st_mode) || S_ISBLK(b->st_mode))
+		return S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode) && a->st_rdev == b->st_rdev;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* TRIM what the filesystem will use of a block device (image files are left alone). */
+static void discard_device(struct target *t, uint64_t size, int verbose)
+{
+	uint64_t range[2] = { 0, size };
+
+	if (!S_ISBLK(t->st.st_mode))
+		return;
+	if (verbose)
+		printf("Performing full device TRIM %s (%s) ...\n", t->path, pretty_size(size, UNITS_DEFAULT));
+	ioctl(t->fd, BLKDISCARD, range);   /* best effort: not every device discards */
+}
+
+/* ---- main ---- */
+
+struct opts {
+	struct mkfs_config cfg;
+	int force, verbose, discard, nodesize_set, meta_set, data_set, dev_uuid_set, fsid_set;
+	uint64_t byte_count;
+	uint8_t dev_uuid[16];
+	char *rootdir;
+};
+
+static int bad_value(const char *what, const char *val)
+{
+	msg_error("invalid %s: %s", what, val);
+	return -1;
+}
+
+static int parse_csum(const char *s)
+{
+	static const struct { const char *name; int type; } c[] = {
+		{ "crc32c", CSUM_CRC32C }, { "xxhash", CSUM_XXHASH }, { "xxhash64", CSUM_XXHASH },
+		{ "sha256", CSUM_SHA256 }, { "blake2", CSUM_BLAKE2 }, { "blake2b", CSUM_BLAKE2 },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		if (!strcasecmp(s, c[i].name))
+			return csum_supported(c[i].type) ? -1 : c[i].type;
+	return -1;
+}
+
+/* ALGO[:LEVEL] for --compress. The engine compresses at level 3 (the kernel's
+ * default for zlib and zstd); other valid levels are accepted. */
+static int parse_compress(const char *arg, struct mkfs_config *cfg)
+{
+	static const struct { const char *name; int type, built, max_level; uint64_t incompat; } a[] = {
+		{ "no", 0, 1, 0, 0 },
+		{ "zlib", FS_COMPRESS_ZLIB, CFG_COMPRESS_ZLIB, 9, 0 },
+		{ "lzo", FS_COMPRESS_LZO, CFG_COMPRESS_LZO, 0, BTRFS_FEATURE_INCOMPAT_COMPRESS_LZO },
+		{ "zstd", FS_COMPRESS_ZSTD, CFG_COMPRESS_ZSTD, 15, BTRFS_FEATURE_INCOMPAT_COMPRESS_ZSTD },
+	};
+	const char *colon = strchr(arg, ':');
+	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+		uint64_t level;
+		if (strlen(a[i].name) != len || strncmp(arg, a[i].name, len))
+			continue;
+		if (!a[i].built) {
+			msg_error("compression %s is not built in this configuration", a[i].name);
+			return -1;
+		}
+		if (colon && (cli_parse_u64(colon + 1, &level) || level < 1 || level > (uint64_t)a[i].max_level)) {
+			msg_error("invalid compression level for %s: %s", a[i].name, colon + 1);
+			return -1;
+		}
+		cfg->compress = a[i].type;
+		cfg->incompat |= a[i].incompat;
+		return 0;
+	}
+	return bad_value("compression (no, zlib, lzo, zstd[:LEVEL])", arg);
+}
+
+static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_CSUM = 256, OPT_SHRINK, OPT_DEVUUID, OPT_COMPRESS };
+	static const struct option longopts[] = {
+		{ "data", required_argument, NULL, 'd' }, { "metadata", required_argument, NULL, 'm' },
+		{ "mixed", no_argument, NULL, 'M' }, { "csum", required_argument, NULL, OPT_CSUM },
+		{ "checksum", required_argument, NULL, OPT_CSUM },
+		{ "nodesize", required_argument, NULL, 'n' }, { "sectorsize", required_argument, NULL, 's' },
+		{ "features", required_argument, NULL, 'O' },
+		{ "runtime-features", required_argument, NULL, 'R' },
+		{ "label", required_argument, NULL, 'L' }, { "uuid", required_argument, NULL, 'U' },
+		{ "device-uuid", required_argument, NULL, OPT_DEVUUID },
+		{ "byte-count", required_argument, NULL, 'b' }, { "rootdir", required_argument, NULL, 'r' },
+		{ "shrink", no_argument, NULL, OPT_SHRINK }, { "nodiscard", no_argument, NULL, 'K' },
+		{ "force", no_argument, NULL, 'f' }, { "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' }, { "version", no_argument, NULL, 'V' },
+		{ "compress", required_argument, NULL, OPT_COMPRESS },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mkfs_config *cfg = &o->cfg;
+	uint64_t v;
+	int c, r;
+
+	while ((c = cli_getopt(argc, argv, "d:m:Mn:s:O:R:L:U:b:r:KfqvV", longopts, usage)) != -1) {
+		switch (c) {
+		case 'd':
+			if (parse_profile(optarg, &cfg->data_profile))
+				return bad_value("data profile", optarg);
+			o->data_set = 1;
+			break;
+		case 'm':
+			if (parse_profile(optarg, &cfg->meta_profile))
+				return bad_value("metadata profile", optarg);
+			o->meta_set = 1;
+			break;
+		case 'M':
+			cfg->mixed = 1;
+			break;
+		case OPT_CSUM:
+			if ((cfg->csum_type = parse_csum(optarg)) < 0)
+				return bad_value("checksum type", optarg);
+			break;
+		case 'n':
+			if (parse_size(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
+				return bad_value("nodesize (a power of two from 4KiB to 64KiB)", optarg);
+			cfg->nodesize = (uint32_t)v;
+			o->nodesize_set = 1;
+			break;
+		case 's':
+			if (parse_size(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
+				return bad_value("sectorsize (4KiB, or 64KiB on 64KiB-page systems)", optarg);
+			cfg->sectorsize = (uint32_t)v;
+			break;
+		case 'O': case 'R':
+			r = parse_features(optarg, c == 'R', cfg);
+			if (r)
+				return r < 0 ? -1 : 1;
+			break;
+		case 'L':
+			if (strlen(optarg) >= BTRFS_LABEL_SIZE) {
+				msg_error("label %s is too long (max %d)", optarg, BTRFS_LABEL_SIZE - 1);
+				return -1;
+			}
+			strcpy(cfg->label, optarg);
+			break;
+		case 'U':
+			if (uuid_parse(optarg, cfg->fsid))
+				return bad_value("UUID", optarg);
+			o->fsid_set = 1;
+			break;
+		case OPT_DEVUUID:
+			if (uuid_parse(optarg, o->dev_uuid))
+				return bad_value("device UUID", optarg);
+			o->dev_uuid_set = 1;
+			break;
+		case 'b':
+			if (parse_size(optarg, &o->byte_count))
+				return bad_value("byte count", optarg);
+			break;
+		case 'r':
+			o->rootdir = optarg;
+			break;
+		case OPT_SHRINK:
+			cfg->shrink = 1;
+			break;
+		case OPT_COMPRESS:
+			if (parse_compress(optarg, cfg))
+				return -1;
+			break;
+		case 'K':
+			o->discard = 0;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'q':
+			o->verbose = 0;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'V':
+			cli_print_version("mkfs.btrfs");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Checks that the options fit together; fills in defaults. */
+static int settle_options(struct opts *o, int ndevs)
+{
+	struct mkfs_config *cfg = &o->cfg;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (cfg->sectorsize != 4096 && cfg->sectorsize != (uint32_t)page) {
+		msg_error("sectorsize %u is not supported: it must be 4096 or the page size (%ld)",
+			  cfg->sectorsize, page);
+		return -1;
+	}
+	if (cfg->mixed || (cfg->incompat & BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS)) {
+		cfg->mixed = 1;
+		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS;
+		if (o->meta_set && o->data_set && cfg->meta_profile != cfg->data_profile) {
+			msg_error("with mixed block groups data and metadata profiles must be the same");
+			return -1;
+		}
+		if (o->meta_set && !o->data_set)
+			cfg->data_profile = cfg->meta_profile;
+		cfg->meta_profile = cfg->data_profile;
+		if (!o->nodesize_set)
+			cfg->nodesize = cfg->sectorsize;
+		if (cfg->nodesize != cfg->sectorsize) {
+			msg_error("with mixed block groups the node size must equal the sector size");
+			return -1;
+		}
+	} else {
+		if (!o->meta_set)
+			cfg->meta_profile = ndevs > 1 ? BTRFS_BLOCK_GROUP_RAID1 : BTRFS_BLOCK_GROUP_DUP;
+	}
+	if (cfg->nodesize < cfg->sectorsize) {
+		msg_error("nodesize %u is smaller than the sectorsize %u", cfg->nodesize, cfg->sectorsize);
+		return -1;
+	}
+	for (int k = 0; k < 2; k++) {
+		uint64_t p = k ? cfg->data_profile : cfg->meta_profile;
+		if (ndevs < profile_min_devs(p)) {
+			msg_error("unable to create FS with %s profile %s (have %d device%s but %d required)",
+				  k ? "data" : "metadata", profile_name(p), ndevs, ndevs > 1 ? "s" : "",
+				  profile_min_devs(p));
+			return -1;
+		}
+	}
+	if ((cfg->data_profile | cfg->meta_profile) & BTRFS_BLOCK_GROUP_RAID56_MASK) {
+		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID56;
+		msg_warn("RAID5/6 support has known problems is strongly discouraged\n"
+			 "\t to be used besides testing or evaluation.\n");
+	}
+	if ((cfg->data_profile | cfg->meta_profile) & (BTRFS_BLOCK_GROUP_RAID1C3 | BTRFS_BLOCK_GROUP_RAID1C4))
+		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID1C34;
+	if ((cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE) &&
+	    !(cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE)) {
+		msg_error("block-group-tree feature requires free-space-tree feature");
+		return -1;
+	}
+	if (cfg->compress && !o->rootdir) {
+		msg_error("the option --compress must be used with --rootdir");
+		return -1;
+	}
+	if (cfg->shrink && !o->rootdir) {
+		msg_error("the option --shrink must be used with --rootdir");
+		return -1;
+	}
+	if (o->dev_uuid_set && ndevs > 1) {
+		msg_error("--device-uuid works with one device only");
+		return -1;
+	}
+	if (o->rootdir) {
+		struct stat st;
+		if (stat(o->rootdir, &st) || !S_ISDIR(st.st_mode)) {
+			msg_error("--rootdir %s is not a directory", o->rootdir);
+			return -1;
+		}
+		cfg->rootdir = o->rootdir;
+	}
+	return 0;
+}
+
+static void print_summary(const struct opts *o, const struct target *t, int ndevs,
+			  const struct mkfs_result *res, int ssd)
+{
+	const struct mkfs_config *cfg = &o->cfg;
+	char u[UUID_STR_LEN], feat[256];
+
+	uuid_unparse(cfg->fsid, u);
+	printf("btrfs-progs v%s\nSee https://btrfs.readthedocs.io for more information.\n\n",
+	       BTRFS_PROGS_COMPAT);
+	printf("Label:              %s\n", cfg->label[0] ? cfg->label : "(null)");
+	printf("UUID:               %s\n", u);
+	printf("Node size:          %u\n", cfg->nodesize);
+	printf("Sector size:        %u\n", cfg->sectorsize);
+	printf("Filesystem size:    %s\n", pretty_size(res->total_bytes, UNITS_DEFAULT));
+	printf("Block group profiles:\n");
+	if (cfg->mixed) {
+		printf("  Data+Metadata:    %-8s %16s\n", profile_name(cfg->data_profile), pretty_size(res->size[0], UNITS_DEFAULT));
+	} else {
+		printf("  Data:             %-8s %16s\n", profile_name(cfg->data_profile), pretty_size(res->size[0], UNITS_DEFAULT));
+		printf("  Metadata:         %-8s %16s\n", profile_name(cfg->meta_profile), pretty_size(res->size[1], UNITS_DEFAULT));
+	}
+	printf("  System:           %-8s %16s\n", profile_name(cfg->meta_profile), pretty_size(res->size[2], UNITS_DEFAULT));
+	printf("SSD detected:       %s\n", ssd ? "yes" : "no");
+	printf("Zoned device:       no\n");
+	features_string(cfg, 0, feat, sizeof(feat));
+	printf("Incompat features:  %s\n", feat);
+	features_string(cfg, 1, feat, sizeof(feat));
+	printf("Runtime features:   %s\n", feat);
+	printf("Checksum:           %s\n", csum_name(cfg->csum_type));
+	printf("Number of devices:  %d\n", ndevs);
+	printf("Devices:\n   ID        SIZE  PATH\n");
+	for (int i = 0; i < ndevs; i++)
+		printf("  %3d  %10s  %s\n", i + 1, pretty_size(res->dev_size[i], UNITS_DEFAULT), t[i].path);
+	printf("\n");
+	if (cfg->csum_type == CSUM_SHA256)
+		printf("NOTE: you may need to manually load kernel module implementing accelerated SHA256 in case\n"
+		       "      the generic implementation is built-in, before mount. Check lsmod or /proc/crypto\n\n");
+}
+
+static uint64_t creation_time(void)
+{
+	const char *e = getenv("SOURCE_DATE_EPOCH");
+	uint64_t v;
+
+	if (e && !cli_parse_u64(e, &v))
+		return v;
+	if (e)
+		msg_warn("SOURCE_DATE_EPOCH is not a number, using the current time");
+	return (uint64_t)time(NULL);
+}
+
+static int run(struct opts *o, int ndevs, char **paths)
+{
+	struct target *t = calloc((size_t)ndevs, sizeof(*t));
+	struct mkfs_device *d = calloc((size_t)ndevs, sizeof(*d));
+	struct mkfs_result res;
+	char err[512];
+	int ret = 1, ssd = 1;
+
+	if (!t || !d) {
+		msg_error("out of memory");
+		goto out;
+	}
+	for (int i = 0; i < ndevs; i++) {
+		t[i].fd = -1;
+		t[i].path = paths[i];
+	}
+	for (int i = 0; i < ndevs; i++) {
+		if (open_target(&t[i], o->force, o->rootdir && ndevs == 1))
+			goto out;
+		for (int j = 0; j < i; j++)
+			if (same_target(&t[i].st, &t[j].st)) {
+				msg_error("%s and %s are the same device", paths[j], paths[i]);
+				goto out;
+			}
+		d[i].fd = t[i].fd;
+		d[i].path = t[i].path;
+		d[i].dev_size = t[i].size;
+		d[i].size = o->byte_count && o->byte_count < t[i].size ? o->byte_count : t[i].size;
+		if (o->byte_count > t[i].size) {
+			if (!S_ISREG(t[i].st.st_mode) || ftruncate(t[i].fd, (off_t)o->byte_count)) {
+				msg_error("%s is smaller than the requested size", t[i].path);
+				goto out;
+			}
+			d[i].size = d[i].dev_size = o->byte_count;
+		}
+		/* like mkfs.btrfs, an image file grows to what --rootdir needs */
+		d[i].grow = o->rootdir && ndevs == 1 && !o->byte_count && S_ISREG(t[i].st.st_mode);
+		if (o->dev_uuid_set) {
+			memcpy(d[i].uuid, o->dev_uuid, 16);
+		} else if (o->cfg.reproducible && o->fsid_set) {
+			/* reproducible multi-device images: device UUIDs follow from the fsid */
+			memcpy(d[i].uuid, o->cfg.fsid, 16);
+			d[i].uuid[1] ^= 0x77;
+			d[i].uuid[14] ^= (uint8_t)(i + 1);
+		} else if (uuid_generate(d[i].uuid)) {
+			goto no_random;
+		}
+		ssd &= !rotational(&t[i].st);
+	}
+	for (int i = 0; i < ndevs; i++)
+		if (o->discard)
+			discard_device(&t[i], d[i].size, o->verbose > 0);
+	if (o->cfg.mixed) {
+		uint64_t total = 0;
+		for (int i = 0; i < ndevs; i++)
+			total += d[i].size;
+		if (total > (1ULL << 30))
+			msg_warn("mixed block groups are meant for filesystems up to 1GiB; this one has %s",
+				 pretty_size(total, UNITS_DEFAULT));
+	}
+	for (int i = 0; i < ndevs; i++) {
+		o->cfg.skip[i].dev = t[i].st.st_dev;
+		o->cfg.skip[i].ino = t[i].st.st_ino;
+	}
+	o->cfg.nskip = S_ISREG(t[0].st.st_mode) ? ndevs : 0;
+	if (mkfs_make(&o->cfg, d, ndevs, &res, err, sizeof(err))) {
+		msg_error("%s", err);
+		goto out;
+	}
+	if (res.warnings)
+		msg_warn("%s (%d such problems)", res.warn_msg, res.warnings);
+	if (o->verbose)
+		print_summary(o, t, ndevs, &res, ssd);
+	ret = 0;
+	goto out;
+no_random:
+	msg_error("cannot read random bytes for a UUID");
+out:
+	for (int i = 0; t && i < ndevs; i++)
+		if (t[i].fd >= 0)
+			close(t[i].fd);
+	free(t);
+	free(d);
+	return ret;
+}
 
 int mkfs_main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "--version")) {
-		cli_print_version("mkfs.btrfs");
-		return 0;
+	static const uint8_t zero[16];
+	struct opts o;
+	int r;
+
+	memset(&o, 0, sizeof(o));
+	o.verbose = 1;
+	o.discard = 1;
+	o.cfg.nodesize = 16384;
+	o.cfg.sectorsize = 4096;
+	o.cfg.csum_type = CSUM_CRC32C;
+	o.cfg.incompat = DEFAULT_INCOMPAT;
+	o.cfg.compat_ro = DEFAULT_COMPAT_RO;
+	r = parse_args(argc, argv, &o);
+	if (r)
+		return r < 0 ? 1 : 0;
+	if (argc - optind < 1)
+		cli_usage_error(usage, "not enough arguments");
+	if (settle_options(&o, argc - optind))
+		return 1;
+	o.cfg.now = creation_time();
+	o.cfg.reproducible = getenv("SOURCE_DATE_EPOCH") != NULL;
+	if (!memcmp(o.cfg.fsid, zero, 16) && uuid_generate(o.cfg.fsid)) {
+		msg_error("cannot read random bytes for a UUID");
+		return 1;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--help")) {
-		fputs(usage, stdout);
-		return 0;
-	}
-	fputs(usage, stderr);
-	msg_error("not implemented yet");
-	return 1;
+	/* the chunk tree and top subvolume UUIDs follow from the fsid when it was given,
+	 * so that -U with SOURCE_DATE_EPOCH reproduces an image exactly */
+	memcpy(o.cfg.chunk_uuid, o.cfg.fsid, 16);
+	o.cfg.chunk_uuid[15] ^= 0x5a;
+	o.cfg.chunk_uuid[0] ^= 0xa5;
+	memcpy(o.cfg.fs_root_uuid, o.cfg.fsid, 16);
+	o.cfg.fs_root_uuid[15] ^= 0x3c;
+	o.cfg.fs_root_uuid[0] ^= 0xc3;
+	return run(&o, argc - optind, argv + optind);
 }
 #endif

@@ -13,7 +13,12 @@ struct fs_block_cache {
 	struct fs_block *buckets[CACHE_BUCKETS];
 	struct fs_block *lru_head, *lru_tail;   /* head: most recently used */
 	size_t bytes, limit;
+	struct fs_block *spare;                 /* freed blocks kept for reuse */
+	int nspare;
 };
+/* Reusing a few freed blocks spares the allocator's page returns (costly with
+ * musl) when a walk streams through many blocks. */
+#define CACHE_SPARES 32
 
 /* ---- verification ------------------------------------------------------- */
 
@@ -171,6 +176,17 @@ static void cache_remove(struct fs_block_cache *c, struct fs_block *b)
 	b->cached = 0;
 }
 
+static void block_recycle(struct fs_block_cache *c, struct fs_block *b)
+{
+	if (c && c->nspare < CACHE_SPARES) {
+		b->hash_next = c->spare;
+		c->spare = b;
+		c->nspare++;
+		return;
+	}
+	free(b);
+}
+
 /* Drops unused blocks from the cold end until the cache fits its limit. */
 static void cache_shrink(struct fs_block_cache *c)
 {
@@ -180,7 +196,7 @@ static void cache_shrink(struct fs_block_cache *c)
 		struct fs_block *prev = b->lru_prev;
 		if (!b->refs) {
 			cache_remove(c, b);
-			free(b);
+			block_recycle(c, b);
 		}
 		b = prev;
 	}
@@ -231,6 +247,11 @@ void fs_block_cache_free(struct fs *fs)
 		if (!b->refs)
 			free(b);
 	}
+	while (c->spare) {
+		struct fs_block *b = c->spare;
+		c->spare = b->hash_next;
+		free(b);
+	}
 	free(c);
 	fs->cache = NULL;
 }
@@ -242,7 +263,7 @@ void fs_block_put(struct fs *fs, struct fs_block *b)
 	if (--b->refs > 0)
 		return;
 	if (!b->cached)
-		free(b);
+		block_recycle(fs->cache, b);
 	else if (fs->cache)
 		cache_shrink(fs->cache);
 }
@@ -266,12 +287,21 @@ static int read_verify(struct fs *fs, struct fs_block *b, int mirror, const stru
 
 static struct fs_block *block_alloc(struct fs *fs, uint64_t bytenr)
 {
-	struct fs_block *b = calloc(1, sizeof(*b) + fs->nodesize);
+	struct fs_block_cache *c = fs->cache;
+	struct fs_block *b;
 
+	if (c && c->spare && c->spare->size == fs->nodesize) {
+		b = c->spare;
+		c->spare = b->hash_next;
+		c->nspare--;
+	} else {
+		b = malloc(sizeof(*b) + fs->nodesize);
+	}
 	if (!b) {
 		fs_err_at(&fs->err, -ENOMEM, 0, bytenr, "out of memory for a tree block");
 		return NULL;
 	}
+	memset(b, 0, sizeof(*b));       /* the data is read in full before use */
 	b->bytenr = bytenr;
 	b->size = fs->nodesize;
 	b->refs = 1;
@@ -289,7 +319,7 @@ struct fs_block *fs_block_read_mirror(struct fs *fs, uint64_t bytenr, int mirror
 	}
 	b = block_alloc(fs, bytenr);
 	if (b && read_verify(fs, b, mirror, exp)) {
-		free(b);
+		block_recycle(fs->cache, b);
 		return NULL;
 	}
 	return b;

@@ -437,6 +437,47 @@ int btrfs_set_label_fd(int fd, const char *label)
 	return ioctl(fd, FS_IOC_SETFSLABEL, buf) ? -errno : 0;
 }
 
+/* The mount point of a mounted btrfs whose fsid is the one in the primary superblock
+ * of device dev: a multi-device filesystem appears in the mount table under one of its
+ * devices only. */
+static int mount_of_fsid_on(const char *dev, char *mnt, size_t size)
+{
+	struct btrfs_ioctl_fs_info_args fi;
+	uint8_t sb[4096];
+	struct mntent *m;
+	int fd, ret = -ENOENT;
+	FILE *f;
+
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* struct btrfs_super_block at 64 KiB: csum[32], fsid[16], bytenr, flags, magic */
+	if (pread(fd, sb, sizeof(sb), 65536) != (ssize_t)sizeof(sb) ||
+	    memcmp(sb + 64, "_BHRfS_M", 8)) {
+		close(fd);
+		return -ENOENT;
+	}
+	close(fd);
+	f = setmntent("/proc/self/mounts", "r");
+	if (!f)
+		return -errno;
+	while (ret && (m = getmntent(f))) {
+		if (strcmp(m->mnt_type, "btrfs"))
+			continue;
+		fd = open(m->mnt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!btrfs_fs_info(fd, &fi) && !memcmp(fi.fsid, sb + 32, 16) &&
+		    strlen(m->mnt_dir) < size) {
+			strcpy(mnt, m->mnt_dir);
+			ret = 0;
+		}
+		close(fd);
+	}
+	endmntent(f);
+	return ret;
+}
+
 int btrfs_open_path_or_dev(const char *path, int quiet)
 {
 	char mnt[4096];
@@ -445,7 +486,7 @@ int btrfs_open_path_or_dev(const char *path, int quiet)
 
 	if (stat(path, &st) || !S_ISBLK(st.st_mode))
 		return btrfs_open_path(path, 1, quiet);
-	if (btrfs_mount_of_device(path, mnt, sizeof(mnt))) {
+	if (btrfs_mount_of_device(path, mnt, sizeof(mnt)) && mount_of_fsid_on(path, mnt, sizeof(mnt))) {
 		if (!quiet)
 			msg_error("'%s' is not a mounted btrfs device", path);
 		return -1;
@@ -504,4 +545,20 @@ int btrfs_each_block_device(int (*fn)(const char *path, void *ctx), void *ctx)
 	}
 	fclose(f);
 	return ret;
+}
+
+int btrfs_dev_infos_of_path(int fd, const char *path, struct btrfs_ioctl_fs_info_args *fi,
+			    struct btrfs_ioctl_dev_info_args **devs, int *count)
+{
+	struct stat want, st;
+	int i, n = 0, ret = btrfs_dev_infos(fd, fi, devs, count);
+
+	if (ret || stat(path, &want) || !S_ISBLK(want.st_mode))
+		return ret;
+	for (i = 0; i < *count; i++)
+		if (!stat((const char *)(*devs)[i].path, &st) && S_ISBLK(st.st_mode) &&
+		    st.st_rdev == want.st_rdev)
+			(*devs)[n++] = (*devs)[i];
+	*count = n;
+	return 0;
 }

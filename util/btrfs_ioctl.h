@@ -40,6 +40,11 @@ int btrfs_dev_info(int fd, uint64_t devid, struct btrfs_ioctl_dev_info_args *di)
 int btrfs_dev_infos(int fd, struct btrfs_ioctl_fs_info_args *fi,
 		    struct btrfs_ioctl_dev_info_args **devs, int *count);
 
+/* btrfs_dev_infos() for a command given path: a mount point means every device, a
+ * block device only that one (as btrfs-progs scrubs and reports it). */
+int btrfs_dev_infos_of_path(int fd, const char *path, struct btrfs_ioctl_fs_info_args *fi,
+			    struct btrfs_ioctl_dev_info_args **devs, int *count);
+
 /* BTRFS_IOC_SPACE_INFO: all space infos in kernel order (Data, System, Metadata,
  * GlobalReserve ...). *out is malloc'ed; (*out)->total_spaces entries in (*out)->spaces. */
 int btrfs_space_info(int fd, struct btrfs_ioctl_space_args **out);

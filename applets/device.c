@@ -1,0 +1,764 @@
+/* btrfs device: scan, ready, stats, usage. */
+//config:config APPLET_DEVICE
+//config:	bool "btrfs device"
+//config:	default y
+//config:	depends on APPLET_BTRFS
+//config:	help
+//config:	  Register devices of multi-device filesystems with the kernel,
+//config:	  show per-device error counters and allocation.
+//cmd:APPLET_DEVICE device_scan_main btrfs device scan|Scan or forget devices of btrfs filesystems
+//cmd:APPLET_DEVICE device_ready_main btrfs device ready|Check whether all devices of a filesystem are present
+//cmd:APPLET_DEVICE device_stats_main btrfs device stats|Show device IO error statistics
+//cmd:APPLET_DEVICE device_usage_main btrfs device usage|Show allocation of each device
+//cmd:APPLET_DEVICE device_add_main btrfs device add|Add devices to a mounted filesystem
+//cmd:APPLET_DEVICE device_remove_main btrfs device remove|Remove a device from a filesystem
+//cmd:APPLET_DEVICE device_remove_main btrfs device delete|Remove a device from a filesystem (alias of remove)
+
+#include "config.h"
+#if CFG_APPLET_DEVICE
+#include "cli.h"
+#include "btrfs_ioctl.h"
+#include "output.h"
+#include "units.h"
+#include "fs.h"
+#include "uuid.h"
+#include <ctype.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <linux/fs.h>
+
+static int is_block_device(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISBLK(st.st_mode);
+}
+
+/* realpath() of a device, or NULL when it does not resolve. */
+static char *canonical_path(const char *path)
+{
+	return realpath(path, NULL);
+}
+
+static const char scan_usage[] =
+	"usage: btrfs device scan [-d|--all-devices] <device> [<device>...]\n"
+	"       btrfs device scan -u|--forget [<device>...]\n\n"
+	"    Register devices of multi-device filesystems with the kernel (all block\n"
+	"    devices with a btrfs superblock when none is given), or forget them.\n\n"
+	"    -d|--all-devices   scan every block device\n"
+	"    -u|--forget        unregister the devices (all unmounted ones without one)\n";
+
+/* A valid primary superblock on path (a btrfs device). */
+static int has_btrfs(const char *path)
+{
+	struct btrfs_super_block sb;
+	struct fs_error err;
+
+	return fs_super_read(path, 0, &sb, &err) == 0;
+}
+
+static int register_if_btrfs(const char *path, void *ctx)
+{
+	int *errors = ctx, ret;
+
+	if (!has_btrfs(path))
+		return 0;
+	ret = btrfs_control_ioctl(BTRFS_IOC_SCAN_DEV, path);
+	if (ret < 0) {
+		errno = -ret;
+		msg_error("device scan failed on '%s': %m", path);
+		(*errors)++;
+	} else if (cli_globals.verbose >= 0) {
+		printf("registered: %s\n", path);
+	}
+	return 0;
+}
+
+int device_scan_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "all-devices", no_argument, NULL, 'd' },
+		{ "forget", no_argument, NULL, 'u' },
+		{ 0, 0, 0, 0 }
+	};
+	int c, all = 0, forget = 0, ret = 0, i;
+
+	while ((c = cli_getopt(argc, argv, "du", longopts, scan_usage)) != -1) {
+		if (c == 'd')
+			all = 1;
+		else if (c == 'u')
+			forget = 1;
+	}
+	if ((all && forget) || (all && argc - optind > 1))
+		cli_usage_error(scan_usage, NULL);
+	if (all || optind == argc) {
+		if (forget) {
+			ret = btrfs_control_ioctl(BTRFS_IOC_FORGET_DEV, NULL);
+			if (ret < 0) {
+				errno = -ret;
+				msg_error("cannot unregister devices: %m");
+			}
+			return ret < 0;
+		}
+		if (cli_globals.verbose >= 0)
+			printf("Scanning for Btrfs filesystems\n");
+		btrfs_each_block_device(register_if_btrfs, &ret);
+		if (ret)
+			msg_error("there were %d errors while registering devices", ret);
+		return ret != 0;
+	}
+	for (i = optind; i < argc; i++) {
+		char *path;
+
+		if (!is_block_device(argv[i])) {
+			msg_error("not a block device: %s", argv[i]);
+			return 1;
+		}
+		path = canonical_path(argv[i]);
+		if (!path) {
+			msg_error("could not canonicalize path '%s': %m", argv[i]);
+			return 1;
+		}
+		if (forget) {
+			ret = btrfs_control_ioctl(BTRFS_IOC_FORGET_DEV, path);
+			if (ret < 0) {
+				errno = -ret;
+				msg_error("cannot unregister device '%s': %m", path);
+			}
+		} else {
+			if (cli_globals.verbose >= 0)
+				printf("Scanning for btrfs filesystems on '%s'\n", path);
+			ret = btrfs_control_ioctl(BTRFS_IOC_SCAN_DEV, path);
+			if (ret < 0) {
+				errno = -ret;
+				msg_error("device scan failed on '%s': %m", path);
+				free(path);
+				return 1;
+			}
+		}
+		free(path);
+	}
+	return ret < 0;
+}
+
+static const char ready_usage[] =
+	"usage: btrfs device ready <device>\n\n"
+	"    Exit 0 when every device of the filesystem on <device> is registered\n"
+	"    (it can be mounted), 1 otherwise.\n";
+
+int device_ready_main(int argc, char **argv)
+{
+	char *path;
+	int ret;
+
+	while (cli_getopt(argc, argv, "", NULL, ready_usage) != -1)
+		;
+	cli_check_argc(argc, 1, 1, ready_usage);
+	path = canonical_path(argv[optind]);
+	if (!path) {
+		msg_error("could not canonicalize pathname '%s': %m", argv[optind]);
+		return 1;
+	}
+	if (!is_block_device(path)) {
+		msg_error("not a block device: %s", path);
+		free(path);
+		return 1;
+	}
+	ret = btrfs_control_ioctl(BTRFS_IOC_DEVICES_READY, path);
+	if (ret < 0) {
+		errno = -ret;
+		msg_error("unable to determine if device '%s' is ready for mount: %m", path);
+		ret = 1;
+	}
+	free(path);
+	return ret;
+}
+
+/* ---- remove ---- */
+
+static const char remove_usage[] =
+	"usage: btrfs device remove <device>|<devid> [<device>|<devid>...] <path>\n\n"
+	"    Remove devices, given by path or devid, from the filesystem mounted at <path>;\n"
+	"    their data moves to the others. 'missing' removes a device absent at mount\n"
+	"    (degraded), 'cancel' stops a running removal.\n\n"
+	"    --enqueue   wait for a running exclusive operation (balance, ...) to end\n";
+
+/* The kernel's exclusive operation ("none", "balance", "device add", ...) from sysfs;
+ * empty when unknown. */
+static void running_exclop(int fd, char *out, size_t size)
+{
+	struct btrfs_ioctl_fs_info_args fi;
+	char path[128], fsid[UUID_STR_LEN];
+	ssize_t n = -1;
+	int sfd;
+
+	out[0] = 0;
+	if (btrfs_fs_info(fd, &fi))
+		return;
+	uuid_unparse(fi.fsid, fsid);
+	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/exclusive_operation", fsid);
+	sfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sfd >= 0) {
+		n = read(sfd, out, size - 1);
+		close(sfd);
+	}
+	out[n > 0 ? n : 0] = 0;
+	out[strcspn(out, "\n")] = 0;
+}
+
+/* 0 when no other exclusive operation runs (after waiting for it with enqueue);
+ * balance paused does not stop a device add. */
+static int wait_exclop(int fd, int enqueue, const char *mine)
+{
+	char op[64];
+
+	for (;;) {
+		running_exclop(fd, op, sizeof(op));
+		if (!op[0] || !strcmp(op, "none") ||
+		    (!strcmp(mine, "device add") && !strcmp(op, "balance paused")))
+			return 0;
+		if (!enqueue) {
+			msg_error("unable to start %s, another exclusive operation '%s' in progress",
+				  mine, op);
+			return -1;
+		}
+		sleep(1);
+	}
+}
+
+/* Texts of the kernel's positive BTRFS_ERROR_DEV_* results (enum btrfs_err_code). */
+static const char *dev_error_text(int code)
+{
+	static const char *const text[] = {
+		[BTRFS_ERROR_DEV_RAID1_MIN_NOT_MET] = "unable to go below two devices on raid1",
+		[BTRFS_ERROR_DEV_RAID10_MIN_NOT_MET] = "unable to go below two devices on raid10",
+		[BTRFS_ERROR_DEV_RAID5_MIN_NOT_MET] = "unable to go below two devices on raid5",
+		[BTRFS_ERROR_DEV_RAID6_MIN_NOT_MET] = "unable to go below three devices on raid6",
+		[BTRFS_ERROR_DEV_TGT_REPLACE] = "unable to remove the dev_replace target dev",
+		[BTRFS_ERROR_DEV_MISSING_NOT_FOUND] = "no missing devices found to remove",
+		[BTRFS_ERROR_DEV_ONLY_WRITABLE] = "unable to remove the only writeable device",
+		[BTRFS_ERROR_DEV_EXCL_RUN_IN_PROGRESS] =
+			"add/delete/balance/replace/resize operation in progress",
+		[BTRFS_ERROR_DEV_RAID1C3_MIN_NOT_MET] = "unable to go below three devices on raid1c3",
+		[BTRFS_ERROR_DEV_RAID1C4_MIN_NOT_MET] = "unable to go below four devices on raid1c4",
+	};
+
+	if (code > 0 && code < (int)(sizeof(text) / sizeof(text[0])) && text[code])
+		return text[code];
+	return "unknown error";
+}
+
+static int all_digits(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/* Removes one device (a devid, a block device, "missing" or "cancel"). 0 or 1. */
+static int remove_one(int fd, const char *what, int cancel)
+{
+	struct btrfs_ioctl_vol_args_v2 args;
+	int ret, by_id = all_digits(what);
+
+	memset(&args, 0, sizeof(args));
+	if (by_id) {
+		uint64_t devid;
+
+		if (cli_parse_u64(what, &devid)) {
+			msg_error("invalid devid: %s", what);
+			return 1;
+		}
+		args.devid = devid;
+		args.flags = BTRFS_DEVICE_SPEC_BY_ID;
+	} else if (!strcmp(what, "missing") || cancel || is_block_device(what)) {
+		if (strlen(what) >= sizeof(args.name)) {
+			msg_error("device path too long: %s", what);
+			return 1;
+		}
+		strcpy(args.name, what);
+	} else {
+		msg_error("not a block device: %s", what);
+		return 1;
+	}
+	ret = ioctl(fd, BTRFS_IOC_RM_DEV_V2, &args);
+	if (!ret)
+		return 0;
+	if (by_id)
+		msg_error("error removing devid %llu: %s", (unsigned long long)args.devid,
+			  ret > 0 ? dev_error_text(ret) : strerror(errno));
+	else
+		msg_error("error removing device '%s': %s", what,
+			  ret > 0 ? dev_error_text(ret) : strerror(errno));
+	return 1;
+}
+
+int device_remove_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "enqueue", no_argument, NULL, 'E' },
+		{ 0, 0, 0, 0 }
+	};
+	int c, i, fd, enqueue = 0, cancel = 0, ret = 0;
+
+	while ((c = cli_getopt(argc, argv, "", longopts, remove_usage)) != -1)
+		if (c == 'E')
+			enqueue = 1;
+	cli_check_argc(argc, 2, -1, remove_usage);
+	fd = btrfs_open_path(argv[argc - 1], 1, 0);
+	if (fd < 0)
+		return 1;
+	for (i = optind; i < argc - 1; i++) {
+		if (cancel) {
+			msg_error("cancel requested but another device specified: %s", argv[i]);
+			close(fd);
+			return 1;
+		}
+		if (!strcmp(argv[i], "cancel")) {
+			cancel = 1;
+			if (cli_globals.verbose >= 0)
+				printf("Request to cancel running device deletion\n");
+		}
+	}
+	if (!cancel && wait_exclop(fd, enqueue, "device remove")) {
+		close(fd);
+		return 1;
+	}
+	for (i = optind; i < argc - 1; i++)
+		ret |= remove_one(fd, argv[i], cancel);
+	close(fd);
+	return ret;
+}
+
+/* ---- add ---- */
+
+static const char add_usage[] =
+	"usage: btrfs device add [options] <device> [<device>...] <path>\n\n"
+	"    Add block devices to the filesystem mounted at <path>.\n\n"
+	"    -K|--nodiscard   do not TRIM the whole device first\n"
+	"    -f|--force       overwrite an existing btrfs on the device\n"
+	"    --enqueue        wait for a running exclusive operation (balance, ...) to end\n";
+
+#define PREP_ZERO_BYTES (2ULL << 20)   /* zeroed at both ends of a new device */
+
+static int discard_supported(dev_t rdev)
+{
+	char path[96], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/discard_max_bytes",
+		 major(rdev), minor(rdev));
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	return strtoull(buf, NULL, 10) > 0;
+}
+
+static int zero_range(int fd, uint64_t off, uint64_t len, uint64_t size)
+{
+	static const char zeros[65536];
+
+	if (off >= size)
+		return 0;
+	if (len > size - off)
+		len = size - off;
+	while (len) {
+		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+
+		if (pwrite(fd, zeros, n, (off_t)off) != (ssize_t)n)
+			return -1;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Readies a device for the kernel: TRIM (best effort), then zeros at its start and
+ * end and over every superblock copy, so no old signature survives. */
+static int prepare_device(int fd, const char *path, const struct stat *st, int discard)
+{
+	uint64_t size = 0;
+	int i;
+
+	if (ioctl(fd, BLKGETSIZE64, &size) || !size) {
+		msg_error("unable to determine size of %s", path);
+		return -1;
+	}
+	if (discard && discard_supported(st->st_rdev)) {
+		uint64_t range[2] = { 0, size };
+
+		if (cli_globals.verbose >= 0)
+			printf("Performing full device TRIM %s (%s) ...\n", path,
+			       pretty_size(size, UNITS_DEFAULT));
+		ioctl(fd, BLKDISCARD, range);   /* an optimization only */
+	}
+	if (zero_range(fd, 0, PREP_ZERO_BYTES, size) ||
+	    zero_range(fd, size - (size < PREP_ZERO_BYTES ? size : PREP_ZERO_BYTES), PREP_ZERO_BYTES, size))
+		goto fail;
+	for (i = 0; i < BTRFS_SUPER_MIRRORS; i++)
+		if (zero_range(fd, btrfs_super_offset(i), BTRFS_SUPER_SIZE, size))
+			goto fail;
+	if (fsync(fd) == 0)
+		return 0;
+fail:
+	msg_error("failed to zero device '%s': %m", path);
+	return -1;
+}
+
+/* The checks before a device may join: a block device, not mounted, not in use by the
+ * kernel (exclusive open), no btrfs on it unless forced. Returns an O_RDWR fd or -1. */
+static int open_new_device(const char *path, int force, struct stat *st)
+{
+	char mnt[PATH_MAX];
+	int fd;
+
+	if (stat(path, st) || !S_ISBLK(st->st_mode)) {
+		msg_error("not a block device: %s", path);
+		return -1;
+	}
+	if (btrfs_mount_of_device(path, mnt, sizeof(mnt)) == 0) {
+		msg_error("%s is mounted", path);
+		return -1;
+	}
+	if (!force && has_btrfs(path)) {
+		msg_error("%s appears to contain an existing filesystem (btrfs)", path);
+		msg_error("use the -f option to force overwrite of %s", path);
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC);
+	if (fd < 0)
+		msg_error("unable to open device '%s': %m", path);
+	return fd;
+}
+
+int device_add_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "nodiscard", no_argument, NULL, 'K' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "enqueue", no_argument, NULL, 'E' },
+		{ 0, 0, 0, 0 }
+	};
+	int c, i, fd, dfd, discard = 1, force = 0, enqueue = 0, errors = 0;
+
+	while ((c = cli_getopt(argc, argv, "Kf", longopts, add_usage)) != -1) {
+		if (c == 'K')
+			discard = 0;
+		else if (c == 'f')
+			force = 1;
+		else if (c == 'E')
+			enqueue = 1;
+	}
+	cli_check_argc(argc, 2, -1, add_usage);
+	fd = btrfs_open_path(argv[argc - 1], 1, 0);
+	if (fd < 0)
+		return 1;
+	if (wait_exclop(fd, enqueue, "device add")) {
+		close(fd);
+		return 1;
+	}
+	for (i = optind; i < argc - 1; i++) {
+		struct btrfs_ioctl_vol_args args;
+		struct stat st;
+		char *path;
+		int ret;
+
+		dfd = open_new_device(argv[i], force, &st);
+		if (dfd < 0) {
+			errors++;
+			continue;
+		}
+		ret = prepare_device(dfd, argv[i], &st, discard);
+		close(dfd);
+		if (ret) {
+			errors++;
+			break;
+		}
+		path = canonical_path(argv[i]);
+		if (!path) {
+			msg_error("could not canonicalize pathname '%s': %m", argv[i]);
+			errors++;
+			break;
+		}
+		if (strlen(path) >= sizeof(args.name)) {
+			msg_error("device path too long: %s", path);
+			errors++;
+		} else {
+			memset(&args, 0, sizeof(args));
+			strcpy(args.name, path);
+			if (ioctl(fd, BTRFS_IOC_ADD_DEV, &args) < 0) {
+				msg_error("error adding device '%s': %m", path);
+				errors++;
+			}
+		}
+		free(path);
+	}
+	close(fd);
+	return errors != 0;
+}
+
+/* ---- stats ---- */
+
+static const char stats_usage[] =
+	"usage: btrfs device stats [options] <path>|<device>\n\n"
+	"    Show the IO error counters of every device of a mounted filesystem.\n\n"
+	"    -c|--check   exit with 64 when a counter is not zero\n"
+	"    -z|--reset   show the counters and reset them to zero\n"
+	"    -T           table layout\n";
+
+static const struct { const char *name; int idx; } stat_names[] = {
+	{ "write_io_errs", BTRFS_DEV_STAT_WRITE_ERRS },
+	{ "read_io_errs", BTRFS_DEV_STAT_READ_ERRS },
+	{ "flush_io_errs", BTRFS_DEV_STAT_FLUSH_ERRS },
+	{ "corruption_errs", BTRFS_DEV_STAT_CORRUPTION_ERRS },
+	{ "generation_errs", BTRFS_DEV_STAT_GENERATION_ERRS },
+};
+#define NSTATS (int)(sizeof(stat_names) / sizeof(stat_names[0]))
+
+/* The device's name in the report: its canonical path, "devid:N" when missing. */
+static void stat_device_name(const struct btrfs_ioctl_dev_info_args *di, char *out, size_t size)
+{
+	char *real = di->path[0] ? canonical_path((const char *)di->path) : NULL;
+
+	if (real)
+		snprintf(out, size, "%s", real);
+	else
+		snprintf(out, size, "devid:%llu", (unsigned long long)di->devid);
+	free(real);
+}
+
+static void print_stats_table(struct btrfs_ioctl_get_dev_stats *st,
+			      const struct btrfs_ioctl_dev_info_args *di, int n)
+{
+	static const char *const head[2 + NSTATS] = { "Id", "Path", "Write errors", "Read errors",
+		"Flush errors", "Corruption errors", "Generation errors" };
+	int width[2 + NSTATS], i, c;
+	char cell[PATH_MAX + 32];
+
+	for (c = 0; c < 2 + NSTATS; c++)
+		width[c] = (int)strlen(head[c]);
+	for (i = 0; i < n; i++) {
+		int len = snprintf(cell, sizeof(cell), "%llu", (unsigned long long)st[i].devid);
+
+		width[0] = len > width[0] ? len : width[0];
+		stat_device_name(&di[i], cell, sizeof(cell));
+		len = (int)strlen(cell);
+		width[1] = len > width[1] ? len : width[1];
+		for (c = 0; c < NSTATS; c++) {
+			len = snprintf(cell, sizeof(cell), "%llu",
+				       (unsigned long long)st[i].values[stat_names[c].idx]);
+			width[2 + c] = len > width[2 + c] ? len : width[2 + c];
+		}
+	}
+	for (c = 0; c < 2 + NSTATS; c++)
+		printf(c < 1 + NSTATS ? "%-*s " : "%-*s\n", width[c], head[c]);
+	for (c = 0; c < 2 + NSTATS; c++) {
+		for (i = 0; i < width[c]; i++)
+			putchar('-');
+		putchar(c < 1 + NSTATS ? ' ' : '\n');
+	}
+	for (i = 0; i < n; i++) {
+		stat_device_name(&di[i], cell, sizeof(cell));
+		printf("%*llu %*s", width[0], (unsigned long long)st[i].devid, width[1], cell);
+		for (c = 0; c < NSTATS; c++)
+			printf(" %*llu", width[2 + c],
+			       (unsigned long long)st[i].values[stat_names[c].idx]);
+		putchar('\n');
+	}
+}
+
+static void print_stats_rows(struct out *o, const struct btrfs_ioctl_get_dev_stats *st,
+			     const struct btrfs_ioctl_dev_info_args *di)
+{
+	char name[PATH_MAX + 32];
+
+	stat_device_name(di, name, sizeof(name));
+	out_group_begin(o, NULL, OUT_MAP);
+	if (o->json) {
+		out_str(o, NULL, "device", name);
+		out_u64(o, NULL, "devid", st->devid);
+	}
+	for (int c = 0; c < NSTATS; c++) {
+		if (st->nr_items < (uint64_t)stat_names[c].idx + 1)
+			continue;
+		if (o->json)
+			out_u64(o, NULL, stat_names[c].name, st->values[stat_names[c].idx]);
+		else
+			printf("[%s].%-16s %llu\n", name, stat_names[c].name,
+			       (unsigned long long)st->values[stat_names[c].idx]);
+	}
+	out_group_end(o);
+}
+
+int device_stats_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "check", no_argument, NULL, 'c' },
+		{ "reset", no_argument, NULL, 'z' },
+		{ 0, 0, 0, 0 }
+	};
+	struct btrfs_ioctl_dev_info_args *di = NULL;
+	struct btrfs_ioctl_get_dev_stats *st = NULL;
+	struct btrfs_ioctl_fs_info_args fi;
+	int c, fd, n = 0, i, check = 0, table = 0, ret = 0;
+	uint64_t flags = 0;
+	struct out o;
+
+	while ((c = cli_getopt(argc, argv, "czT", longopts, stats_usage)) != -1) {
+		if (c == 'c')
+			check = 1;
+		else if (c == 'z')
+			flags = BTRFS_DEV_STATS_RESET;
+		else if (c == 'T')
+			table = 1;
+	}
+	cli_check_argc(argc, 1, 1, stats_usage);
+	fd = btrfs_open_path_or_dev(argv[optind], 0);
+	if (fd < 0)
+		return 1;
+	ret = btrfs_dev_infos_of_path(fd, argv[optind], &fi, &di, &n);
+	if (ret || !n) {
+		errno = -ret;
+		if (ret)
+			msg_error("getting device info for %s failed: %m", argv[optind]);
+		else
+			msg_error("no devices found");
+		ret = 1;
+		goto out;
+	}
+	st = calloc((size_t)n, sizeof(*st));
+	if (!st) {
+		ret = 1;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		st[i].devid = di[i].devid;
+		st[i].nr_items = BTRFS_DEV_STAT_VALUES_MAX;
+		st[i].flags = flags;
+		if (ioctl(fd, BTRFS_IOC_GET_DEV_STATS, &st[i]) < 0) {
+			msg_error("device stats ioctl failed on %s: %m", (char *)di[i].path);
+			ret = 1;
+			goto out;
+		}
+		for (c = 0; c < NSTATS; c++)
+			if (check && st[i].nr_items > (uint64_t)stat_names[c].idx &&
+			    st[i].values[stat_names[c].idx])
+				ret = 64;
+	}
+	if (table && !out_json()) {
+		print_stats_table(st, di, n);
+	} else {
+		out_start(&o, 0, 0);
+		out_group_begin(&o, "device-stats", OUT_LIST);
+		for (i = 0; i < n; i++)
+			print_stats_rows(&o, &st[i], &di[i]);
+		out_group_end(&o);
+		out_end(&o);
+	}
+out:
+	free(st);
+	free(di);
+	close(fd);
+	return ret;
+}
+
+/* ---- usage ---- */
+
+static const char usage_usage[] =
+	"usage: btrfs device usage [options] <path> [<path>...]\n\n"
+	"    Show how the space of each device of a mounted filesystem is allocated.\n\n"
+	"    -b|--raw  -h|--human-readable  -H  --iec  --si\n"
+	"    -k|--kbytes  -m|--mbytes  -g|--gbytes  -t|--tbytes   units of the sizes\n";
+
+/* Striped profiles show their stripe count ("Data,RAID0/2"). */
+static int is_striped(uint64_t flags)
+{
+	return (flags & (BTRFS_BLOCK_GROUP_RAID0 | BTRFS_BLOCK_GROUP_RAID10 |
+			 BTRFS_BLOCK_GROUP_RAID5 | BTRFS_BLOCK_GROUP_RAID6)) != 0;
+}
+
+static void print_device_usage(const struct btrfs_ioctl_dev_info_args *di,
+			       const struct btrfs_chunk_usage *ch, int nch, unsigned mode)
+{
+	const char *path = di->path[0] ? (const char *)di->path : "missing";
+	uint64_t devsize = di->path[0] ? btrfs_device_size(path) : 0, allocated = 0;
+	char label[64];
+
+	printf("%s, ID: %llu\n", path, (unsigned long long)di->devid);
+	printf("   Device size: %*s%10s\n", 20 - 11, "", pretty_size(devsize, mode));
+	printf("   Device slack: %*s%10s\n", 20 - 12, "",
+	       pretty_size(devsize > di->total_bytes ? devsize - di->total_bytes : 0, mode));
+	for (int i = 0; i < nch; i++) {
+		uint64_t size;
+		int len;
+
+		if (ch[i].devid != di->devid)
+			continue;
+		size = btrfs_chunk_usage_on_device(&ch[i]);
+		if (is_striped(ch[i].type))
+			len = snprintf(label, sizeof(label), "%s,%s/%u", btrfs_group_type_str(ch[i].type),
+				       btrfs_group_profile_str(ch[i].type), ch[i].num_stripes);
+		else
+			len = snprintf(label, sizeof(label), "%s,%s", btrfs_group_type_str(ch[i].type),
+				       btrfs_group_profile_str(ch[i].type));
+		/* values end in one column; the label's comma does not count (btrfs-progs) */
+		printf("   %s:%*s%10s\n", label, 21 - len, "", pretty_size(size, mode));
+		allocated += size;
+	}
+	printf("   Unallocated: %*s%10s\n", 20 - 11, "",
+	       pretty_size(di->total_bytes - allocated, mode | UNITS_NEGATIVE));
+}
+
+int device_usage_main(int argc, char **argv)
+{
+	unsigned mode = units_parse_args(&argc, argv, 1);
+	struct btrfs_ioctl_dev_info_args *di;
+	struct btrfs_ioctl_fs_info_args fi;
+	struct btrfs_chunk_usage *ch;
+	int i, fd, n, nch, ret = 0;
+
+	while (cli_getopt(argc, argv, "", NULL, usage_usage) != -1)
+		;
+	cli_check_argc(argc, 1, -1, usage_usage);
+	for (i = optind; i < argc && !ret; i++) {
+		if (i > 1)
+			putchar('\n');
+		fd = btrfs_open_path(argv[i], 1, 0);
+		if (fd < 0)
+			return 1;
+		ret = btrfs_chunk_usage(fd, &ch, &nch);
+		if (!ret)
+			ret = btrfs_dev_infos(fd, &fi, &di, &n);
+		else
+			di = NULL;
+		if (ret) {
+			errno = -ret;
+			msg_error("cannot get chunk and device info on '%s': %m", argv[i]);
+		}
+		for (int d = 0; !ret && d < n; d++) {
+			print_device_usage(&di[d], ch, nch, mode);
+			putchar('\n');
+		}
+		if (!ret) {
+			free(ch);
+			free(di);
+		}
+		close(fd);
+	}
+	return ret != 0;
+}
+#endif

@@ -1,0 +1,792 @@
+/* btrfs scrub: start, resume, cancel, status. One thread per device runs
+ * BTRFS_IOC_SCRUB while the main thread polls BTRFS_IOC_SCRUB_PROGRESS and records
+ * it in the status file shared with btrfs-progs (scrub.status.FSID). */
+//config:config APPLET_SCRUB
+//config:	bool "btrfs scrub"
+//config:	default y
+//config:	depends on APPLET_BTRFS
+//config:	help
+//config:	  Verify checksums of data and metadata of a mounted filesystem
+//config:	  and repair from good copies.
+//cmd:APPLET_SCRUB scrub_start_main btrfs scrub start|Start a new scrub
+//cmd:APPLET_SCRUB scrub_cancel_main btrfs scrub cancel|Cancel a running scrub
+//cmd:APPLET_SCRUB scrub_resume_main btrfs scrub resume|Resume a canceled or interrupted scrub
+//cmd:APPLET_SCRUB scrub_status_main btrfs scrub status|Show the status of a running or finished scrub
+
+#include "config.h"
+#if CFG_APPLET_SCRUB
+#include "cli.h"
+#include "btrfs_ioctl.h"
+#include "output.h"
+#include "scrub_status.h"
+#include "units.h"
+#include "uuid.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+/* Normal output, silenced by -q. */
+static int quiet;
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* ---- reports (the layout of btrfs-progs) ---- */
+
+static unsigned unit_mode = UNITS_DEFAULT;
+
+static void print_raw_progress(const struct btrfs_scrub_progress *p)
+{
+#define RAW(name) say("\t%s: %lld\n", #name, (long long)p->name);
+	RAW(data_extents_scrubbed) RAW(tree_extents_scrubbed) RAW(data_bytes_scrubbed)
+	RAW(tree_bytes_scrubbed) RAW(read_errors) RAW(csum_errors) RAW(verify_errors)
+	RAW(no_csum) RAW(csum_discards) RAW(super_errors) RAW(malloc_errors)
+	RAW(uncorrectable_errors) RAW(unverified_errors) RAW(corrected_errors)
+	RAW(last_physical)
+#undef RAW
+}
+
+static void print_summary(const struct btrfs_scrub_progress *p, const struct scrub_stats *s,
+			  uint64_t total)
+{
+	uint64_t done = p->data_bytes_scrubbed + p->tree_bytes_scrubbed;
+	uint64_t rate = s->duration ? done / s->duration : 0;
+	uint64_t left = rate ? (total - done) / rate : 0;
+	uint64_t errs = p->read_errors + p->csum_errors + p->verify_errors + p->super_errors;
+	char b1[UNITS_BUF], b2[UNITS_BUF];
+
+	if (p->malloc_errors)
+		say("*** WARNING: memory allocation failed while scrubbing. results may be inaccurate\n");
+	if (s->in_progress) {
+		time_t eta = time(NULL) + (time_t)left;
+		char t[256];
+		struct tm tm;
+
+		localtime_r(&eta, &tm);
+		strftime(t, sizeof(t), "%c", &tm);
+		say("Time left:        %llu:%02llu:%02llu\n", (unsigned long long)left / 3600,
+		    (unsigned long long)(left / 60) % 60, (unsigned long long)left % 60);
+		say("ETA:              %s\n", t);
+		say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
+		say("Bytes scrubbed:   %s  (%.2f%%)\n", pretty_size_mode(done, unit_mode, b2), 100.0 * done / total);
+	} else {
+		say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
+	}
+	/* the rate follows only --raw, otherwise it is human readable */
+	say("Rate:             %s/s\n", pretty_size_mode(rate, unit_mode == UNITS_RAW ? UNITS_RAW :
+						      UNITS_DEFAULT, b1));
+	say("Error summary:   ");
+	if (errs || p->corrected_errors || p->uncorrectable_errors) {
+		if (p->read_errors)
+			say(" read=%llu", (unsigned long long)p->read_errors);
+		if (p->super_errors)
+			say(" super=%llu", (unsigned long long)p->super_errors);
+		if (p->verify_errors)
+			say(" verify=%llu", (unsigned long long)p->verify_errors);
+		if (p->csum_errors)
+			say(" csum=%llu", (unsigned long long)p->csum_errors);
+		say("\n  Corrected:      %llu\n", (unsigned long long)p->corrected_errors);
+		say("  Uncorrectable:  %llu\n", (unsigned long long)p->uncorrectable_errors);
+		say("  Unverified:     %llu\n", (unsigned long long)p->unverified_errors);
+	} else {
+		say(" no errors found\n");
+	}
+}
+
+static void print_stats_head(const struct scrub_stats *s)
+{
+	time_t t = (time_t)(s && s->t_resumed ? s->t_resumed : s ? s->t_start : 0);
+	char buf[256];
+	struct tm tm;
+
+	if (!s || !s->t_start) {
+		say("\tno stats available\n");
+		return;
+	}
+	localtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%c", &tm);
+	say("Scrub %s:    %s\n", s->t_resumed ? "resumed" : "started", buf);
+	say("Status:           %s\n", s->in_progress ? "running" : s->canceled ? "aborted" :
+	    s->finished ? "finished" : "interrupted");
+	t = (time_t)s->duration;
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%M:%S", &tm);
+	say("Duration:         %u:%s\n", (unsigned)(s->duration / 3600), buf);
+}
+
+static void print_dev(const struct btrfs_ioctl_dev_info_args *di, const struct btrfs_scrub_progress *p,
+		      int raw, const char *what, const struct scrub_stats *s)
+{
+	say("\nScrub device %s (id %llu) %s\n", (const char *)di->path,
+	    (unsigned long long)di->devid, what ? what : "");
+	print_stats_head(s);
+	if (p && raw)
+		print_raw_progress(p);
+	else if (p)
+		print_summary(p, s, di->bytes_used);
+}
+
+/* Sum over devices: counters add up, the earliest start, the longest duration. */
+static void add_to_total(struct scrub_record *t, const struct btrfs_scrub_progress *p,
+			 const struct scrub_stats *s)
+{
+#define ADD(name) t->p.name += p->name;
+	ADD(data_extents_scrubbed) ADD(tree_extents_scrubbed) ADD(data_bytes_scrubbed)
+	ADD(tree_bytes_scrubbed) ADD(read_errors) ADD(csum_errors) ADD(verify_errors)
+	ADD(no_csum) ADD(csum_discards) ADD(super_errors) ADD(malloc_errors)
+	ADD(uncorrectable_errors) ADD(corrected_errors)
+#undef ADD
+	t->p.last_physical = p->last_physical;
+	if (!t->s.t_start || t->s.t_start > s->t_start)
+		t->s.t_start = s->t_start;
+	if (!t->s.t_resumed || t->s.t_resumed > s->t_resumed)
+		t->s.t_resumed = s->t_resumed;
+	if (!t->s.duration || t->s.duration < s->duration)
+		t->s.duration = s->duration;
+	if (!t->s.canceled || t->s.canceled < s->canceled)
+		t->s.canceled = s->canceled;
+	if (t->s.finished > s->finished)
+		t->s.finished = s->finished;
+}
+
+static void print_total(const struct scrub_record *t, int raw, uint64_t total)
+{
+	print_stats_head(&t->s);
+	if (raw)
+		print_raw_progress(&t->p);
+	else
+		print_summary(&t->p, &t->s, total);
+}
+
+/* ---- running scrubs ---- */
+
+struct dev_scrub {
+	struct btrfs_ioctl_scrub_args args;   /* the thread's ioctl argument */
+	struct btrfs_ioctl_scrub_args live;   /* last progress poll */
+	const struct scrub_record *resumed;   /* earlier record continued, or NULL */
+	struct scrub_stats s;
+	int fd, skip, started, ret, err;
+	volatile int done;
+	pthread_t thread;
+	int ioprio;
+};
+
+static int scrub_running_in_kernel(int fd, const struct btrfs_ioctl_dev_info_args *di, uint64_t n)
+{
+	struct btrfs_ioctl_scrub_args a;
+
+	for (uint64_t i = 0; i < n; i++) {
+		memset(&a, 0, sizeof(a));
+		a.devid = di[i].devid;
+		if (ioctl(fd, BTRFS_IOC_SCRUB_PROGRESS, &a) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_CLASS_IDLE 3
+
+static void *scrub_thread(void *arg)
+{
+	struct dev_scrub *d = arg;
+	struct timespec now;
+
+	/* ioprio is per thread; a failure only makes the scrub less polite */
+	if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, d->ioprio) && !quiet)
+		msg_warn("setting ioprio failed: %s (ignored)", strerror(errno));
+	d->ret = ioctl(d->fd, BTRFS_IOC_SCRUB, &d->args);
+	d->err = errno;
+	clock_gettime(CLOCK_REALTIME, &now);
+	d->s.duration = (uint64_t)now.tv_sec - d->s.t_start;
+	d->s.canceled = d->ret != 0;
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The record written for d: its progress plus the earlier run it continues. */
+static void record_of(const struct dev_scrub *d, int use_live, struct scrub_record *r)
+{
+	const struct btrfs_scrub_progress *p = use_live ? &d->live.progress : &d->args.progress;
+
+	memset(r, 0, sizeof(*r));
+	r->devid = d->args.devid;
+	r->p = *p;
+	r->s = d->s;
+	if (d->skip) {
+		r->p = d->resumed->p;
+		r->s = d->resumed->s;
+		return;
+	}
+	if (!d->resumed)
+		return;
+#define SUM(name) r->p.name += d->resumed->p.name;
+	SUM(data_extents_scrubbed) SUM(tree_extents_scrubbed) SUM(data_bytes_scrubbed)
+	SUM(tree_bytes_scrubbed) SUM(read_errors) SUM(csum_errors) SUM(verify_errors)
+	SUM(no_csum) SUM(csum_discards) SUM(super_errors) SUM(malloc_errors)
+	SUM(uncorrectable_errors) SUM(corrected_errors)
+#undef SUM
+	r->s.t_resumed = d->s.t_start;
+	r->s.t_start = d->resumed->s.t_start;
+	r->s.duration = d->resumed->s.duration + d->s.duration;
+}
+
+static int record_progress(const char *dir, const char *fsid, struct dev_scrub *d, size_t n,
+			   int final)
+{
+	struct scrub_record *v = calloc(n, sizeof(*v));
+	struct timespec now;
+	int ret;
+
+	if (!v)
+		return -ENOMEM;
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (size_t i = 0; i < n; i++) {
+		int finished = __atomic_load_n(&d[i].done, __ATOMIC_ACQUIRE);
+
+		if (!final && d[i].started && !finished) {
+			d[i].live.devid = d[i].args.devid;
+			if (ioctl(d[i].fd, BTRFS_IOC_SCRUB_PROGRESS, &d[i].live) == 0)
+				d[i].s.duration = (uint64_t)now.tv_sec - d[i].s.t_start;
+		}
+		record_of(&d[i], !final && !finished, &v[i]);
+		v[i].s.finished = finished || d[i].skip;
+	}
+	ret = dir ? scrub_status_write(dir, fsid, v, n) : 0;
+	free(v);
+	return ret;
+}
+
+static int cancel_fd = -1;
+static void cancel_on_signal(int sig)
+{
+	(void)sig;
+	ioctl(cancel_fd, BTRFS_IOC_SCRUB_CANCEL, NULL);
+}
+
+struct start_opts {
+	int background, print, per_dev, raw, readonly, force, resume;
+	int ioprio_class, ioprio_data;
+};
+
+/* Runs the prepared scrubs to their end, recording progress; prints when asked. */
+static int run_scrubs(const char *path, const char *fsid, const char *dir, int fd,
+		      const struct btrfs_ioctl_dev_info_args *di, struct dev_scrub *d, size_t n,
+		      const struct start_opts *o)
+{
+	size_t i, remaining = 0;
+	int err = 0, uncorrectable = 0, correctable = 0, ret;
+	struct sigaction sa = { .sa_handler = cancel_on_signal };
+	struct timespec now;
+
+	cancel_fd = fd;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (i = 0; i < n; i++) {
+		if (d[i].skip)
+			continue;
+		clock_gettime(CLOCK_REALTIME, &now);
+		d[i].s.t_start = (uint64_t)now.tv_sec;
+		d[i].ioprio = o->ioprio_class << IOPRIO_CLASS_SHIFT | o->ioprio_data;
+		ret = pthread_create(&d[i].thread, NULL, scrub_thread, &d[i]);
+		if (ret) {
+			if (o->print)
+				msg_error("creating the scrub thread for device %llu failed: %s",
+					  (unsigned long long)d[i].args.devid, strerror(ret));
+			err = 1;
+			break;
+		}
+		d[i].started = 1;
+		remaining++;
+	}
+	/* poll the progress until every thread is done */
+	for (unsigned tick = 0; remaining; tick++) {
+		struct timespec pause = { 0, 200 * 1000 * 1000 };
+
+		nanosleep(&pause, NULL);
+		remaining = 0;
+		for (i = 0; i < n; i++)
+			remaining += d[i].started && !__atomic_load_n(&d[i].done, __ATOMIC_ACQUIRE);
+		if (remaining && tick % 10 == 9)
+			record_progress(dir, fsid, d, n, 0);
+	}
+	for (i = 0; i < n; i++) {
+		if (!d[i].started)
+			continue;
+		pthread_join(d[i].thread, NULL);
+		if (d[i].ret) {
+			if (d[i].err == ENODEV) {
+				if (o->print)
+					msg_warn("device %llu not present",
+						 (unsigned long long)d[i].args.devid);
+				continue;
+			}
+			err++;
+			if (d[i].err != ECANCELED) {
+				if (o->print)
+					msg_error("scrubbing %s failed for device id %llu: ret=%d, errno=%d (%s)",
+						  path, (unsigned long long)d[i].args.devid, d[i].ret,
+						  d[i].err, strerror(d[i].err));
+				continue;
+			}
+		}
+		uncorrectable += d[i].args.progress.uncorrectable_errors > 0;
+		correctable += d[i].args.progress.corrected_errors > 0 ||
+			       d[i].args.progress.unverified_errors > 0;
+	}
+	if (o->print) {
+		struct scrub_record total;
+		const char *what = "done";
+		uint64_t bytes = 0;
+
+		memset(&total, 0, sizeof(total));
+		total.s.finished = 1;
+		for (i = 0; i < n; i++) {
+			const struct btrfs_scrub_progress *p = &d[i].args.progress;
+			struct scrub_stats s = d[i].s;
+
+			if (d[i].skip) {
+				p = &d[i].resumed->p;
+				s = d[i].resumed->s;
+			}
+			s.finished = 1;
+			if (o->per_dev)
+				print_dev(&di[i], p, o->raw, d[i].ret ? "canceled" : "done", &s);
+			else
+				add_to_total(&total, p, &s);
+			if (d[i].ret)
+				what = "canceled";
+			bytes += di[i].bytes_used;
+		}
+		if (!o->per_dev) {
+			say("scrub %s for %s\n", what, fsid);
+			print_total(&total, o->raw, bytes);
+		}
+	}
+	ret = record_progress(dir, fsid, d, n, 1);
+	if (ret && o->print)
+		msg_error("failed to record the result: %s", strerror(-ret));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (err)
+		return 1;
+	if (uncorrectable) {
+		if (!quiet)
+			msg_error("there are uncorrectable errors");
+		return 3;
+	}
+	if (correctable && !quiet)
+		msg_warn("errors detected during scrubbing, corrected");
+	return 0;
+}
+
+/* Sets up each device: a fresh scrub, a continued one, or one to skip on resume.
+ * Returns the number of devices that will run. */
+static size_t plan_devices(struct dev_scrub *d, int fd, const struct btrfs_ioctl_dev_info_args *di,
+			   size_t n, struct scrub_record *past, size_t npast,
+			   const struct start_opts *o)
+{
+	size_t run = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct scrub_record *last = scrub_status_find(past, npast, di[i].devid);
+
+		memset(&d[i], 0, sizeof(d[i]));
+		d[i].fd = fd;
+		d[i].args.devid = di[i].devid;
+		d[i].args.end = (uint64_t)-1;
+		d[i].args.flags = o->readonly ? BTRFS_SCRUB_READONLY : 0;
+		if (o->resume) {
+			d[i].resumed = last;
+			if (!last || (!last->s.canceled && last->s.finished)) {
+				/* nothing left there: report the last result as is */
+				d[i].skip = 1;
+				if (!last) {
+					static const struct scrub_record none;
+
+					d[i].resumed = &none;
+				}
+				continue;
+			}
+			d[i].args.start = last->p.last_physical;
+		}
+		run++;
+	}
+	return run;
+}
+
+static int scrub_start(int argc, char **argv, int resume)
+{
+	static const char start_usage[] =
+		"usage: btrfs scrub start [-BdqrRf] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n\n"
+		"    Start a new scrub of every device of the filesystem.\n\n"
+		"    -B   stay in the foreground and print a report at the end\n"
+		"    -d   report per device (with -B)\n"
+		"    -q   quiet\n"
+		"    -r   read-only: report errors, repair nothing\n"
+		"    -R   raw counters instead of a summary\n"
+		"    -c   ioprio class (see ionice(1)), default idle\n"
+		"    -n   ioprio class data (see ionice(1))\n"
+		"    -f   start even if the status file says a scrub is running\n";
+	static const char resume_usage[] =
+		"usage: btrfs scrub resume [-BdqrR] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n\n"
+		"    Continue a canceled or interrupted scrub where each device stopped.\n\n"
+		"    -B   stay in the foreground and print a report at the end\n"
+		"    -d   report per device (with -B)\n"
+		"    -q   quiet\n"
+		"    -r   read-only: report errors, repair nothing\n"
+		"    -R   raw counters instead of a summary\n"
+		"    -c   ioprio class (see ionice(1)), default idle\n"
+		"    -n   ioprio class data (see ionice(1))\n";
+	const char *usage = resume ? resume_usage : start_usage;
+	struct start_opts o = { .background = 1, .ioprio_class = IOPRIO_CLASS_IDLE, .resume = resume };
+	struct btrfs_ioctl_dev_info_args *di = NULL;
+	struct btrfs_ioctl_fs_info_args fi;
+	struct scrub_record *past = NULL;
+	struct dev_scrub *d = NULL;
+	const char *path, *dir;
+	size_t npast = 0, nrun;
+	int ndev = 0;
+	char fsid[UUID_STR_LEN];
+	int c, fd, fell_back, ret = 1;
+
+	quiet = cli_globals.verbose < 0;
+	while ((c = cli_getopt(argc, argv, resume ? "BdqrRc:n:" : "BdqrRc:n:f", NULL, usage)) != -1) {
+		switch (c) {
+		case 'B': o.background = 0; o.print = 1; break;
+		case 'd': o.per_dev = 1; break;
+		case 'q': quiet = 1; break;
+		case 'r': o.readonly = 1; break;
+		case 'R': o.raw = 1; break;
+		case 'c': o.ioprio_class = atoi(optarg); break;
+		case 'n': o.ioprio_data = atoi(optarg); break;
+		case 'f': o.force = 1; break;
+		}
+	}
+	cli_check_argc(argc, 1, 1, usage);
+	if (quiet)
+		o.print = 0;
+	path = argv[optind];
+	dir = scrub_status_dir(&fell_back);
+	if (!dir && !quiet)
+		msg_warn("cannot create the scrub status directory %s: %s. Status recording disabled",
+			 getenv(SCRUB_STATUS_DIR_ENV) ? getenv(SCRUB_STATUS_DIR_ENV) : SCRUB_STATUS_DIR,
+			 strerror(errno));
+	else if (fell_back && !quiet)
+		msg_warn("%s is not writable, scrub status is kept in %s", SCRUB_STATUS_DIR, dir);
+	fd = btrfs_open_path_or_dev(path, 0);
+	if (fd < 0)
+		return 1;
+	ret = btrfs_dev_infos_of_path(fd, path, &fi, &di, &ndev);
+	if (ret || !ndev) {
+		if (!quiet)
+			msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
+				  ret ? strerror(-ret) : "");
+		ret = 1;
+		goto out;
+	}
+	uuid_unparse(fi.fsid, fsid);
+	ret = scrub_status_read(fsid, &past, &npast);
+	if (ret && !quiet)
+		msg_warn("failed to read status file: %s", strerror(-ret));
+	if (scrub_running_in_kernel(fd, di, (size_t)ndev) && !o.force) {
+		int unfinished = 0;
+
+		for (size_t i = 0; i < npast; i++)
+			unfinished |= !(past[i].s.finished || past[i].s.canceled);
+		if (unfinished) {
+			if (!quiet)
+				msg_error("Scrub is already running.\nTo cancel use 'btrfs scrub cancel %s'.\n"
+					  "To see the status use 'btrfs scrub status [-d] %s'", path, path);
+			ret = 1;
+			goto out;
+		}
+	}
+	d = calloc((size_t)ndev, sizeof(*d));
+	if (!d) {
+		msg_error("out of memory");
+		ret = 1;
+		goto out;
+	}
+	nrun = plan_devices(d, fd, di, (size_t)ndev, past, npast, &o);
+	if (!nrun) {
+		say("scrub: nothing to resume for %s, fsid %s\n", path, fsid);
+		ret = 2;
+		goto out;
+	}
+	if (dir && (ret = record_progress(dir, fsid, d, (size_t)ndev, 1))) {
+		if (!quiet)
+			msg_warn("failed to write the progress status file: %s. Status recording disabled",
+				 strerror(-ret));
+		dir = NULL;
+	}
+	if (o.background) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			if (!quiet)
+				msg_error("cannot scrub, fork failed: %s", strerror(errno));
+			ret = 1;
+			goto out;
+		}
+		if (pid) {
+			say("scrub %s on %s, fsid %s (pid=%d)\n", resume ? "resumed" : "started",
+			    path, fsid, (int)pid);
+			ret = 0;
+			goto out;
+		}
+		/* the child: detached from the caller's terminal and pipes */
+		setsid();
+		int null = open("/dev/null", O_RDWR);
+
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+			if (null > 2)
+				close(null);
+		}
+		_exit(run_scrubs(path, fsid, dir, fd, di, d, (size_t)ndev, &o));
+	}
+	ret = run_scrubs(path, fsid, dir, fd, di, d, (size_t)ndev, &o);
+out:
+	free(d);
+	free(past);
+	free(di);
+	close(fd);
+	return ret;
+}
+
+int scrub_start_main(int argc, char **argv)
+{
+	return scrub_start(argc, argv, 0);
+}
+
+int scrub_resume_main(int argc, char **argv)
+{
+	return scrub_start(argc, argv, 1);
+}
+
+static const char cancel_usage[] =
+	"usage: btrfs scrub cancel <path>|<device>\n\n"
+	"    Cancel a running scrub.\n";
+
+int scrub_cancel_main(int argc, char **argv)
+{
+	int fd;
+
+	while (cli_getopt(argc, argv, "", NULL, cancel_usage) != -1)
+		;
+	cli_check_argc(argc, 1, 1, cancel_usage);
+	fd = btrfs_open_path_or_dev(argv[optind], 0);
+	if (fd < 0)
+		return 1;
+	if (ioctl(fd, BTRFS_IOC_SCRUB_CANCEL, NULL) < 0) {
+		int e = errno;
+
+		msg_error("scrub cancel failed on %s: %s", argv[optind],
+			  e == ENOTCONN ? "not running" : strerror(e));
+		close(fd);
+		return e == ENOTCONN ? 2 : 1;
+	}
+	close(fd);
+	if (cli_globals.verbose >= 0)
+		printf("scrub cancelled\n");
+	return 0;
+}
+
+/* Used bytes times copies over all space infos: what a full scrub reads. */
+static int used_bytes_on_disk(int fd, uint64_t *total)
+{
+	struct btrfs_ioctl_space_args *sa;
+	int ret = btrfs_space_info(fd, &sa);
+
+	if (ret)
+		return ret;
+	*total = 0;
+	for (uint64_t i = 0; i < sa->total_spaces; i++)
+		*total += sa->spaces[i].used_bytes * (uint64_t)btrfs_profile_copies(sa->spaces[i].flags);
+	free(sa);
+	return 0;
+}
+
+/* ---- JSON status (no btrfs-progs 6.2 counterpart): the summary of the text report
+ * in bytes and seconds, the raw counters, and the same per device. ---- */
+
+static const char *state_name(const struct scrub_stats *s)
+{
+	if (!s->t_start)
+		return "none";
+	return s->in_progress ? "running" : s->canceled ? "aborted" :
+	       s->finished ? "finished" : "interrupted";
+}
+
+static void json_time(struct out *o, const char *name, uint64_t sec)
+{
+	time_t t = (time_t)sec;
+	char buf[64];
+	struct tm tm;
+
+	if (sec && localtime_r(&t, &tm))
+		strftime(buf, sizeof(buf), "%Y-%m-%d %X %z", &tm);
+	else
+		strcpy(buf, "-");
+	out_str(o, NULL, name, buf);
+}
+
+static void json_record(struct out *o, const struct btrfs_scrub_progress *p,
+			const struct scrub_stats *s, uint64_t total)
+{
+	uint64_t done = p->data_bytes_scrubbed + p->tree_bytes_scrubbed;
+
+	out_str(o, NULL, "status", state_name(s));
+	json_time(o, "started", s->t_start);
+	json_time(o, "resumed", s->t_resumed);
+	out_u64(o, NULL, "duration", s->duration);
+	out_u64(o, NULL, "total_to_scrub", total);
+	out_u64(o, NULL, "bytes_scrubbed", done);
+	out_u64(o, NULL, "rate", s->duration ? done / s->duration : 0);
+#define JSON_FIELD(name) out_u64(o, NULL, #name, p->name);
+	SCRUB_PROGRESS_FIELDS(JSON_FIELD)
+	JSON_FIELD(unverified_errors)
+#undef JSON_FIELD
+}
+
+static void json_status(const char *fsid, const struct scrub_record *total, uint64_t bytes,
+			const struct btrfs_ioctl_dev_info_args *di, int ndev,
+			struct scrub_record *past, size_t npast, int in_progress)
+{
+	struct out o;
+
+	out_start(&o, 0, 0);
+	out_group_begin(&o, "scrub-status", OUT_MAP);
+	out_str(&o, NULL, "uuid", fsid);
+	json_record(&o, &total->p, &total->s, bytes);
+	out_group_begin(&o, "devices", OUT_LIST);
+	for (int i = 0; i < ndev; i++) {
+		struct scrub_record *r = scrub_status_find(past, npast, di[i].devid);
+		struct scrub_record none;
+
+		if (!r) {
+			memset(&none, 0, sizeof(none));
+			r = &none;
+		}
+		r->s.in_progress = in_progress;
+		out_group_begin(&o, NULL, OUT_MAP);
+		out_u64(&o, NULL, "devid", di[i].devid);
+		out_str(&o, NULL, "path", (const char *)di[i].path);
+		json_record(&o, &r->p, &r->s, di[i].bytes_used);
+		out_group_end(&o);
+	}
+	out_group_end(&o);
+	out_group_end(&o);
+	out_end(&o);
+}
+
+static const char status_usage[] =
+	"usage: btrfs scrub status [-dR] [--raw|--human-readable|...] <path>|<device>\n\n"
+	"    Show the status of a running or the last scrub.\n\n"
+	"    -d   per device\n"
+	"    -R   raw counters\n"
+	"    --raw           sizes in bytes\n"
+	"    --human-readable, --iec, --si, --kbytes, --mbytes, --gbytes, --tbytes\n";
+
+int scrub_status_main(int argc, char **argv)
+{
+	struct btrfs_ioctl_dev_info_args *di = NULL;
+	struct btrfs_ioctl_fs_info_args fi;
+	struct scrub_record *past = NULL, total;
+	int c, fd, per_dev = 0, raw = 0, in_progress, ret = 1, ndev = 0;
+	uint64_t bytes = 0;
+	size_t npast = 0;
+	char fsid[UUID_STR_LEN];
+
+	quiet = cli_globals.verbose < 0;
+	unit_mode = units_parse_args(&argc, argv, 0);
+	while ((c = cli_getopt(argc, argv, "dR", NULL, status_usage)) != -1) {
+		if (c == 'd')
+			per_dev = 1;
+		else if (c == 'R')
+			raw = 1;
+	}
+	cli_check_argc(argc, 1, 1, status_usage);
+	fd = btrfs_open_path_or_dev(argv[optind], 0);
+	if (fd < 0)
+		return 1;
+	if ((ret = btrfs_dev_infos_of_path(fd, argv[optind], &fi, &di, &ndev)) || !ndev) {
+		msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
+			  ret ? strerror(-ret) : "");
+		ret = 1;
+		goto out;
+	}
+	if ((ret = used_bytes_on_disk(fd, &bytes))) {
+		msg_error("cannot get space info: %s", strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	uuid_unparse(fi.fsid, fsid);
+	ret = scrub_status_read(fsid, &past, &npast);
+	if (ret == -EINVAL || ret == -EIO) {
+		msg_warn("failed to read status: %s", strerror(-ret));
+	} else if (ret) {
+		msg_warn("failed to open status file: %s", strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	in_progress = scrub_running_in_kernel(fd, di, (size_t)ndev);
+	memset(&total, 0, sizeof(total));
+	total.s.finished = 1;
+	total.s.in_progress = in_progress;
+	if (out_json()) {
+		for (int i = 0; i < ndev; i++) {
+			const struct scrub_record *last = scrub_status_find(past, npast, di[i].devid);
+
+			if (last)
+				add_to_total(&total, &last->p, &last->s);
+		}
+		json_status(fsid, &total, bytes, di, ndev, past, npast, in_progress);
+		ret = 0;
+		goto out;
+	}
+	say("UUID:             %s\n", fsid);
+	for (int i = 0; i < ndev; i++) {
+		struct scrub_record *last = scrub_status_find(past, npast, di[i].devid);
+
+		if (!per_dev) {
+			if (last)
+				add_to_total(&total, &last->p, &last->s);
+		} else if (!last) {
+			print_dev(&di[i], NULL, raw, NULL, NULL);
+		} else {
+			last->s.in_progress = in_progress;
+			print_dev(&di[i], &last->p, raw, last->s.finished ? "history" : "status", &last->s);
+		}
+	}
+	if (!per_dev)
+		print_total(&total, raw, bytes);
+	ret = 0;
+out:
+	free(past);
+	free(di);
+	close(fd);
+	return ret;
+}
+#endif

@@ -1,0 +1,282 @@
+/* Bottom-up tree builder (see build.h). */
+#include "build.h"
+#include "format.h"
+#include "csum.h"
+#include "le.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HDR sizeof(struct btrfs_header)
+#define ITEM sizeof(struct btrfs_item)
+#define KEYPTR sizeof(struct btrfs_key_ptr)
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+void *items_add(struct item_list *l, uint64_t objectid, uint8_t type, uint64_t offset,
+		const void *data, uint32_t size)
+{
+	struct bitem *it;
+
+	if (grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)) ||
+	    grow((void **)&l->arena, &l->arena_cap, l->used + size + 1, 1))
+		return NULL;
+	it = &l->v[l->n++];
+	it->key = (struct bkey){ objectid, type, offset };
+	it->size = size;
+	it->data = l->used;
+	if (size && data)
+		memcpy(l->arena + l->used, data, size);
+	else if (size)
+		memset(l->arena + l->used, 0, size);
+	l->used += size;
+	return l->arena + it->data;
+}
+
+void *items_extend_last(struct item_list *l, const void *data, uint32_t size)
+{
+	struct bitem *it = &l->v[l->n - 1];
+
+	if (grow((void **)&l->arena, &l->arena_cap, l->used + size + 1, 1))
+		return NULL;
+	/* the last item's data ends at the arena's end */
+	memcpy(l->arena + l->used, data, size);
+	l->used += size;
+	it->size += size;
+	return l->arena + it->data;
+}
+
+int bkey_cmp(const struct bkey *a, const struct bkey *b)
+{
+	if (a->objectid != b->objectid)
+		return a->objectid < b->objectid ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return 0;
+}
+
+static int bitem_cmp(const void *a, const void *b)
+{
+	return bkey_cmp(&((const struct bitem *)a)->key, &((const struct bitem *)b)->key);
+}
+
+void items_sort(struct item_list *l)
+{
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), bitem_cmp);
+}
+
+int items_merge_equal(struct item_list *l)
+{
+	size_t out = 0, i = 0;
+
+	while (i < l->n) {
+		size_t j = i + 1, total = l->v[i].size;
+
+		while (j < l->n && !bkey_cmp(&l->v[j].key, &l->v[i].key))
+			total += l->v[j++].size;
+		l->v[out] = l->v[i];
+		if (j > i + 1) {
+			/* rare (hash collisions, several links in one directory): the joined
+			 * data goes to the end of the arena */
+			size_t at = l->used;
+			if (grow((void **)&l->arena, &l->arena_cap, l->used + total + 1, 1))
+				return -1;
+			for (size_t k = i; k < j; k++) {
+				memmove(l->arena + l->used, l->arena + l->v[k].data, l->v[k].size);
+				l->used += l->v[k].size;
+			}
+			l->v[out].data = at;
+			l->v[out].size = (uint32_t)total;
+		}
+		out++;
+		i = j;
+	}
+	l->n = out;
+	return 0;
+}
+
+void items_free(struct item_list *l)
+{
+	free(l->v);
+	free(l->arena);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Number of items that go into the leaf starting at item i. */
+static size_t leaf_fill(const struct item_list *l, size_t i, uint32_t nodesize)
+{
+	size_t room = nodesize - HDR, n = 0;
+
+	while (i + n < l->n && ITEM + l->v[i + n].size <= room) {
+		room -= ITEM + l->v[i + n].size;
+		n++;
+	}
+	return n;
+}
+
+static size_t node_capacity(uint32_t nodesize)
+{
+	return (nodesize - HDR) / KEYPTR;
+}
+
+int tree_shape(const struct item_list *l, uint32_t nodesize, struct tree_shape *out)
+{
+	size_t leaves = 0, i = 0, width, total;
+	uint8_t level = 0;
+
+	while (i < l->n) {
+		size_t n = leaf_fill(l, i, nodesize);
+		if (!n)
+			return -1;
+		i += n;
+		leaves++;
+	}
+	if (!leaves)
+		leaves = 1;
+	memset(out->width, 0, sizeof(out->width));
+	total = width = leaves;
+	out->width[0] = (uint32_t)leaves;
+	while (width > 1) {
+		width = (width + node_capacity(nodesize) - 1) / node_capacity(nodesize);
+		total += width;
+		if (++level >= BUILD_MAX_LEVEL)
+			return -1;
+		out->width[level] = (uint32_t)width;
+	}
+	out->nblocks = (uint32_t)total;
+	out->level = level;
+	return 0;
+}
+
+uint8_t tree_block_level(const struct tree_shape *s, uint32_t b)
+{
+	uint8_t level = 0;
+
+	while (level < s->level && b >= s->width[level])
+		b -= s->width[level++];
+	return level;
+}
+
+static void put_disk_key(struct btrfs_disk_key *dk, const struct bkey *k)
+{
+	put_le64(&dk->objectid, k->objectid);
+	dk->type = k->type;
+	put_le64(&dk->offset, k->offset);
+}
+
+void tree_block_finish(uint8_t *block, const struct tree_params *p, uint64_t bytenr,
+		       uint32_t nritems, uint8_t level)
+{
+	struct btrfs_header *h = (struct btrfs_header *)block;
+	uint8_t sum[CSUM_MAX_SIZE];
+
+	memcpy(h->fsid, p->fsid, BTRFS_FSID_SIZE);
+	put_le64(&h->bytenr, bytenr);
+	put_le64(&h->flags, BTRFS_HEADER_FLAG_WRITTEN |
+		 BTRFS_MIXED_BACKREF_REV << BTRFS_BACKREF_REV_SHIFT);
+	memcpy(h->chunk_tree_uuid, p->chunk_tree_uuid, BTRFS_UUID_SIZE);
+	put_le64(&h->generation, p->generation);
+	put_le64(&h->owner, p->owner);
+	put_le32(&h->nritems, nritems);
+	h->level = level;
+	csum_compute(p->csum_type, block + BTRFS_CSUM_START, p->nodesize - BTRFS_CSUM_START, sum);
+	memcpy(h->csum, sum, BTRFS_CSUM_SIZE);
+}
+
+/* First keys of the blocks of the level being written, for the level above. */
+struct level_keys {
+	struct bkey *key;
+	size_t n;
+};
+
+static int write_leaves(const struct item_list *l, const struct tree_params *p,
+			const uint64_t *addrs, uint8_t *block, struct level_keys *out)
+{
+	size_t i = 0, b = 0;
+	int ret;
+
+	do {
+		size_t n = leaf_fill(l, i, p->nodesize);
+		uint32_t end = p->nodesize - HDR;   /* item data offsets are from the header end */
+		struct btrfs_item *items = (struct btrfs_item *)(block + HDR);
+
+		memset(block, 0, p->nodesize);
+		for (size_t k = 0; k < n; k++) {
+			const struct bitem *it = &l->v[i + k];
+			end -= it->size;
+			put_disk_key(&items[k].key, &it->key);
+			put_le32(&items[k].offset, end);
+			put_le32(&items[k].size, it->size);
+			memcpy(block + HDR + end, item_data(l, it), it->size);
+		}
+		out->key[b] = n ? l->v[i].key : (struct bkey){ 0, 0, 0 };
+		tree_block_finish(block, p, addrs[b], (uint32_t)n, 0);
+		ret = p->write_block(p->ctx, addrs[b], block, p->nodesize);
+		if (ret)
+			return ret;
+		i += n;
+		b++;
+	} while (i < l->n);
+	out->n = b;
+	return 0;
+}
+
+int tree_write(const struct item_list *l, const struct tree_params *p, const uint64_t *addrs,
+	       uint32_t nblocks)
+{
+	struct level_keys keys = { calloc(nblocks, sizeof(struct bkey)), 0 };
+	uint8_t *block = malloc(p->nodesize);
+	size_t cap = node_capacity(p->nodesize), next = 0, first;
+	uint8_t level = 0;
+	int ret = -ENOMEM;
+
+	if (!keys.key || !block)
+		goto out;
+	ret = write_leaves(l, p, addrs, block, &keys);
+	first = 0;
+	next = keys.n;
+	while (!ret && keys.n > 1) {
+		size_t nodes = (keys.n + cap - 1) / cap;
+		level++;
+		for (size_t b = 0; b < nodes && !ret; b++) {
+			size_t n = keys.n - b * cap < cap ? keys.n - b * cap : cap;
+			struct btrfs_key_ptr *kp = (struct btrfs_key_ptr *)(block + HDR);
+			memset(block, 0, p->nodesize);
+			for (size_t k = 0; k < n; k++) {
+				put_disk_key(&kp[k].key, &keys.key[b * cap + k]);
+				put_le64(&kp[k].blockptr, addrs[first + b * cap + k]);
+				put_le64(&kp[k].generation, p->generation);
+			}
+			keys.key[b] = keys.key[b * cap];
+			tree_block_finish(block, p, addrs[next + b], (uint32_t)n, level);
+			ret = p->write_block(p->ctx, addrs[next + b], block, p->nodesize);
+		}
+		first = next;
+		next += nodes;
+		keys.n = nodes;
+	}
+	if (!ret && next != nblocks)
+		ret = -EINVAL;
+out:
+	free(keys.key);
+	free(block);
+	return ret;
+}

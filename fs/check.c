@@ -1,0 +1,363 @@
+/* btrfs check: the driver, problem reporting and the root item checks. */
+#include "check_internal.h"
+#include "csum.h"
+#include "le.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Memory of all sorters alive at once (extent refs alone in stage 2; links,
+ * checksum ranges and qgroup records together in stage 4), in 16ths. */
+#define CHECK_DEFAULT_SORT_MEM (80u << 20)
+
+void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, uint64_t bytenr,
+		uint64_t len, const char *fmt, ...)
+{
+	struct check_problem p = {
+		.stage = c->stage, .warning = warning, .root = root, .ino = ino,
+		.bytenr = bytenr, .len = len,
+	};
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p.msg, sizeof(p.msg), fmt, ap);
+	va_end(ap);
+	if (!warning) {
+		c->st->errors++;
+		c->st->stage_errors[c->stage]++;
+	}
+	if (c->o->problem)
+		c->o->problem(c->o->ctx, &p);
+}
+
+void ck_fs_error(struct check_ctx *c, const struct fs_error *e)
+{
+	char buf[300];
+
+	if (e->logical) {
+		for (int i = 0; i < c->nbad; i++)
+			if (c->bad_blocks[i] == e->logical) {
+				c->st->errors++;        /* still an error, said once */
+				return;
+			}
+		if (c->nbad < CHECK_MAX_BAD_REPORTED)
+			c->bad_blocks[c->nbad++] = e->logical;
+	}
+	fs_error_format(e, buf, sizeof(buf));
+	ck_err(c, e->tree, 0, e->logical, 0, "%s", buf);
+}
+
+void ck_progress(struct check_ctx *c, uint64_t done)
+{
+	if (c->o->progress && !(done & 0xfff))
+		c->o->progress(c->o->ctx, c->stage, done);
+}
+
+struct xsort *ck_sorter(struct check_ctx *c, size_t rec_size, xsort_cmp_fn cmp, unsigned share)
+{
+	size_t mem = c->o->sort_mem ? c->o->sort_mem : CHECK_DEFAULT_SORT_MEM;
+
+	return xsort_new(rec_size, cmp, mem / 16 * share, c->o->tmpdir);
+}
+
+struct check_bg *ck_bg_find(struct check_ctx *c, uint64_t bytenr)
+{
+	int lo = 0, hi = c->nbgs;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		struct check_bg *bg = &c->bgs[mid];
+
+		if (bytenr < bg->start)
+			hi = mid;
+		else if (bytenr - bg->start >= bg->len)
+			lo = mid + 1;
+		else
+			return bg;
+	}
+	return NULL;
+}
+
+uint32_t ck_name_hash(const char *name, size_t len)
+{
+	return crc32c_raw(~1u, name, len);
+}
+
+int ck_iterate(struct check_ctx *c, const struct fs_root *root, const struct fs_key *from,
+	       ck_item_fn cb, void *arg)
+{
+	struct fs_path p;
+	struct fs_key key;
+	const uint8_t *data;
+	uint32_t size;
+	int ret;
+
+	fs_path_init(&p);
+	ret = fs_search(c->fs, root, from, &p);
+	if (ret < 0) {
+		ck_fs_error(c, &c->fs->err);
+		fs_path_release(c->fs, &p);
+		return ret;
+	}
+	if (ret > 0 || !p.levels) {
+		fs_path_release(c->fs, &p);
+		return 0;
+	}
+	for (;;) {
+		fs_path_key(&p, &key);
+		data = fs_path_data(&p, &size);
+		ret = cb(c, &key, data, size, arg);
+		if (ret)
+			break;
+		ret = fs_next(c->fs, &p);
+		if (ret < 0)
+			ck_fs_error(c, &c->fs->err);
+		if (ret)
+			break;
+	}
+	fs_path_release(c->fs, &p);
+	return ret < 0 ? ret : 0;
+}
+
+/* ---- pull-style iteration ---------------------------------------------------- */
+
+void ck_cursor_init(struct ck_cursor *cu, struct check_ctx *c, const struct fs_root *root,
+			const struct fs_key *from)
+{
+	memset(cu, 0, sizeof(*cu));
+	cu->c = c;
+	cu->root = root;
+	cu->from = *from;
+	fs_path_init(&cu->p);
+}
+
+int ck_cursor_next(struct ck_cursor *cu, struct fs_key *key, const uint8_t **data, uint32_t *size)
+{
+	int ret;
+
+	if (cu->state == 2)
+		return 0;
+	if (cu->state == 0) {
+		ret = fs_search(cu->c->fs, cu->root, &cu->from, &cu->p);
+		if (ret == 0 && !cu->p.levels)
+			ret = 1;
+	} else {
+		ret = fs_next(cu->c->fs, &cu->p);
+	}
+	if (ret) {
+		if (ret < 0)
+			ck_fs_error(cu->c, &cu->c->fs->err);
+		cu->state = 2;
+		return 0;
+	}
+	cu->state = 1;
+	fs_path_key(&cu->p, key);
+	*data = fs_path_data(&cu->p, size);
+	return 1;
+}
+
+void ck_cursor_release(struct ck_cursor *cu)
+{
+	fs_path_release(cu->c->fs, &cu->p);
+}
+
+/* ---- stage 1: root items ------------------------------------------------ */
+
+static int has_orphan_item(struct check_ctx *c, uint64_t rootid)
+{
+	struct fs_key k = { BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY, rootid };
+	struct fs_path p;
+	int ret;
+
+	fs_path_init(&p);
+	ret = fs_lookup(c->fs, &c->root_tree, &k, &p);
+	fs_path_release(c->fs, &p);
+	return ret == 0;
+}
+
+static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
+			uint32_t size, void *arg)
+{
+	struct btrfs_root_item ri;
+	uint64_t gen;
+
+	(void)arg;
+	if (key->type != BTRFS_ROOT_ITEM_KEY)
+		return 0;
+	if (fs_root_item(data, size, &ri) < 0) {
+		ck_err(c, key->objectid, 0, 0, 0, "root item of root %llu is too short (%u bytes)",
+		       (unsigned long long)key->objectid, size);
+		return 0;
+	}
+	gen = get_le64(&ri.generation);
+	if (gen == 0 || gen > c->super_gen)
+		ck_err(c, key->objectid, 0, get_le64(&ri.bytenr), 0,
+		       "invalid generation for root %llu, have %llu expect (0, %llu]",
+		       (unsigned long long)key->objectid, (unsigned long long)gen,
+		       (unsigned long long)c->super_gen);
+	if (ri.level >= BTRFS_MAX_LEVEL)
+		ck_err(c, key->objectid, 0, get_le64(&ri.bytenr), 0,
+		       "invalid level %u for root %llu", ri.level, (unsigned long long)key->objectid);
+	if (ck_is_fstree(key->objectid) && key->objectid != BTRFS_FS_TREE_OBJECTID &&
+	    get_le32(&ri.refs) == 0 && !has_orphan_item(c, key->objectid))
+		ck_err(c, key->objectid, 0, 0, 0,
+		       "root %llu has no references but no orphan item (deleted subvolume not queued for cleanup)",
+		       (unsigned long long)key->objectid);
+	return 0;
+}
+
+int check_root_items(struct check_ctx *c)
+{
+	struct fs_key from = { 0, 0, 0 };
+
+	return ck_iterate(c, &c->root_tree, &from, root_item_cb, NULL);
+}
+
+/* ---- superblock -------------------------------------------------------------- */
+
+/* Every superblock copy on every device that fits must be valid and belong to
+ * this filesystem; a copy newer than the one in use is suspicious. */
+static void check_super_copies(struct check_ctx *c)
+{
+	struct fs *fs = c->fs;
+
+	for (int d = 0; d < fs->num_devs; d++) {
+		struct fs_device *dev = &fs->devs[d];
+
+		if (dev->fd < 0)
+			continue;
+		for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++) {
+			struct btrfs_super_block sb;
+			struct fs_error e;
+			int ret;
+
+			/* copies past the end of the filesystem's part of the device
+			 * are not its own (they may be left over from an older one) */
+			if (btrfs_super_offset(m) + BTRFS_SUPER_SIZE > get_le64(&dev->sb.dev_item.total_bytes))
+				break;
+			fs_err_clear(&e);
+			ret = fs_super_read_fd(dev->fd, m, &sb, &e);
+			if (ret == -ENOENT)
+				break;
+			if (ret < 0) {
+				if (m == 0 || get_le64(&sb.magic) == BTRFS_MAGIC_LE)
+					ck_err(c, 0, 0, btrfs_super_offset(m), 0,
+					       "superblock copy %d on %s: %s", m,
+					       dev->path ? dev->path : "?", e.msg);
+				continue;
+			}
+			if (memcmp(sb.fsid, fs->fsid, BTRFS_FSID_SIZE))
+				ck_err(c, 0, 0, btrfs_super_offset(m), 0,
+				       "superblock copy %d on %s belongs to another filesystem", m,
+				       dev->path ? dev->path : "?");
+			else if (get_le64(&sb.generation) > c->super_gen + 1)
+				ck_warn(c, 0, 0, btrfs_super_offset(m), 0,
+					"superblock copy %d on %s has generation %llu, newer than %llu",
+					m, dev->path ? dev->path : "?",
+					(unsigned long long)get_le64(&sb.generation),
+					(unsigned long long)c->super_gen);
+		}
+	}
+}
+
+/* A copy of a tree block that failed while another copy was good. */
+static void bad_copy(void *ctx, const struct fs_error *e)
+{
+	struct check_ctx *c = ctx;
+	char buf[300];
+
+	fs_error_format(e, buf, sizeof(buf));
+	ck_warn(c, e->tree, 0, e->logical, 0, "%s (another copy is good)", buf);
+}
+
+/* ---- driver ------------------------------------------------------------------ */
+
+static void ck_stage(struct check_ctx *c, enum check_stage s, int fst)
+{
+	c->stage = s;
+	if (c->o->stage)
+		c->o->stage(c->o->ctx, s, fst);
+}
+
+static int load_roots(struct check_ctx *c)
+{
+	struct fs *fs = c->fs;
+
+	memset(&c->root_tree, 0, sizeof(c->root_tree));
+	if (fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &c->root_tree) < 0)
+		return fs->err.code ? fs->err.code : -EIO;
+	c->have_extent_root = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &c->extent_root) == 0;
+	if (!c->have_extent_root)
+		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, 0, 0, "no extent tree root item");
+	c->have_csum_root = fs_root_lookup(fs, BTRFS_CSUM_TREE_OBJECTID, &c->csum_root) == 0;
+	return 0;
+}
+
+int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *stats)
+{
+	struct check_ctx c = { .fs = fs, .o = opts, .st = stats };
+	uint64_t incompat = get_le64(&fs->sb.incompat_flags);
+	uint64_t compat_ro = get_le64(&fs->sb.compat_ro_flags);
+	int fst = (compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE) != 0;
+	int ret;
+
+	memset(stats, 0, sizeof(*stats));
+	c.super_gen = get_le64(&fs->sb.generation);
+	c.no_holes = (incompat & BTRFS_FEATURE_INCOMPAT_NO_HOLES) != 0;
+	c.skinny = (incompat & BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA) != 0;
+	c.stage = CHECK_STAGE_ROOT_ITEMS;
+	fs->bad_copy = bad_copy;
+	fs->bad_copy_ctx = &c;
+	ret = load_roots(&c);
+	if (ret < 0)
+		return ret;
+
+	ck_stage(&c, CHECK_STAGE_ROOT_ITEMS, fst);
+	check_super_copies(&c);
+	check_root_items(&c);
+
+	ck_stage(&c, CHECK_STAGE_EXTENTS, fst);
+	check_chunks_and_devices(&c);
+	ret = check_extents(&c);
+	if (ret < 0)
+		goto out;
+
+	ck_stage(&c, CHECK_STAGE_FREE_SPACE, fst);
+	check_free_space(&c);
+
+	ck_stage(&c, CHECK_STAGE_FS_ROOTS, fst);
+	ret = ck_qgroup_init(&c);
+	if (ret < 0)
+		goto out;
+	c.csum_need = ck_sorter(&c, sizeof(struct check_range), ck_range_cmp, 3);
+	if (!c.csum_need) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = check_fs_roots(&c);
+	if (ret < 0)
+		goto out;
+
+	ck_stage(&c, CHECK_STAGE_CSUMS, fst);
+	ret = check_csums(&c);
+	if (ret < 0)
+		goto out;
+	check_log_csums(&c);
+
+	ck_stage(&c, CHECK_STAGE_ROOT_REFS, fst);
+	check_root_refs(&c);
+
+	ck_stage(&c, CHECK_STAGE_QGROUPS, fst);
+	ret = check_qgroups(&c);
+out:
+	fs->bad_copy = NULL;
+	xsort_free(c.csum_need);
+	xsort_free(c.qgroups);
+	for (int i = 0; i < c.nseen; i++)
+		free(c.seen[i].bits);
+	free(c.seen);
+	free(c.bgs);
+	return ret;
+}

@@ -1,0 +1,174 @@
+/* The tree log (replayed at the next mount): a logged regular extent of a file
+ * with checksums must have them, logged with it or already in the csum tree,
+ * or the replay would leave data without checksums. Logs are small (one
+ * transaction's fsyncs), so their ranges are kept in memory. */
+#include "check_internal.h"
+#include "le.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct range_list {
+	struct check_range *r;
+	size_t n, cap;
+};
+
+static int range_add(struct range_list *l, uint64_t start, uint64_t len, uint64_t root, uint64_t ino)
+{
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 32;
+		void *p = realloc(l->r, nc * sizeof(*l->r));
+		if (!p)
+			return -ENOMEM;
+		l->r = p;
+		l->cap = nc;
+	}
+	l->r[l->n++] = (struct check_range){ start, len, root, ino, 0 };
+	return 0;
+}
+
+struct log_walk {
+	struct check_ctx *c;
+	uint64_t root;                  /* the subvolume the log belongs to */
+	uint64_t ino, flags;            /* the last logged inode item */
+	struct range_list need, have;
+	int err;
+};
+
+static void log_item(struct log_walk *lw, const struct fs_key *key, const uint8_t *data, uint32_t size)
+{
+	struct check_ctx *c = lw->c;
+
+	if (key->type == BTRFS_INODE_ITEM_KEY) {
+		const struct btrfs_inode_item *ii = fs_inode_item(data, size);
+
+		lw->ino = key->objectid;
+		lw->flags = ii ? get_le64(&ii->flags) : 0;
+	} else if (key->type == BTRFS_EXTENT_CSUM_KEY && key->objectid == BTRFS_EXTENT_CSUM_OBJECTID) {
+		uint32_t count = fs_csum_item_count(size, c->fs->csum_size);
+
+		if (count && !lw->err)
+			lw->err = range_add(&lw->have, key->offset, (uint64_t)count * c->fs->sectorsize,
+					    lw->root, 0);
+	} else if (key->type == BTRFS_EXTENT_DATA_KEY) {
+		struct fs_file_extent fe;
+
+		if (fs_file_extent(data, size, &fe) < 0 || fe.type != BTRFS_FILE_EXTENT_REG ||
+		    !fe.disk_bytenr || lw->err)
+			return;
+		if (lw->ino == key->objectid && (lw->flags & INODE_FLAG_NODATASUM))
+			return;
+		if (fe.compression)
+			lw->err = range_add(&lw->need, fe.disk_bytenr, fe.disk_num_bytes, lw->root,
+					    key->objectid);
+		else
+			lw->err = range_add(&lw->need, fe.disk_bytenr + fe.offset, fe.num_bytes, lw->root,
+					    key->objectid);
+	}
+}
+
+static int log_leaf(void *ctx, const struct fs_block *b)
+{
+	struct log_walk *lw = ctx;
+	uint32_t n = fs_block_nritems(b);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct fs_key key;
+		const uint8_t *data;
+		uint32_t size;
+
+		fs_item_key(b, i, &key);
+		data = fs_item_data(b, i, &size);
+		if (data)
+			log_item(lw, &key, data, size);
+	}
+	return lw->err;
+}
+
+static void log_error(void *ctx, const struct fs_error *e)
+{
+	struct log_walk *lw = ctx;
+
+	ck_fs_error(lw->c, e);
+}
+
+/* End of the checksummed range containing pos (from the log or the csum
+ * tree), or pos when none does. */
+static uint64_t covered_to(struct log_walk *lw, uint64_t pos)
+{
+	struct check_ctx *c = lw->c;
+	struct fs_key k = { BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, pos }, found;
+	struct fs_path p;
+	uint64_t end = pos;
+
+	for (size_t i = 0; i < lw->have.n; i++)
+		if (lw->have.r[i].start <= pos && pos < lw->have.r[i].start + lw->have.r[i].len &&
+		    lw->have.r[i].start + lw->have.r[i].len > end)
+			end = lw->have.r[i].start + lw->have.r[i].len;
+	if (end > pos || !c->have_csum_root)
+		return end;
+	fs_path_init(&p);
+	if (fs_search_le(c->fs, &c->csum_root, &k, &p) == 0) {
+		const uint8_t *data;
+		uint32_t size;
+
+		fs_path_key(&p, &found);
+		data = fs_path_data(&p, &size);
+		if (data && found.objectid == k.objectid && found.type == k.type) {
+			uint64_t e = found.offset +
+				     (uint64_t)fs_csum_item_count(size, c->fs->csum_size) * c->fs->sectorsize;
+			if (e > pos)
+				end = e;
+		}
+	}
+	fs_path_release(c->fs, &p);
+	return end;
+}
+
+static void check_one_log(struct check_ctx *c, uint64_t root, const struct btrfs_root_item *ri)
+{
+	struct log_walk lw = { .c = c, .root = root };
+	struct fs_walk_ops ops = { .leaf = log_leaf, .error = log_error };
+	struct fs_root log = { .objectid = BTRFS_TREE_LOG_OBJECTID, .bytenr = get_le64(&ri->bytenr),
+			       .generation = get_le64(&ri->generation), .level = ri->level };
+
+	fs_tree_walk(c->fs, &log, &ops, &lw);
+	for (size_t i = 0; i < lw.need.n && !lw.err; i++) {
+		struct check_range *r = &lw.need.r[i];
+		uint64_t pos = r->start, to;
+
+		while (pos < r->start + r->len && (to = covered_to(&lw, pos)) > pos)
+			pos = to;
+		if (pos < r->start + r->len)
+			ck_err(c, root, r->ino, r->start, r->len,
+			       "log tree of root %llu: inode %llu data [%llu %llu] has no checksum",
+			       (unsigned long long)root, (unsigned long long)r->ino,
+			       (unsigned long long)r->start, (unsigned long long)r->len);
+	}
+	free(lw.need.r);
+	free(lw.have.r);
+}
+
+static int log_root_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
+		       uint32_t size, void *arg)
+{
+	struct btrfs_root_item ri;
+
+	(void)arg;
+	if (key->objectid == BTRFS_TREE_LOG_OBJECTID && key->type == BTRFS_ROOT_ITEM_KEY &&
+	    fs_root_item(data, size, &ri) == 0 && ri.level < BTRFS_MAX_LEVEL)
+		check_one_log(c, key->offset, &ri);
+	return 0;
+}
+
+int check_log_csums(struct check_ctx *c)
+{
+	struct fs_root logs = { .objectid = BTRFS_TREE_LOG_OBJECTID,
+				.bytenr = get_le64(&c->fs->sb.log_root),
+				.level = c->fs->sb.log_root_level };
+	struct fs_key from = { 0, 0, 0 };
+
+	if (!logs.bytenr || logs.level >= BTRFS_MAX_LEVEL)
+		return 0;
+	return ck_iterate(c, &logs, &from, log_root_cb, NULL);
+}

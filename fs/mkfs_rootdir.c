@@ -1,0 +1,721 @@
+/* --rootdir: populating the new filesystem from a directory tree.
+ *
+ * The walk is depth first, entries of a directory in name order (so the result does
+ * not depend on readdir order). Inode numbers are handed out in walk order from 257.
+ * File data is streamed into data extents (holes skipped with SEEK_DATA/SEEK_HOLE);
+ * files up to 2 KiB are stored inline in the fs tree, like the kernel's default
+ * max_inline. Hard links are found by (st_dev, st_ino) and their link count is what
+ * the tree holds. Memory: file data passes through a 1 MiB buffer, but the tree items
+ * (about 500 bytes a file) stay in memory until the trees are written. */
+#include "mkfs_int.h"
+#include "le.h"
+#include "csum.h"
+#include "fs.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#define MAX_INLINE 2048
+#define MAX_EXTENT (128ULL * 1024 * 1024)   /* BTRFS_MAX_EXTENT_SIZE */
+#define IO_BUF (1024 * 1024)
+#define COMPRESS_CHUNK (128 * 1024)                /* BTRFS_MAX_UNCOMPRESSED */
+#define FILE_EXTENT_HDR 21                  /* btrfs_file_extent_item up to its type */
+
+struct hardlink {
+	dev_t dev;
+	ino_t ino;
+	uint64_t btrfs_ino;
+	size_t item;                /* index of its INODE_ITEM in the fs item list */
+	uint32_t nlink;
+};
+
+struct walk {
+	struct mkfs_ctx *c;
+	char path[PATH_MAX];
+	uint64_t next_ino;
+	struct hardlink *links;
+	size_t nlinks, links_cap;
+	uint8_t *buf;               /* IO_BUF bytes */
+	uint8_t *cbuf;              /* COMPRESS_CHUNK bytes of compressed data */
+};
+
+static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names in dir (without . and ..), sorted. Returns the count or -1. */
+static long read_names(struct mkfs_ctx *c, const char *dir, char ***out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!d)
+		return mkfs_fail(c, "cannot open directory %s: %s", dir, strerror(errno));
+	while ((errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (n == cap) {
+			char **nv = realloc(v, (cap = cap ? cap * 2 : 32) * sizeof(*v));
+			if (!nv)
+				goto oom;
+			v = nv;
+		}
+		if (!(v[n] = strdup(de->d_name)))
+			goto oom;
+		n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), name_cmp);
+	*out = v;
+	return (long)n;
+oom:
+	closedir(d);
+	while (n)
+		free(v[--n]);
+	free(v);
+	return mkfs_fail(c, "out of memory");
+}
+
+static void free_names(char **v, long n)
+{
+	while (n > 0)
+		free(v[--n]);
+	free(v);
+}
+
+/* Appends "/name" to the path; returns the old length or -1 when too long. */
+static int path_push(struct walk *w, const char *name)
+{
+	size_t len = strlen(w->path);
+
+	if (len + 1 + strlen(name) >= sizeof(w->path))
+		return mkfs_fail(w->c, "path too long: %s/%s", w->path, name);
+	w->path[len] = '/';
+	strcpy(w->path + len + 1, name);
+	return (int)len;
+}
+
+/* The image being written may sit inside the source directory: never copy it. */
+static int is_target(const struct mkfs_ctx *c, const struct stat *st)
+{
+	for (int i = 0; i < c->cfg->nskip; i++)
+		if (c->cfg->skip[i].dev == st->st_dev && c->cfg->skip[i].ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
+/* ---- estimate ---- */
+
+/* Bytes of the names and values of the xattrs of path. */
+static uint64_t xattr_bytes(const char *path)
+{
+	ssize_t len = llistxattr(path, NULL, 0);
+	uint64_t total = 0;
+	char *names;
+
+	if (len <= 0 || !(names = malloc((size_t)len)))
+		return 0;
+	len = llistxattr(path, names, (size_t)len);
+	for (char *n = names; len > 0 && n < names + len; n += strlen(n) + 1) {
+		ssize_t vl = lgetxattr(path, n, NULL, 0);
+		total += 30 + 25 + strlen(n) + (vl > 0 ? (uint64_t)vl : 0);
+	}
+	free(names);
+	return total;
+}
+
+static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
+{
+	struct mkfs_ctx *c = w->c;
+	char **names;
+	long n = read_names(c, w->path, &names);
+	int ret = 0;
+
+	if (n < 0)
+		return -1;
+	for (long i = 0; i < n && !ret; i++) {
+		struct stat st;
+		int len = path_push(w, names[i]);
+
+		if (len < 0) {
+			ret = -1;
+			break;
+		}
+		if (lstat(w->path, &st)) {
+			ret = mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
+		} else if (!is_target(c, &st)) {
+			/* inode, ref, two dir entries, xattrs */
+			est->meta_bytes += 160 + 2 * 25 + 12 + 2 * (30 + 25) + 3 * strlen(names[i]) +
+					   xattr_bytes(w->path);
+			if (S_ISDIR(st.st_mode)) {
+				ret = estimate_dir(w, est);
+			} else if (S_ISREG(st.st_mode) && st.st_size > MAX_INLINE) {
+				uint64_t d = round_up((uint64_t)st.st_size, c->cfg->sectorsize);
+				uint64_t extents = d / MAX_EXTENT + 1;
+				est->data_bytes += d;
+				est->meta_bytes += extents * 2 * (53 + 25) +
+					d / c->cfg->sectorsize * csum_size(c->cfg->csum_type);
+			} else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
+				est->meta_bytes += (uint64_t)st.st_size + FILE_EXTENT_HDR + 25;
+			}
+		}
+		w->path[len] = 0;
+	}
+	free_names(names, n);
+	return ret;
+}
+
+int rootdir_estimate(struct mkfs_ctx *c, const char *dir, struct rootdir_estimate *est)
+{
+	struct walk w = { .c = c };
+
+	if (strlen(dir) >= sizeof(w.path))
+		return mkfs_fail(c, "path too long: %s", dir);
+	strcpy(w.path, dir);
+	return estimate_dir(&w, est);
+}
+
+/* ---- populate ---- */
+
+static uint8_t file_type(mode_t m)
+{
+	if (S_ISREG(m)) return BTRFS_FT_REG_FILE;
+	if (S_ISDIR(m)) return BTRFS_FT_DIR;
+	if (S_ISLNK(m)) return BTRFS_FT_SYMLINK;
+	if (S_ISCHR(m)) return BTRFS_FT_CHRDEV;
+	if (S_ISBLK(m)) return BTRFS_FT_BLKDEV;
+	if (S_ISFIFO(m)) return BTRFS_FT_FIFO;
+	if (S_ISSOCK(m)) return BTRFS_FT_SOCK;
+	return BTRFS_FT_UNKNOWN;
+}
+
+/* DIR_ITEM (by name hash) and DIR_INDEX (by index) of name in dir. */
+static int add_dir_entry(struct mkfs_ctx *c, uint64_t dir, uint64_t index, const char *name,
+			 uint64_t ino, uint8_t type)
+{
+	size_t len = strlen(name);
+	uint8_t buf[sizeof(struct btrfs_dir_item) + BTRFS_NAME_LEN_MAX];
+	struct btrfs_dir_item *di = (struct btrfs_dir_item *)buf;
+
+	memset(di, 0, sizeof(*di));
+	put_le64(&di->location.objectid, ino);
+	di->location.type = BTRFS_INODE_ITEM_KEY;
+	put_le64(&di->transid, MKFS_GENERATION);
+	put_le16(&di->name_len, (uint16_t)len);
+	di->type = type;
+	memcpy(buf + sizeof(*di), name, len);
+	if (!items_add(&c->fs, dir, BTRFS_DIR_ITEM_KEY, btrfs_name_hash(name, len), buf,
+		       (uint32_t)(sizeof(*di) + len)) ||
+	    !items_add(&c->fs, dir, BTRFS_DIR_INDEX_KEY, index, buf, (uint32_t)(sizeof(*di) + len)))
+		return mkfs_fail(c, "out of memory");
+	return mkfs_add_inode_ref(c, ino, dir, index, name, len);
+}
+
+static uint32_t leaf_room(const struct mkfs_ctx *c)
+{
+	return c->cfg->nodesize - (uint32_t)sizeof(struct btrfs_header) - (uint32_t)sizeof(struct btrfs_item);
+}
+
+static void skipped(struct mkfs_ctx *c, const char *fmt, const char *path)
+{
+	if (!c->res->warnings++)
+		snprintf(c->res->warn_msg, sizeof(c->res->warn_msg), fmt, path);
+}
+
+static int add_xattrs(struct walk *w, uint64_t ino)
+{
+	struct mkfs_ctx *c = w->c;
+	ssize_t len = llistxattr(w->path, NULL, 0);
+	char *names, *val = NULL;
+	int ret = 0;
+
+	if (len <= 0)
+		return 0;   /* none, or the source filesystem has no xattrs */
+	names = malloc((size_t)len);
+	if (!names)
+		return mkfs_fail(c, "out of memory");
+	len = llistxattr(w->path, names, (size_t)len);
+	for (char *n = names; len > 0 && n < names + len && !ret; n += strlen(n) + 1) {
+		size_t nl = strlen(n);
+		ssize_t vl = lgetxattr(w->path, n, NULL, 0);
+		struct btrfs_dir_item *di;
+		uint8_t *item;
+
+		if (vl < 0)
+			continue;
+		if (sizeof(*di) + nl + (size_t)vl > leaf_room(c) || nl > BTRFS_NAME_LEN_MAX) {
+			skipped(c, "xattr too large for a tree node skipped on %.180s", w->path);
+			continue;
+		}
+		free(val);
+		val = malloc(sizeof(*di) + nl + (size_t)vl + 1);
+		if (!val) {
+			ret = mkfs_fail(c, "out of memory");
+			break;
+		}
+		item = (uint8_t *)val;
+		di = (struct btrfs_dir_item *)item;
+		memset(di, 0, sizeof(*di));
+		vl = lgetxattr(w->path, n, item + sizeof(*di) + nl, (size_t)vl);
+		if (vl < 0)
+			continue;
+		put_le64(&di->transid, MKFS_GENERATION);
+		put_le16(&di->data_len, (uint16_t)vl);
+		put_le16(&di->name_len, (uint16_t)nl);
+		di->type = BTRFS_FT_XATTR;
+		memcpy(item + sizeof(*di), n, nl);
+		if (!items_add(&c->fs, ino, BTRFS_XATTR_ITEM_KEY, btrfs_name_hash(n, nl), item,
+			       (uint32_t)(sizeof(*di) + nl + (size_t)vl)))
+			ret = mkfs_fail(c, "out of memory");
+	}
+	free(val);
+	free(names);
+	return ret;
+}
+
+/* A file extent item: inline (data follows) or regular (disk_bytenr 0: a hole). */
+static int add_inline(struct mkfs_ctx *c, uint64_t ino, const void *data, uint32_t len)
+{
+	uint8_t buf[FILE_EXTENT_HDR + PATH_MAX];
+
+	if (len > PATH_MAX)
+		return mkfs_fail(c, "inline extent too large");
+	memset(buf, 0, FILE_EXTENT_HDR);
+	put_le64(buf, MKFS_GENERATION);          /* generation */
+	put_le64(buf + 8, len);                  /* ram_bytes */
+	buf[20] = BTRFS_FILE_EXTENT_INLINE;
+	memcpy(buf + FILE_EXTENT_HDR, data, len);
+	if (!items_add(&c->fs, ino, BTRFS_EXTENT_DATA_KEY, 0, buf, FILE_EXTENT_HDR + len))
+		return mkfs_fail(c, "out of memory");
+	return 0;
+}
+
+/* A regular file extent of len bytes at file offset off: stored at disk (disk_len
+ * bytes, compressed with `compression` when not 0), or a hole when disk is 0. */
+static int add_regular(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t disk,
+		       uint64_t disk_len, uint64_t len, uint8_t compression)
+{
+	struct btrfs_file_extent_item fe;
+
+	memset(&fe, 0, sizeof(fe));
+	put_le64(&fe.generation, MKFS_GENERATION);
+	put_le64(&fe.ram_bytes, len);
+	fe.compression = compression;
+	fe.type = BTRFS_FILE_EXTENT_REG;
+	put_le64(&fe.disk_bytenr, disk);
+	put_le64(&fe.disk_num_bytes, disk ? disk_len : 0);
+	put_le64(&fe.num_bytes, len);
+	if (!items_add(&c->fs, ino, BTRFS_EXTENT_DATA_KEY, off, &fe, sizeof(fe)))
+		return mkfs_fail(c, "out of memory");
+	return disk ? mkfs_data_extent(c, ino, off, disk, disk_len) : 0;
+}
+
+static int add_hole(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t len)
+{
+	return add_regular(c, ino, off, 0, 0, len, 0);
+}
+
+/* Reads exactly len bytes at off; past the end of a file that shrank, zeros. */
+static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, buf, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (!n) {
+			memset(buf, 0, len);
+			return 0;
+		}
+		buf += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* --compress: [*start, end) in pieces of 128 KiB, the largest compressed extent the
+ * kernel makes. Like the kernel without compress-force, a piece that does not shrink
+ * by a sector ends compression for the file: returns 1 with *start where the rest
+ * goes uncompressed. */
+static int copy_compressed(struct walk *w, int fd, uint64_t ino, uint64_t *start, uint64_t end,
+			   uint64_t *nbytes)
+{
+	struct mkfs_ctx *c = w->c;
+	uint64_t ss = c->cfg->sectorsize;
+
+	while (*start < end) {
+		size_t n = end - *start < COMPRESS_CHUNK ? (size_t)(end - *start) : COMPRESS_CHUNK, clen;
+		uint64_t at, dlen;
+		int ret;
+
+		if (read_full(fd, w->buf, n, *start))
+			return mkfs_fail(c, "cannot read %s: %s", w->path, strerror(errno));
+		ret = fs_compress(c->cfg->compress, w->buf, n, w->cbuf, COMPRESS_CHUNK, &clen,
+				  c->cfg->sectorsize);
+		if (ret == -E2BIG || (!ret && round_up(clen, ss) >= n))
+			return 1;
+		if (ret)
+			return mkfs_fail(c, "cannot compress %s: %s", w->path, strerror(-ret));
+		dlen = round_up(clen, ss);
+		memset(w->cbuf + clen, 0, dlen - clen);
+		if (mkfs_data_alloc_exact(c, dlen, &at) || mkfs_data_write(c, at, w->cbuf, dlen) ||
+		    add_regular(c, ino, *start, at, dlen, n, (uint8_t)c->cfg->compress))
+			return -1;
+		*nbytes += n;
+		*start += n;
+	}
+	return 0;
+}
+
+/* Data of [start, end) of the file as extents. */
+static int copy_range(struct walk *w, int fd, uint64_t ino, uint64_t start, uint64_t end,
+		      uint64_t *nbytes)
+{
+	struct mkfs_ctx *c = w->c;
+
+	while (start < end) {
+		uint64_t at, len;
+		if (mkfs_data_alloc(c, end - start < MAX_EXTENT ? end - start : MAX_EXTENT, &at, &len))
+			return -1;
+		for (uint64_t done = 0; done < len; ) {
+			size_t n = len - done < IO_BUF ? (size_t)(len - done) : IO_BUF;
+			if (read_full(fd, w->buf, n, start + done))
+				return mkfs_fail(c, "cannot read %s: %s", w->path, strerror(errno));
+			if (mkfs_data_write(c, at + done, w->buf, n))
+				return -1;
+			done += n;
+		}
+		if (add_regular(c, ino, start, at, len, len, 0))
+			return -1;
+		*nbytes += len;
+		start += len;
+	}
+	return 0;
+}
+
+/* File contents: inline when small, else extents over the data ranges; without the
+ * no-holes feature the gaps get explicit hole extents. */
+static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, uint64_t *nbytes)
+{
+	struct mkfs_ctx *c = w->c;
+	uint64_t size = (uint64_t)st->st_size, ss = c->cfg->sectorsize, end = round_up(size, ss);
+	uint64_t pos = 0, hole_from = 0;
+	int holes = !(c->cfg->incompat & BTRFS_FEATURE_INCOMPAT_NO_HOLES);
+	int compress = c->cfg->compress != 0;
+	int fd, ret = 0;
+
+	*nbytes = 0;
+	if (!size)
+		return 0;
+	fd = open(w->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return mkfs_fail(c, "cannot open %s: %s", w->path, strerror(errno));
+	if (size <= MAX_INLINE && size < ss) {
+		if (read_full(fd, w->buf, (size_t)size, 0))
+			ret = mkfs_fail(c, "cannot read %s: %s", w->path, strerror(errno));
+		else
+			ret = add_inline(c, ino, w->buf, (uint32_t)size);
+		*nbytes = size;
+		close(fd);
+		return ret;
+	}
+	while (!ret && pos < end) {
+		off_t d = lseek(fd, (off_t)pos, SEEK_DATA), h;
+		uint64_t ds, de;
+
+		if (d < 0 && errno == ENXIO)
+			break;                       /* only a hole remains */
+		if (d < 0) {
+			d = (off_t)pos;              /* no SEEK_DATA: all data */
+			h = (off_t)end;
+		} else {
+			h = lseek(fd, d, SEEK_HOLE);
+			if (h < 0)
+				h = (off_t)end;
+		}
+		ds = (uint64_t)d / ss * ss;
+		de = round_up((uint64_t)h, ss);
+		if (de > end)
+			de = end;
+		if (ds < pos)
+			ds = pos;
+		if (ds >= de)
+			break;
+		if (holes && ds > hole_from)
+			ret = add_hole(c, ino, hole_from, ds - hole_from);
+		if (!ret && compress) {
+			ret = copy_compressed(w, fd, ino, &ds, de, nbytes);
+			compress = ret == 0;
+			ret = ret < 0 ? -1 : 0;
+		}
+		if (!ret)
+			ret = copy_range(w, fd, ino, ds, de, nbytes);
+		pos = hole_from = de;
+	}
+	if (!ret && holes && hole_from < end)
+		ret = add_hole(c, ino, hole_from, end - hole_from);
+	close(fd);
+	return ret;
+}
+
+static int add_inode(struct mkfs_ctx *c, uint64_t ino, const struct stat *st, uint64_t size,
+		     uint64_t nbytes, size_t *index)
+{
+	struct btrfs_inode_item ii;
+	uint64_t rdev = 0;
+	struct timespec a = st->st_atim, ct = st->st_ctim;
+
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))   /* the kernel's dev_t layout */
+		rdev = (uint64_t)major(st->st_rdev) << 20 | minor(st->st_rdev);
+	if (c->cfg->reproducible)
+		a = ct = st->st_mtim;
+	mkfs_inode(&ii, size, nbytes, 1, st->st_mode, st->st_uid, st->st_gid, rdev);
+	mkfs_inode_times(&ii, &a, &ct, &st->st_mtim);
+	if (index)
+		*index = c->fs.n;
+	if (!items_add(&c->fs, ino, BTRFS_INODE_ITEM_KEY, 0, &ii, sizeof(ii)))
+		return mkfs_fail(c, "out of memory");
+	return 0;
+}
+
+/* Hard links: an open-addressing table keyed by (st_dev, st_ino). */
+static size_t link_slot(const struct walk *w, dev_t dev, ino_t ino)
+{
+	size_t h = ((size_t)ino * 0x9E3779B97F4A7C15ULL ^ (size_t)dev) & (w->links_cap - 1);
+
+	while (w->links[h].btrfs_ino && (w->links[h].dev != dev || w->links[h].ino != ino))
+		h = (h + 1) & (w->links_cap - 1);
+	return h;
+}
+
+static struct hardlink *find_link(struct walk *w, const struct stat *st)
+{
+	struct hardlink *l;
+
+	if (!w->links_cap)
+		return NULL;
+	l = &w->links[link_slot(w, st->st_dev, st->st_ino)];
+	return l->btrfs_ino ? l : NULL;
+}
+
+static int remember_link(struct walk *w, const struct stat *st, uint64_t ino, size_t item)
+{
+	struct hardlink *l;
+
+	if (2 * (w->nlinks + 1) > w->links_cap) {
+		struct hardlink *old = w->links;
+		size_t oldcap = w->links_cap;
+		w->links_cap = oldcap ? oldcap * 2 : 64;
+		w->links = calloc(w->links_cap, sizeof(*w->links));
+		if (!w->links) {
+			w->links = old;
+			w->links_cap = oldcap;
+			return mkfs_fail(w->c, "out of memory");
+		}
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].btrfs_ino)
+				w->links[link_slot(w, old[i].dev, old[i].ino)] = old[i];
+		free(old);
+	}
+	l = &w->links[link_slot(w, st->st_dev, st->st_ino)];
+	*l = (struct hardlink){ st->st_dev, st->st_ino, ino, item, 1 };
+	w->nlinks++;
+	return 0;
+}
+
+static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size);
+
+/* One directory entry: its inode (new, or another link to one seen before).
+ * Returns 0, 1 when the entry is left out (the image itself), or -1. */
+static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *name)
+{
+	struct mkfs_ctx *c = w->c;
+	struct hardlink *hl;
+	struct stat st;
+	uint64_t ino, size = 0, nbytes = 0;
+	size_t item;
+	int ret;
+
+	if (lstat(w->path, &st))
+		return mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
+	if (is_target(c, &st))
+		return 1;
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && (hl = find_link(w, &st))) {
+		hl->nlink++;
+		return add_dir_entry(c, dir, index, name, hl->btrfs_ino, file_type(st.st_mode));
+	}
+	ino = w->next_ino++;
+	if (add_dir_entry(c, dir, index, name, ino, file_type(st.st_mode)) || add_xattrs(w, ino))
+		return -1;
+	if (S_ISDIR(st.st_mode)) {
+		ret = add_dir(w, ino, &size);
+	} else if (S_ISREG(st.st_mode)) {
+		size = (uint64_t)st.st_size;
+		ret = add_file_data(w, &st, ino, &nbytes);
+	} else if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(w->path, target, sizeof(target));
+		if (n < 0 || (size_t)n >= sizeof(target))
+			return mkfs_fail(c, "cannot read link %s", w->path);
+		if ((uint32_t)n + FILE_EXTENT_HDR > leaf_room(c))
+			return mkfs_fail(c, "symlink target of %s too long for the node size", w->path);
+		size = nbytes = (uint64_t)n;
+		ret = add_inline(c, ino, target, (uint32_t)n);
+	} else {
+		ret = 0;
+	}
+	if (ret || add_inode(c, ino, &st, size, nbytes, &item))
+		return -1;
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
+		return remember_link(w, &st, ino, item);
+	return 0;
+}
+
+/* The entries of the directory at w->path; its i_size is the sum of the names twice
+ * (a DIR_ITEM and a DIR_INDEX each). */
+static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size)
+{
+	char **names;
+	long n = read_names(w->c, w->path, &names);
+	uint64_t index = 2;     /* DIR_INDEX numbering starts after "." and ".." */
+	int ret = 0;
+
+	if (n < 0)
+		return -1;
+	*dir_size = 0;
+	for (long i = 0; i < n && ret >= 0; i++) {
+		int len = path_push(w, names[i]);
+		if (len < 0) {
+			ret = -1;
+			break;
+		}
+		if (strlen(names[i]) > BTRFS_NAME_LEN_MAX)
+			ret = mkfs_fail(w->c, "name too long: %s", w->path);
+		else
+			ret = add_entry(w, dir, index, names[i]);
+		if (!ret) {
+			*dir_size += 2 * strlen(names[i]);
+			index++;
+		}
+		w->path[len] = 0;
+	}
+	ret = ret < 0 ? -1 : 0;
+	free_names(names, n);
+	return ret;
+}
+
+/* An inode with more names in one directory than its INODE_REF item can hold keeps
+ * what fits there; the rest become INODE_EXTREF items keyed by a hash of the parent
+ * and the name (the extref feature, as the kernel does it). */
+static int spill_extrefs(struct mkfs_ctx *c)
+{
+	uint32_t room = c->cfg->nodesize - (uint32_t)(sizeof(struct btrfs_header) + sizeof(struct btrfs_item));
+	int extref = !!(c->cfg->incompat & BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF);
+	size_t n = c->fs.n;
+	int spilled = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct bitem *it = &c->fs.v[i];
+		uint32_t pos = 0, keep = 0;
+
+		if (it->size <= room)
+			continue;
+		if (it->key.type != BTRFS_INODE_REF_KEY || !extref)
+			return mkfs_fail(c, "too many names for inode %llu in one directory%s",
+					 (unsigned long long)it->key.objectid,
+					 it->key.type == BTRFS_INODE_REF_KEY ? " (needs the extref feature)" : "");
+		while (pos < it->size) {
+			const uint8_t *ref = item_data(&c->fs, it) + pos;
+			uint16_t len = get_le16(ref + 8);
+			uint32_t rsize = 10 + len;
+			if (keep + rsize <= room) {
+				keep += rsize;
+			} else {
+				uint8_t buf[sizeof(struct btrfs_inode_extref) + BTRFS_NAME_LEN_MAX];
+				struct btrfs_inode_extref *x = (struct btrfs_inode_extref *)buf;
+				uint64_t parent = it->key.offset, ino = it->key.objectid;
+				put_le64(&x->parent_objectid, parent);
+				put_le64(&x->index, get_le64(ref));
+				put_le16(&x->name_len, len);
+				memcpy(buf + sizeof(*x), ref + 10, len);
+				if (!items_add(&c->fs, ino, BTRFS_INODE_EXTREF_KEY,
+					       crc32c_raw((uint32_t)parent, ref + 10, len), buf,
+					       (uint32_t)(sizeof(*x) + len)))
+					return mkfs_fail(c, "out of memory");
+				it = &c->fs.v[i];   /* the list may have moved */
+			}
+			pos += rsize;
+		}
+		/* the refs kept were the first ones: cut the item there */
+		it->size = keep;
+		spilled = 1;
+	}
+	if (!spilled)
+		return 0;
+	items_sort(&c->fs);
+	if (items_merge_equal(&c->fs))
+		return mkfs_fail(c, "out of memory");
+	return 0;
+}
+
+int rootdir_populate(struct mkfs_ctx *c, const char *dir)
+{
+	struct walk w = { .c = c, .next_ino = BTRFS_FIRST_FREE_OBJECTID + 1 };
+	struct stat st;
+	uint64_t size;
+	int ret = -1;
+
+	if (strlen(dir) >= sizeof(w.path))
+		return mkfs_fail(c, "path too long: %s", dir);
+	strcpy(w.path, dir);
+	if (stat(dir, &st))
+		return mkfs_fail(c, "cannot stat %s: %s", dir, strerror(errno));
+	w.buf = malloc(IO_BUF);
+	w.cbuf = malloc(COMPRESS_CHUNK);
+	if (!w.buf || !w.cbuf) {
+		free(w.buf);
+		free(w.cbuf);
+		return mkfs_fail(c, "out of memory");
+	}
+	if (add_dir(&w, BTRFS_FIRST_FREE_OBJECTID, &size) ||
+	    add_inode(c, BTRFS_FIRST_FREE_OBJECTID, &st, size, 0, NULL) ||
+	    mkfs_add_inode_ref(c, BTRFS_FIRST_FREE_OBJECTID, BTRFS_FIRST_FREE_OBJECTID, 0, "..", 2) ||
+	    add_xattrs(&w, BTRFS_FIRST_FREE_OBJECTID))
+		goto out;
+	/* link counts are known now */
+	for (size_t i = 0; i < w.links_cap; i++)
+		if (w.links[i].btrfs_ino) {
+			struct btrfs_inode_item *ii =
+				(struct btrfs_inode_item *)item_data(&c->fs, &c->fs.v[w.links[i].item]);
+			put_le32(&ii->nlink, w.links[i].nlink);
+		}
+	items_sort(&c->fs);
+	if (items_merge_equal(&c->fs)) {
+		mkfs_fail(c, "out of memory");
+		goto out;
+	}
+	if (spill_extrefs(c))
+		goto out;
+	ret = 0;
+out:
+	free(w.links);
+	free(w.buf);
+	free(w.cbuf);
+	return ret;
+}

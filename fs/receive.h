@@ -1,0 +1,39 @@
+/* Applying decoded send-stream commands to a mounted btrfs, confined to the subvolume
+ * being received (see receive.c for the rules). Never prints: a failing call leaves a
+ * one-line message in r->err and sets r->fatal when the receive must stop whatever the
+ * error limit (a path escaping the subvolume, a symlink in the way, a broken stream). */
+#ifndef FS_RECEIVE_H
+#define FS_RECEIVE_H
+#include "sendstream.h"
+#include <limits.h>
+#include <stdint.h>
+
+struct receiver {
+	int dest_fd;                  /* directory the subvolumes are created in */
+	int mnt_fd;                   /* root of the destination mount (UUID lookups) */
+	char mnt_subvol[PATH_MAX];    /* path of the mounted subvolume from the top level */
+	int subvol_fd;                /* subvolume being received, -1 between subvolumes */
+	char subvol_name[256];
+	uint8_t received_uuid[16];
+	uint64_t stransid;
+	int write_fd;                 /* cached for consecutive writes to one file */
+	char write_path[PATH_MAX];
+	int force_decompress;
+	int fatal;
+	char err[PATH_MAX + 256];
+};
+
+/* dest_fd and mnt_fd stay owned by the caller; they must be on the same filesystem. */
+int recv_init(struct receiver *r, int dest_fd, int mnt_fd);
+/* One command (not END). 0 or -1 with r->err (and r->fatal) set. */
+int recv_apply(struct receiver *r, const struct ss_cmd *c);
+/* Marks the current subvolume received (received UUID, stransid) and read-only. */
+int recv_finish_subvol(struct receiver *r);
+void recv_release(struct receiver *r);
+/* Opens directory rel (relative, no "." or ".." components) beneath root as an O_PATH
+ * descriptor without following any symlink: openat2 with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS, or a component walk with O_NOFOLLOW when walk is set or the kernel
+ * lacks openat2. -1 with errno (ELOOP for a symlink in the way). */
+int recv_open_beneath(int root, const char *rel, int walk);
+
+#endif

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Writes hostile send streams for tests/receive.test.
+
+Usage: hostile_streams.py OUTDIR OUTSIDE_DIR
+Writes OUTDIR/KIND.stream for every kind and prints the kinds. Each stream creates subvolume "h" (except the subvolume-name attacks) and then tries to
+reach OUTSIDE_DIR (which holds a file "target"), or is malformed.
+"""
+import struct
+import sys
+import uuid
+
+POLY = 0x82F63B78
+TABLE = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ POLY if c & 1 else c >> 1
+    TABLE.append(c)
+
+
+def crc(data):  # crc32c, seed 0, no final inversion (the send stream's variant)
+    c = 0
+    for b in data:
+        c = TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c
+
+
+(SUBVOL, MKFILE, MKDIR, SYMLINK, RENAME, LINK, SET_XATTR, WRITE, CLONE, TRUNCATE, CHMOD,
+ END) = (1, 3, 4, 8, 9, 10, 13, 15, 16, 17, 18, 21)
+(A_UUID, A_CTRANSID, A_INO, A_SIZE, A_MODE, A_XNAME, A_XDATA, A_PATH, A_PATH_TO, A_LINK,
+ A_OFF, A_DATA, A_CUUID, A_CCTRANSID, A_CPATH, A_COFF, A_CLEN) = (
+    1, 2, 3, 4, 5, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24)
+UUID = uuid.UUID("12345678-1234-5678-1234-567812345678").bytes
+
+
+def tlv(t, v):
+    if isinstance(v, str):
+        v = v.encode()
+    if isinstance(v, int):
+        v = struct.pack("<Q", v)
+    return struct.pack("<HH", t, len(v)) + v
+
+
+def cmd(c, *attrs):
+    payload = b"".join(tlv(t, v) for t, v in attrs)
+    head = struct.pack("<IHI", len(payload), c, 0)
+    return struct.pack("<IHI", len(payload), c, crc(head + payload)) + payload
+
+
+def stream(*cmds, name="h"):
+    out = b"btrfs-stream\0" + struct.pack("<I", 1)
+    if name is not None:
+        out += cmd(SUBVOL, (A_PATH, name), (A_UUID, UUID), (A_CTRANSID, 1))
+    return out + b"".join(cmds) + cmd(END)
+
+
+def mkfile(p, ino=257):
+    return cmd(MKFILE, (A_PATH, p), (A_INO, ino))
+
+
+def write(p, data=b"escaped\n"):
+    return cmd(WRITE, (A_PATH, p), (A_OFF, 0), (A_DATA, data))
+
+
+def build(kind, out):
+    tgt = out + "/target"
+    evil_link = cmd(SYMLINK, (A_PATH, "evil"), (A_INO, 300), (A_LINK, tgt))
+    evil_dir = cmd(SYMLINK, (A_PATH, "evdir"), (A_INO, 301), (A_LINK, out))
+    rel_dir = cmd(SYMLINK, (A_PATH, "up"), (A_INO, 302), (A_LINK, "../../../../../../.."))
+    kinds = {
+        "dotdot": lambda: stream(mkfile("../../escaped-dotdot"), write("../../escaped-dotdot")),
+        "dotdot-inner": lambda: stream(cmd(MKDIR, (A_PATH, "d"), (A_INO, 257)),
+                                       mkfile("d/../../escaped")),
+        "absolute": lambda: stream(mkfile(out + "/abs-escape"), write(out + "/abs-escape")),
+        "symlink-write": lambda: stream(evil_link, write("evil")),
+        "symlink-truncate": lambda: stream(evil_link, cmd(TRUNCATE, (A_PATH, "evil"), (A_SIZE, 0))),
+        "symlink-chmod": lambda: stream(evil_link, cmd(CHMOD, (A_PATH, "evil"), (A_MODE, 0o777))),
+        "symlink-xattr": lambda: stream(evil_link, cmd(SET_XATTR, (A_PATH, "evil"),
+                                                       (A_XNAME, "user.evil"), (A_XDATA, "x"))),
+        "symlink-dir-create": lambda: stream(evil_dir, mkfile("evdir/created")),
+        "relative-symlink-dir": lambda: stream(rel_dir, mkfile("up/escaped-rel")),
+        "link-outside": lambda: stream(evil_dir, cmd(LINK, (A_PATH, "stolen"),
+                                                     (A_LINK, "evdir/target"))),
+        "link-dotdot": lambda: stream(cmd(LINK, (A_PATH, "stolen"), (A_LINK, "../../outside/target"))),
+        "rename-outside": lambda: stream(evil_dir, mkfile("x"),
+                                         cmd(RENAME, (A_PATH, "x"), (A_PATH_TO, "evdir/renamed"))),
+        "rename-dotdot": lambda: stream(mkfile("x"),
+                                        cmd(RENAME, (A_PATH, "x"), (A_PATH_TO, "../../renamed"))),
+        "clone-outside": lambda: stream(evil_dir, mkfile("c"),
+                                        cmd(CLONE, (A_PATH, "c"), (A_OFF, 0), (A_CLEN, 4096),
+                                            (A_CUUID, UUID), (A_CCTRANSID, 1),
+                                            (A_CPATH, "evdir/target"), (A_COFF, 0))),
+        "subvol-dotdot": lambda: stream(mkfile("f"), name="../../escaped-subvol"),
+        "subvol-slash": lambda: stream(mkfile("f"), name="a/b"),
+        "before-subvol": lambda: stream(mkfile("../../escaped-early"), name=None),
+        "truncated": lambda: stream(mkfile("f"), write("f", b"x" * 3000))[:-1500],
+        "bad-crc": lambda: bytes(b ^ 0x40 if i == 40 else b
+                                 for i, b in enumerate(stream(mkfile("f"), write("f")))),
+        "huge-length": lambda: stream(name="h")[:-10] + struct.pack("<IHI", 0xFFFFFFF0, WRITE, 0),
+        "unknown-command": lambda: stream(cmd(77, (A_PATH, "f"))),
+        "huge-offset": lambda: stream(mkfile("f"), cmd(WRITE, (A_PATH, "f"),
+                                                       (A_OFF, 0xFFFFFFFFFFFFFFF0), (A_DATA, b"x" * 64))),
+        "no-end": lambda: stream(mkfile("f"))[:-10],
+    }
+    return kinds[kind]()
+
+
+def main():
+    outdir, outside = sys.argv[1:3]
+    for kind in KINDS:
+        with open("%s/%s.stream" % (outdir, kind), "wb") as f:
+            f.write(build(kind, outside))
+        print(kind)
+    return 0
+
+
+KINDS = ["dotdot", "dotdot-inner", "absolute", "symlink-write", "symlink-truncate",
+         "symlink-chmod", "symlink-xattr", "symlink-dir-create", "relative-symlink-dir",
+         "link-outside", "link-dotdot", "rename-outside", "rename-dotdot", "clone-outside",
+         "subvol-dotdot", "subvol-slash", "before-subvol", "truncated", "bad-crc",
+         "huge-length", "huge-offset", "unknown-command", "no-end"]
+
+if __name__ == "__main__":
+    sys.exit(main())

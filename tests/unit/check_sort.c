@@ -1,0 +1,88 @@
+/* External sorter of the checker: in-memory and spilled (many runs) give the
+ * same ordered output, duplicates kept, peek agrees with next. */
+#include <stdint.h>
+#include <stdlib.h>
+#include "check_sort.h"
+#include "unit.h"
+
+struct rec {
+	uint64_t key, payload;
+};
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+enum { KEYS_RANDOM, KEYS_EQUAL, KEYS_ASCENDING, KEYS_DESCENDING };
+
+static uint64_t make_key(int kind, size_t i, size_t n, uint64_t *x)
+{
+	switch (kind) {
+	case KEYS_EQUAL: return 7;
+	case KEYS_ASCENDING: return i;
+	case KEYS_DESCENDING: return n - i;
+	}
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (*x >> 33) % (n / 2 + 1);        /* plenty of duplicates */
+}
+
+/* Sorts n records with mem bytes; 1 when the output is ordered and complete. */
+static int sort_keys_ok(size_t n, size_t mem, int kind)
+{
+	struct xsort *s = xsort_new(sizeof(struct rec), rec_cmp, mem, "/tmp");
+	uint64_t sum_in = 0, sum_out = 0, prev = 0, x = 12345;
+	struct rec r;
+	size_t got = 0;
+	int ok = s != NULL;
+
+	for (size_t i = 0; ok && i < n; i++) {
+		r.key = make_key(kind, i, n, &x);
+		r.payload = i;
+		sum_in += r.key;
+		ok = xsort_add(s, &r) == 0;
+	}
+	ok = ok && xsort_count(s) == n && xsort_finish(s) == 0;
+	while (ok) {
+		const struct rec *p = xsort_peek(s);
+		int ret = xsort_next(s, &r);
+
+		if (ret == 0) {
+			ok = p == NULL;
+			break;
+		}
+		ok = ret == 1 && p && r.key >= prev;
+		prev = r.key;
+		sum_out += r.key;
+		got++;
+	}
+	xsort_free(s);
+	return ok && got == n && sum_in == sum_out;
+}
+
+static int sort_ok(size_t n, size_t mem)
+{
+	return sort_keys_ok(n, mem, KEYS_RANDOM);
+}
+
+TEST(xsort_key_patterns)
+{
+	CHECK(sort_keys_ok(50000, 1 << 20, KEYS_EQUAL));
+	CHECK(sort_keys_ok(50000, 1 << 20, KEYS_ASCENDING));
+	CHECK(sort_keys_ok(50000, 1 << 20, KEYS_DESCENDING));
+	CHECK(sort_keys_ok(50000, 256 << 10, KEYS_EQUAL));
+}
+
+TEST(xsort_in_memory)
+{
+	CHECK(sort_ok(1000, 1 << 20));
+	CHECK(sort_ok(0, 1 << 20));
+}
+
+TEST(xsort_spilled_runs)
+{
+	/* 256 KiB of memory = 16384 records per run: about 12 runs */
+	CHECK(sort_ok(200000, 256 << 10));
+}
