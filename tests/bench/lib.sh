@@ -140,7 +140,7 @@ bench_figures() {
 
 bench_vs() {
 	label=$1 tag_a=$2 cmd_a=$3 tag_b=$4 cmd_b=$5
-	rm -f "$W/$tag_a.runs" "$W/$tag_b.runs"
+	rm -f "$W/$tag_a.runs" "$W/$tag_b.runs" "$W/$tag_a.bytes" "$W/$tag_b.bytes"
 	if ! bench_run "$tag_a" "$cmd_a" && grep -qE 'not implemented|unknown (command|applet)' "$W/$tag_a.err"; then
 		echo "$label: SKIP: $tag_a: $(grep -m1 -E 'not implemented|unknown (command|applet)' "$W/$tag_a.err")"
 		return 2
