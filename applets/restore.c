@@ -20,7 +20,6 @@
 #include "regex.h"
 #include "devscan.h"
 #include "fs.h"
-#include "inflate.h"
 #include "le.h"
 #include "range.h"
 #include "restore_out.h"
@@ -231,7 +230,7 @@ static int inflate_into(struct restore *r, int type, const void *in, size_t in_l
 
 	if (grow(&r->rbuf, &r->rcap, out_len))
 		return -ENOMEM;
-	ret = fs_inflate(&r->inflater, type, in, in_len, r->rbuf, out_len, &got, r->fs->sectorsize);
+	ret = fs_decompress(&r->inflater, type, in, in_len, r->rbuf, out_len, &got, r->fs->sectorsize);
 	if (!ret && got < out_len)
 		memset(r->rbuf + got, 0, out_len - got);
 	return ret;

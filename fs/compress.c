@@ -31,25 +31,40 @@
 #endif
 
 #if CFG_COMPRESS_ZLIB
-/* A zlib stream (with header); output stops when out is full. */
-static int zlib_decompress(const void *in, size_t in_len, void *out, size_t out_len, size_t *got)
+/* A zlib stream (with header); output stops when out is full. The z_stream is
+ * kept in *zp and reset for each call. */
+static int zlib_decompress(void **zp, const void *in, size_t in_len, void *out, size_t out_len,
+			   size_t *got)
 {
-	z_stream z;
+	z_stream *z = *zp;
 	int ret;
 
-	memset(&z, 0, sizeof(z));
-	if (inflateInit(&z) != Z_OK)
+	if (!z) {
+		z = calloc(1, sizeof(*z));
+		if (!z || inflateInit(z) != Z_OK) {
+			free(z);
+			return -ENOMEM;
+		}
+		*zp = z;
+	} else if (inflateReset(z) != Z_OK) {
 		return -ENOMEM;
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)in_len;
-	z.next_out = out;
-	z.avail_out = (uInt)out_len;
-	ret = inflate(&z, Z_FINISH);
-	*got = out_len - z.avail_out;
-	inflateEnd(&z);
-	if (ret == Z_STREAM_END || ((ret == Z_BUF_ERROR || ret == Z_OK) && !z.avail_out))
+	}
+	z->next_in = (Bytef *)in;
+	z->avail_in = (uInt)in_len;
+	z->next_out = out;
+	z->avail_out = (uInt)out_len;
+	ret = inflate(z, Z_FINISH);
+	*got = out_len - z->avail_out;
+	if (ret == Z_STREAM_END || ((ret == Z_BUF_ERROR || ret == Z_OK) && !z->avail_out))
 		return 0;
 	return -EUCLEAN;
+}
+
+static void zlib_inflater_free(void *z)
+{
+	if (z)
+		inflateEnd(z);
+	free(z);
 }
 
 static int zlib_compress(const void *in, size_t in_len, void *out, size_t out_cap, size_t *out_len)
@@ -64,16 +79,18 @@ static int zlib_compress(const void *in, size_t in_len, void *out, size_t out_ca
 #endif
 
 #if CFG_COMPRESS_ZSTD
-/* One zstd frame; output stops when out is full. */
-static int zstd_decompress(const void *in, size_t in_len, void *out, size_t out_len, size_t *got)
+/* One zstd frame; output stops when out is full. The context is kept in *dp. */
+static int zstd_decompress(void **dp, const void *in, size_t in_len, void *out, size_t out_len,
+			   size_t *got)
 {
-	ZSTD_DStream *d = ZSTD_createDStream();
 	ZSTD_inBuffer ib = { in, in_len, 0 };
 	ZSTD_outBuffer ob = { out, out_len, 0 };
+	ZSTD_DCtx *d = *dp;
 	int ret = 0;
 
-	if (!d)
+	if (!d && !(d = *dp = ZSTD_createDCtx()))
 		return -ENOMEM;
+	ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
 	while (ib.pos < ib.size && ob.pos < ob.size) {
 		size_t r = ZSTD_decompressStream(d, &ob, &ib);
 		if (ZSTD_isError(r)) {
@@ -84,7 +101,6 @@ static int zstd_decompress(const void *in, size_t in_len, void *out, size_t out_
 			break;          /* frame done (btrfs writes one; padding may follow) */
 	}
 	*got = ob.pos;
-	ZSTD_freeDStream(d);
 	return ret;
 }
 
@@ -192,15 +208,15 @@ static int lzo_compress(const void *in, size_t in_len, void *out, size_t out_cap
 }
 #endif
 
-int fs_decompress(int type, const void *in, size_t in_len, void *out, size_t out_len,
-		  size_t *got, uint32_t sectorsize)
+int fs_decompress(struct fs_inflater *inf, int type, const void *in, size_t in_len, void *out,
+		  size_t out_len, size_t *got, uint32_t sectorsize)
 {
 	*got = 0;
-	(void)in; (void)in_len; (void)out; (void)out_len; (void)sectorsize;
+	(void)inf; (void)in; (void)in_len; (void)out; (void)out_len; (void)sectorsize;
 	switch (type) {
 #if CFG_COMPRESS_ZLIB
 	case FS_COMPRESS_ZLIB:
-		return zlib_decompress(in, in_len, out, out_len, got);
+		return zlib_decompress(&inf->zlib, in, in_len, out, out_len, got);
 #endif
 #if CFG_COMPRESS_LZO
 	case FS_COMPRESS_LZO:
@@ -208,10 +224,21 @@ int fs_decompress(int type, const void *in, size_t in_len, void *out, size_t out
 #endif
 #if CFG_COMPRESS_ZSTD
 	case FS_COMPRESS_ZSTD:
-		return zstd_decompress(in, in_len, out, out_len, got);
+		return zstd_decompress(&inf->zstd, in, in_len, out, out_len, got);
 #endif
 	}
 	return -ENOTSUP;
+}
+
+void fs_inflater_free(struct fs_inflater *inf)
+{
+#if CFG_COMPRESS_ZLIB
+	zlib_inflater_free(inf->zlib);
+#endif
+#if CFG_COMPRESS_ZSTD
+	ZSTD_freeDCtx(inf->zstd);
+#endif
+	inf->zlib = inf->zstd = NULL;
 }
 
 int fs_compress(int type, const void *in, size_t in_len, void *out, size_t out_cap,

@@ -270,27 +270,57 @@ int fs_file_open(struct fs *fs, const struct fs_root *root, uint64_t ino, struct
 	return 0;
 }
 
+/* The decoded extent buffer goes back to the fs (the larger of the two is kept), so
+ * reading many files does not allocate (and with some mallocs, map) one per file. */
 void fs_file_close(struct fs_file *f)
 {
-	free(f->ext_buf);
+	struct fs *fs = f->fs;
+
+	if (fs && f->ext_buf_cap > fs->spare_ext_cap) {
+		free(fs->spare_ext_buf);
+		fs->spare_ext_buf = f->ext_buf;
+		fs->spare_ext_cap = f->ext_buf_cap;
+	} else {
+		free(f->ext_buf);
+	}
 	f->ext_buf = NULL;
+	f->ext_buf_cap = f->ext_buf_len = 0;
+}
+
+/* Makes *buf (*cap bytes) hold at least want bytes; the contents are not kept. */
+static int reserve(uint8_t **buf, size_t *cap, size_t want)
+{
+	if (*cap >= want)
+		return 0;
+	free(*buf);
+	*cap = 0;
+	*buf = malloc(want);
+	if (!*buf)
+		return -ENOMEM;
+	*cap = want;
+	return 0;
 }
 
 /* Decodes compressed bytes into f->ext_buf (at least `want` bytes of room). */
 static int decode_into_buf(struct fs_file *f, int type, const uint8_t *in, size_t in_len, size_t want)
 {
+	struct fs *fs = f->fs;
 	size_t got;
 	int ret;
 
-	free(f->ext_buf);
 	f->ext_bytenr = 0;
 	f->ext_buf_len = 0;
-	f->ext_buf = malloc(want);
-	if (!f->ext_buf)
-		return fs_err(&f->fs->err, -ENOMEM, "out of memory");
-	ret = fs_decompress(type, in, in_len, f->ext_buf, want, &got, f->fs->sectorsize);
+	if (!f->ext_buf) {
+		f->ext_buf = fs->spare_ext_buf;
+		f->ext_buf_cap = fs->spare_ext_cap;
+		fs->spare_ext_buf = NULL;
+		fs->spare_ext_cap = 0;
+	}
+	if (reserve(&f->ext_buf, &f->ext_buf_cap, want))
+		return fs_err(&fs->err, -ENOMEM, "out of memory");
+	ret = fs_decompress(&fs->inflater, type, in, in_len, f->ext_buf, want, &got, fs->sectorsize);
 	if (ret)
-		return fs_err(&f->fs->err, ret, ret == -ENOTSUP ? "compression type %d not supported"
+		return fs_err(&fs->err, ret, ret == -ENOTSUP ? "compression type %d not supported"
 			      : "corrupt compressed data (type %d)", type);
 	memset(f->ext_buf + got, 0, want - got);
 	f->ext_buf_len = want;
@@ -300,23 +330,22 @@ static int decode_into_buf(struct fs_file *f, int type, const uint8_t *in, size_
 /* Makes f->ext_buf hold the whole decompressed regular extent. */
 static int load_compressed(struct fs_file *f, const struct fs_file_extent *fe)
 {
-	uint8_t *disk;
+	struct fs *fs = f->fs;
 	int ret;
 
 	if (f->ext_buf && f->ext_bytenr == fe->disk_bytenr && f->ext_buf_len == fe->ram_bytes)
 		return 0;
 	if (fe->disk_num_bytes > MAX_COMPRESSED_EXTENT || fe->ram_bytes > MAX_COMPRESSED_EXTENT ||
 	    !fe->ram_bytes)
-		return fs_err_at(&f->fs->err, -EUCLEAN, f->root.objectid, fe->disk_bytenr,
+		return fs_err_at(&fs->err, -EUCLEAN, f->root.objectid, fe->disk_bytenr,
 				 "compressed extent too large (%llu -> %llu bytes)",
 				 (unsigned long long)fe->disk_num_bytes, (unsigned long long)fe->ram_bytes);
-	disk = malloc(fe->disk_num_bytes ? fe->disk_num_bytes : 1);
-	if (!disk)
-		return fs_err(&f->fs->err, -ENOMEM, "out of memory");
-	ret = fs_read_data(f->fs, fe->disk_bytenr, disk, fe->disk_num_bytes, f->verify_csum);
+	if (reserve(&fs->disk_buf, &fs->disk_buf_cap, fe->disk_num_bytes ? fe->disk_num_bytes : 1))
+		return fs_err(&fs->err, -ENOMEM, "out of memory");
+	ret = fs_read_data(fs, fe->disk_bytenr, fs->disk_buf, fe->disk_num_bytes, f->verify_csum);
 	if (!ret)
-		ret = decode_into_buf(f, fe->compression, disk, fe->disk_num_bytes, fe->ram_bytes);
-	free(disk);
+		ret = decode_into_buf(f, fe->compression, fs->disk_buf, fe->disk_num_bytes,
+				      fe->ram_bytes);
 	if (!ret)
 		f->ext_bytenr = fe->disk_bytenr;
 	return ret;

@@ -121,6 +121,13 @@ struct fs;
  * copy was tried; err says which copy (err->mirror) and why. */
 typedef void (*fs_bad_copy_fn)(void *ctx, const struct fs_error *err);
 
+/* Decompression state kept between calls: contexts are made on first use and
+ * released by fs_inflater_free. Start from a zeroed struct; one per thread. */
+struct fs_inflater {
+	void *zstd;                     /* ZSTD_DCtx */
+	void *zlib;                     /* z_stream */
+};
+
 struct fs {
 	struct btrfs_super_block sb;    /* the superblock in use (CPU reads via le.h) */
 	uint32_t nodesize, sectorsize, stripesize;
@@ -141,6 +148,11 @@ struct fs {
 	fs_bad_copy_fn bad_copy;
 	void *bad_copy_ctx;
 	struct fs_error err;            /* last error of a call on this handle */
+	struct fs_inflater inflater;    /* for file extents (fs_file_pread) */
+	uint8_t *disk_buf;              /* compressed extent being read, grown as needed */
+	size_t disk_buf_cap;
+	uint8_t *spare_ext_buf;         /* a closed file's ext_buf, for the next file */
+	size_t spare_ext_cap;
 };
 
 /* Opens the devices/images (any order; all must belong to one filesystem),
@@ -420,7 +432,7 @@ struct fs_file {
 	uint64_t ino, isize;
 	int verify_csum;                /* check data against the csum tree */
 	uint8_t *ext_buf;               /* last decoded compressed extent */
-	size_t ext_buf_len;
+	size_t ext_buf_len, ext_buf_cap;
 	uint64_t ext_bytenr;            /* its disk_bytenr, 0 none */
 };
 int fs_file_open(struct fs *fs, const struct fs_root *root, uint64_t ino, struct fs_file *f);
@@ -447,9 +459,10 @@ int fs_path_lookup(struct fs *fs, const struct fs_root *root, const char *path,
 /* type: FS_COMPRESS_ZLIB/LZO/ZSTD. Decompresses into out (out_len bytes
  * room); *got = bytes produced (may be < out_len). sectorsize matters for the
  * lzo framing. -ENOTSUP when the algorithm is not built in, -EUCLEAN on
- * corrupt input. */
-int fs_decompress(int type, const void *in, size_t in_len, void *out, size_t out_len,
-		  size_t *got, uint32_t sectorsize);
+ * corrupt input. inf keeps the contexts (see struct fs_inflater). */
+int fs_decompress(struct fs_inflater *inf, int type, const void *in, size_t in_len, void *out,
+		  size_t out_len, size_t *got, uint32_t sectorsize);
+void fs_inflater_free(struct fs_inflater *inf);
 /* Compresses in into out (out_cap room); -E2BIG when it does not shrink. */
 int fs_compress(int type, const void *in, size_t in_len, void *out, size_t out_cap,
 		size_t *out_len, uint32_t sectorsize);

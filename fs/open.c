@@ -277,5 +277,8 @@ void fs_close(struct fs *fs)
 		free(fs->devs[i].path);
 	}
 	free(fs->devs);
+	fs_inflater_free(&fs->inflater);
+	free(fs->disk_buf);
+	free(fs->spare_ext_buf);
 	free(fs);
 }

@@ -91,6 +91,7 @@ static void close_write(struct receiver *r)
 void recv_release(struct receiver *r)
 {
 	close_write(r);
+	fs_inflater_free(&r->inflater);
 	if (r->subvol_fd >= 0)
 		close(r->subvol_fd);
 	r->subvol_fd = -1;
@@ -660,7 +661,7 @@ static int decompress_write(struct receiver *r, int fd, const struct ss_cmd *c)
 	if (!buf)
 		return rfail(r, 0, "encoded_write %s: out of memory", c->path);
 	/* a short result leaves zeros, as a short extent reads back */
-	ret = fs_decompress(type, c->data, c->data_len, buf, c->unencoded_len, &got, sectorsize);
+	ret = fs_decompress(&r->inflater, type, c->data, c->data_len, buf, c->unencoded_len, &got, sectorsize);
 	if (ret < 0)
 		ret = rfail(r, 0, "encoded_write %s: cannot decompress: %s", c->path, strerror(-ret));
 	else

@@ -4,6 +4,7 @@
  * error limit (a path escaping the subvolume, a symlink in the way, a broken stream). */
 #ifndef FS_RECEIVE_H
 #define FS_RECEIVE_H
+#include "fs.h"
 #include "sendstream.h"
 #include <limits.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@ struct receiver {
 	int write_fd;                 /* cached for consecutive writes to one file */
 	char write_path[PATH_MAX];
 	int force_decompress;
+	struct fs_inflater inflater;  /* for encoded writes decompressed here */
 	int fatal;
 	char err[PATH_MAX + 256];
 };

@@ -21,6 +21,7 @@ TEST(roundtrip_and_truncation)
 {
 	static uint8_t in[LEN], comp[2 * LEN], out[LEN + 4096];
 	const int types[] = { FS_COMPRESS_ZLIB, FS_COMPRESS_LZO, FS_COMPRESS_ZSTD };
+	struct fs_inflater inf = { 0 };   /* one for all calls: reused after corrupt input too */
 
 	fill(in, LEN);
 	for (int t = 0; t < 3; t++) {
@@ -30,29 +31,31 @@ TEST(roundtrip_and_truncation)
 		if (r == -ENOTSUP)
 			continue;
 		CHECK(r == 0 && clen < LEN);
-		CHECK(fs_decompress(types[t], comp, clen, out, LEN, &got, 4096) == 0);
+		CHECK(fs_decompress(&inf, types[t], comp, clen, out, LEN, &got, 4096) == 0);
 		CHECK(got == LEN && !memcmp(in, out, LEN));
 		/* output limited to one sector (inline extents): no error, one sector out */
-		CHECK(fs_decompress(types[t], comp, clen, out, 4096, &got, 4096) == 0 && got == 4096);
+		CHECK(fs_decompress(&inf, types[t], comp, clen, out, 4096, &got, 4096) == 0 && got == 4096);
 		for (size_t cut = 0; cut < clen; cut += 7) {
 			memset(out, 0, sizeof(out));
-			fs_decompress(types[t], comp, cut, out, LEN, &got, 4096);
+			fs_decompress(&inf, types[t], comp, cut, out, LEN, &got, 4096);
 			CHECK(got <= LEN);
 		}
 		for (size_t i = 0; i < clen; i += 3) {
 			comp[i] ^= 0x5a;
-			fs_decompress(types[t], comp, clen, out, LEN, &got, 4096);
+			fs_decompress(&inf, types[t], comp, clen, out, LEN, &got, 4096);
 			CHECK(got <= LEN);
 			comp[i] ^= 0x5a;
 		}
 	}
-	CHECK(fs_decompress(9, in, 10, out, 10, &(size_t){ 0 }, 4096) == -ENOTSUP);
+	CHECK(fs_decompress(&inf, 9, in, 10, out, 10, &(size_t){ 0 }, 4096) == -ENOTSUP);
+	fs_inflater_free(&inf);
 }
 
 /* lzo: a segment header must not straddle a sector: padding is skipped. */
 TEST(lzo_header_padding)
 {
 	static uint8_t in[8192], comp[16384], out[8192];
+	struct fs_inflater inf = { 0 };
 	size_t clen, got;
 
 	fill(in, sizeof(in));
@@ -60,8 +63,9 @@ TEST(lzo_header_padding)
 		return;
 	/* total length in the first le32; every segment header starts with >= 4 bytes left in its sector */
 	CHECK(get_le32(comp) == clen);
-	CHECK(fs_decompress(FS_COMPRESS_LZO, comp, clen, out, sizeof(out), &got, 4096) == 0);
+	CHECK(fs_decompress(&inf, FS_COMPRESS_LZO, comp, clen, out, sizeof(out), &got, 4096) == 0);
 	CHECK(got == sizeof(out) && !memcmp(in, out, sizeof(out)));
 	put_le32(comp, (uint32_t)clen + 100);   /* total beyond the input */
-	CHECK(fs_decompress(FS_COMPRESS_LZO, comp, clen, out, sizeof(out), &got, 4096) == -EUCLEAN);
+	CHECK(fs_decompress(&inf, FS_COMPRESS_LZO, comp, clen, out, sizeof(out), &got, 4096) == -EUCLEAN);
+	fs_inflater_free(&inf);
 }
