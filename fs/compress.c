@@ -67,14 +67,37 @@ static void zlib_inflater_free(void *z)
 	free(z);
 }
 
-static int zlib_compress(const void *in, size_t in_len, void *out, size_t out_cap, size_t *out_len)
+/* compress2 equivalent (level 3) with the deflate state kept in *zp. */
+static int zlib_compress(void **zp, const void *in, size_t in_len, void *out, size_t out_cap,
+			 size_t *out_len)
 {
-	uLongf n = (uLongf)out_cap;
+	z_stream *z = *zp;
 
-	if (compress2(out, &n, in, (uLong)in_len, 3) != Z_OK)
+	if (!z) {
+		z = calloc(1, sizeof(*z));
+		if (!z || deflateInit(z, 3) != Z_OK) {
+			free(z);
+			return -ENOMEM;
+		}
+		*zp = z;
+	} else if (deflateReset(z) != Z_OK) {
+		return -ENOMEM;
+	}
+	z->next_in = (Bytef *)in;
+	z->avail_in = (uInt)in_len;
+	z->next_out = out;
+	z->avail_out = (uInt)out_cap;
+	if (deflate(z, Z_FINISH) != Z_STREAM_END)
 		return -E2BIG;
-	*out_len = n;
+	*out_len = out_cap - z->avail_out;
 	return 0;
+}
+
+static void zlib_deflater_free(void *z)
+{
+	if (z)
+		deflateEnd(z);
+	free(z);
 }
 #endif
 
@@ -104,10 +127,15 @@ static int zstd_decompress(void **dp, const void *in, size_t in_len, void *out, 
 	return ret;
 }
 
-static int zstd_compress(const void *in, size_t in_len, void *out, size_t out_cap, size_t *out_len)
+static int zstd_compress(void **cp, const void *in, size_t in_len, void *out, size_t out_cap,
+			 size_t *out_len)
 {
-	size_t r = ZSTD_compress(out, out_cap, in, in_len, 3);
+	ZSTD_CCtx *c = *cp;
+	size_t r;
 
+	if (!c && !(c = *cp = ZSTD_createCCtx()))
+		return -ENOMEM;
+	r = ZSTD_compressCCtx(c, out, out_cap, in, in_len, 3);
 	if (ZSTD_isError(r))
 		return -E2BIG;
 	*out_len = r;
@@ -180,26 +208,27 @@ static int lzo_put_segment(uint8_t *dst, size_t cap, size_t *pos, const uint8_t 
 	return 0;
 }
 
-static int lzo_compress(const void *in, size_t in_len, void *out, size_t out_cap, size_t *out_len,
-			uint32_t sectorsize)
+static int lzo_compress(void **workp, const void *in, size_t in_len, void *out, size_t out_cap,
+			size_t *out_len, uint32_t sectorsize)
 {
 	size_t seg_cap = sectorsize + sectorsize / 16 + 64 + 3, pos = LZO_HDR;
-	uint8_t *seg = malloc(seg_cap), *work = malloc(LZO1X_1_MEM_COMPRESS);
-	int ret = seg && work ? 0 : -ENOMEM;
+	uint8_t *seg = malloc(seg_cap);
+	int ret = seg ? 0 : -ENOMEM;
 
+	if (!ret && !*workp && !(*workp = malloc(LZO1X_1_MEM_COMPRESS)))
+		ret = -ENOMEM;
 	if (!ret && out_cap < LZO_HDR)
 		ret = -E2BIG;
 	for (size_t off = 0; !ret && off < in_len; off += sectorsize) {
 		lzo_uint n = seg_cap;
 		size_t chunk = in_len - off < sectorsize ? in_len - off : sectorsize;
 
-		if (lzo1x_1_compress((const uint8_t *)in + off, chunk, seg, &n, work) != LZO_E_OK)
+		if (lzo1x_1_compress((const uint8_t *)in + off, chunk, seg, &n, *workp) != LZO_E_OK)
 			ret = -EUCLEAN;
 		else
 			ret = lzo_put_segment(out, out_cap, &pos, seg, n, sectorsize);
 	}
 	free(seg);
-	free(work);
 	if (!ret) {
 		put_le32(out, (uint32_t)pos);
 		*out_len = pos;
@@ -241,30 +270,43 @@ void fs_inflater_free(struct fs_inflater *inf)
 	inf->zlib = inf->zstd = NULL;
 }
 
-int fs_compress(int type, const void *in, size_t in_len, void *out, size_t out_cap,
-		size_t *out_len, uint32_t sectorsize)
+int fs_compress(struct fs_deflater *def, int type, const void *in, size_t in_len, void *out,
+		size_t out_cap, size_t *out_len, uint32_t sectorsize)
 {
 	int ret = -ENOTSUP;
 
-	(void)in; (void)out; (void)out_cap; (void)out_len; (void)sectorsize;
+	(void)def; (void)in; (void)out; (void)out_cap; (void)out_len; (void)sectorsize;
 	switch (type) {
 #if CFG_COMPRESS_ZLIB
 	case FS_COMPRESS_ZLIB:
-		ret = zlib_compress(in, in_len, out, out_cap, out_len);
+		ret = zlib_compress(&def->zlib, in, in_len, out, out_cap, out_len);
 		break;
 #endif
 #if CFG_COMPRESS_LZO
 	case FS_COMPRESS_LZO:
-		ret = sectorsize ? lzo_compress(in, in_len, out, out_cap, out_len, sectorsize) : -EINVAL;
+		ret = sectorsize ? lzo_compress(&def->lzo, in, in_len, out, out_cap, out_len, sectorsize)
+				 : -EINVAL;
 		break;
 #endif
 #if CFG_COMPRESS_ZSTD
 	case FS_COMPRESS_ZSTD:
-		ret = zstd_compress(in, in_len, out, out_cap, out_len);
+		ret = zstd_compress(&def->zstd, in, in_len, out, out_cap, out_len);
 		break;
 #endif
 	}
 	if (!ret && *out_len >= in_len)
 		ret = -E2BIG;
 	return ret;
+}
+
+void fs_deflater_free(struct fs_deflater *def)
+{
+#if CFG_COMPRESS_ZLIB
+	zlib_deflater_free(def->zlib);
+#endif
+#if CFG_COMPRESS_ZSTD
+	ZSTD_freeCCtx(def->zstd);
+#endif
+	free(def->lzo);
+	def->zlib = def->zstd = def->lzo = NULL;
 }

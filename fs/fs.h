@@ -463,8 +463,15 @@ int fs_path_lookup(struct fs *fs, const struct fs_root *root, const char *path,
 int fs_decompress(struct fs_inflater *inf, int type, const void *in, size_t in_len, void *out,
 		  size_t out_len, size_t *got, uint32_t sectorsize);
 void fs_inflater_free(struct fs_inflater *inf);
+/* Compression state kept between calls, as struct fs_inflater. */
+struct fs_deflater {
+	void *zstd;                     /* ZSTD_CCtx */
+	void *zlib;                     /* z_stream */
+	void *lzo;                      /* lzo1x_1 work memory */
+};
 /* Compresses in into out (out_cap room); -E2BIG when it does not shrink. */
-int fs_compress(int type, const void *in, size_t in_len, void *out, size_t out_cap,
-		size_t *out_len, uint32_t sectorsize);
+int fs_compress(struct fs_deflater *def, int type, const void *in, size_t in_len, void *out,
+		size_t out_cap, size_t *out_len, uint32_t sectorsize);
+void fs_deflater_free(struct fs_deflater *def);
 
 #endif

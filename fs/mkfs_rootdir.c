@@ -45,6 +45,7 @@ struct walk {
 	size_t nlinks, links_cap;
 	uint8_t *buf;               /* IO_BUF bytes */
 	uint8_t *cbuf;              /* COMPRESS_CHUNK bytes of compressed data */
+	struct fs_deflater deflater;
 };
 
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -366,7 +367,7 @@ static int copy_compressed(struct walk *w, int fd, uint64_t ino, uint64_t *start
 
 		if (read_full(fd, w->buf, n, *start))
 			return mkfs_fail(c, "cannot read %s: %s", w->path, strerror(errno));
-		ret = fs_compress(c->cfg->compress, w->buf, n, w->cbuf, COMPRESS_CHUNK, &clen,
+		ret = fs_compress(&w->deflater, c->cfg->compress, w->buf, n, w->cbuf, COMPRESS_CHUNK, &clen,
 				  c->cfg->sectorsize);
 		if (ret == -E2BIG || (!ret && round_up(clen, ss) >= n))
 			return 1;
@@ -717,5 +718,6 @@ out:
 	free(w.links);
 	free(w.buf);
 	free(w.cbuf);
+	fs_deflater_free(&w.deflater);
 	return ret;
 }

@@ -22,11 +22,12 @@ TEST(roundtrip_and_truncation)
 	static uint8_t in[LEN], comp[2 * LEN], out[LEN + 4096];
 	const int types[] = { FS_COMPRESS_ZLIB, FS_COMPRESS_LZO, FS_COMPRESS_ZSTD };
 	struct fs_inflater inf = { 0 };   /* one for all calls: reused after corrupt input too */
+	struct fs_deflater def = { 0 };
 
 	fill(in, LEN);
 	for (int t = 0; t < 3; t++) {
 		size_t clen = 0, got = 0;
-		int r = fs_compress(types[t], in, LEN, comp, sizeof(comp), &clen, 4096);
+		int r = fs_compress(&def, types[t], in, LEN, comp, sizeof(comp), &clen, 4096);
 
 		if (r == -ENOTSUP)
 			continue;
@@ -49,6 +50,7 @@ TEST(roundtrip_and_truncation)
 	}
 	CHECK(fs_decompress(&inf, 9, in, 10, out, 10, &(size_t){ 0 }, 4096) == -ENOTSUP);
 	fs_inflater_free(&inf);
+	fs_deflater_free(&def);
 }
 
 /* lzo: a segment header must not straddle a sector: padding is skipped. */
@@ -56,10 +58,11 @@ TEST(lzo_header_padding)
 {
 	static uint8_t in[8192], comp[16384], out[8192];
 	struct fs_inflater inf = { 0 };
+	struct fs_deflater def = { 0 };
 	size_t clen, got;
 
 	fill(in, sizeof(in));
-	if (fs_compress(FS_COMPRESS_LZO, in, sizeof(in), comp, sizeof(comp), &clen, 4096) == -ENOTSUP)
+	if (fs_compress(&def, FS_COMPRESS_LZO, in, sizeof(in), comp, sizeof(comp), &clen, 4096) == -ENOTSUP)
 		return;
 	/* total length in the first le32; every segment header starts with >= 4 bytes left in its sector */
 	CHECK(get_le32(comp) == clen);
@@ -68,4 +71,5 @@ TEST(lzo_header_padding)
 	put_le32(comp, (uint32_t)clen + 100);   /* total beyond the input */
 	CHECK(fs_decompress(&inf, FS_COMPRESS_LZO, comp, clen, out, sizeof(out), &got, 4096) == -EUCLEAN);
 	fs_inflater_free(&inf);
+	fs_deflater_free(&def);
 }
