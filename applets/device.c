@@ -21,8 +21,6 @@
 #include "output.h"
 #include "units.h"
 #include "fs.h"
-#include "uuid.h"
-#include <ctype.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
@@ -76,8 +74,8 @@ static int register_if_btrfs(const char *path, void *ctx)
 		errno = -ret;
 		msg_error("device scan failed on '%s': %m", path);
 		(*errors)++;
-	} else if (cli_globals.verbose >= 0) {
-		printf("registered: %s\n", path);
+	} else {
+		out_say("registered: %s\n", path);
 	}
 	return 0;
 }
@@ -108,8 +106,7 @@ int device_scan_main(int argc, char **argv)
 			}
 			return ret < 0;
 		}
-		if (cli_globals.verbose >= 0)
-			printf("Scanning for Btrfs filesystems\n");
+		out_say("Scanning for Btrfs filesystems\n");
 		btrfs_each_block_device(register_if_btrfs, &ret);
 		if (ret)
 			msg_error("there were %d errors while registering devices", ret);
@@ -134,8 +131,7 @@ int device_scan_main(int argc, char **argv)
 				msg_error("cannot unregister device '%s': %m", path);
 			}
 		} else {
-			if (cli_globals.verbose >= 0)
-				printf("Scanning for btrfs filesystems on '%s'\n", path);
+			out_say("Scanning for btrfs filesystems on '%s'\n", path);
 			ret = btrfs_control_ioctl(BTRFS_IOC_SCAN_DEV, path);
 			if (ret < 0) {
 				errno = -ret;
@@ -159,9 +155,7 @@ int device_ready_main(int argc, char **argv)
 	char *path;
 	int ret;
 
-	while (cli_getopt(argc, argv, "", NULL, ready_usage) != -1)
-		;
-	cli_check_argc(argc, 1, 1, ready_usage);
+	cli_no_options(argc, argv, 1, 1, ready_usage);
 	path = canonical_path(argv[optind]);
 	if (!path) {
 		msg_error("could not canonicalize pathname '%s': %m", argv[optind]);
@@ -191,29 +185,6 @@ static const char remove_usage[] =
 	"    (degraded), 'cancel' stops a running removal.\n\n"
 	"    --enqueue   wait for a running exclusive operation (balance, ...) to end\n";
 
-/* The kernel's exclusive operation ("none", "balance", "device add", ...) from sysfs;
- * empty when unknown. */
-static void running_exclop(int fd, char *out, size_t size)
-{
-	struct btrfs_ioctl_fs_info_args fi;
-	char path[128], fsid[UUID_STR_LEN];
-	ssize_t n = -1;
-	int sfd;
-
-	out[0] = 0;
-	if (btrfs_fs_info(fd, &fi))
-		return;
-	uuid_unparse(fi.fsid, fsid);
-	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/exclusive_operation", fsid);
-	sfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (sfd >= 0) {
-		n = read(sfd, out, size - 1);
-		close(sfd);
-	}
-	out[n > 0 ? n : 0] = 0;
-	out[strcspn(out, "\n")] = 0;
-}
-
 /* 0 when no other exclusive operation runs (after waiting for it with enqueue);
  * balance paused does not stop a device add. */
 static int wait_exclop(int fd, int enqueue, const char *mine)
@@ -221,7 +192,9 @@ static int wait_exclop(int fd, int enqueue, const char *mine)
 	char op[64];
 
 	for (;;) {
-		running_exclop(fd, op, sizeof(op));
+		/* the kernel's exclusive operation: "none", "balance", "device add", ...;
+		 * empty when unknown */
+		btrfs_sysfs_read(fd, "exclusive_operation", op, sizeof(op));
 		if (!op[0] || !strcmp(op, "none") ||
 		    (!strcmp(mine, "device add") && !strcmp(op, "balance paused")))
 			return 0;
@@ -256,21 +229,11 @@ static const char *dev_error_text(int code)
 	return "unknown error";
 }
 
-static int all_digits(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
 /* Removes one device (a devid, a block device, "missing" or "cancel"). 0 or 1. */
 static int remove_one(int fd, const char *what, int cancel)
 {
 	struct btrfs_ioctl_vol_args_v2 args;
-	int ret, by_id = all_digits(what);
+	int ret, by_id = cli_all_digits(what);
 
 	memset(&args, 0, sizeof(args));
 	if (by_id) {
@@ -327,8 +290,7 @@ int device_remove_main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "cancel")) {
 			cancel = 1;
-			if (cli_globals.verbose >= 0)
-				printf("Request to cancel running device deletion\n");
+			out_say("Request to cancel running device deletion\n");
 		}
 	}
 	if (!cancel && wait_exclop(fd, enqueue, "device remove")) {
@@ -337,6 +299,7 @@ int device_remove_main(int argc, char **argv)
 	}
 	for (i = optind; i < argc - 1; i++)
 		ret |= remove_one(fd, argv[i], cancel);
+	btrfs_warn_multiple_profiles(fd);
 	close(fd);
 	return ret;
 }
@@ -401,9 +364,8 @@ static int prepare_device(int fd, const char *path, const struct stat *st, int d
 	if (discard && discard_supported(st->st_rdev)) {
 		uint64_t range[2] = { 0, size };
 
-		if (cli_globals.verbose >= 0)
-			printf("Performing full device TRIM %s (%s) ...\n", path,
-			       pretty_size(size, UNITS_DEFAULT));
+		out_say("Performing full device TRIM %s (%s) ...\n", path,
+			pretty_size(size, UNITS_DEFAULT));
 		ioctl(fd, BLKDISCARD, range);   /* an optimization only */
 	}
 	if (zero_range(fd, 0, PREP_ZERO_BYTES, size) ||
@@ -507,6 +469,7 @@ int device_add_main(int argc, char **argv)
 		}
 		free(path);
 	}
+	btrfs_warn_multiple_profiles(fd);
 	close(fd);
 	return errors != 0;
 }
@@ -731,9 +694,7 @@ int device_usage_main(int argc, char **argv)
 	struct btrfs_chunk_usage *ch;
 	int i, fd, n, nch, ret = 0;
 
-	while (cli_getopt(argc, argv, "", NULL, usage_usage) != -1)
-		;
-	cli_check_argc(argc, 1, -1, usage_usage);
+	cli_no_options(argc, argv, 1, -1, usage_usage);
 	for (i = optind; i < argc && !ret; i++) {
 		if (i > 1)
 			putchar('\n');
@@ -757,6 +718,7 @@ int device_usage_main(int argc, char **argv)
 			free(ch);
 			free(di);
 		}
+		btrfs_warn_multiple_profiles(fd);
 		close(fd);
 	}
 	return ret != 0;

@@ -54,31 +54,18 @@ static const char df_usage[] =
 /* Zoned filesystems report unusable zone space in sysfs; 0 and *val set when so. */
 static int zone_unusable(int fd, uint64_t flags, uint64_t *val)
 {
-	struct btrfs_ioctl_fs_info_args fi;
-	char path[128], u[UUID_STR_LEN], buf[32];
-	const char *kind;
-	FILE *f;
-	int ok;
+	char name[64], buf[32];
+	const char *kind = (flags & BTRFS_BLOCK_GROUP_DATA) ? "data" :
+			   (flags & BTRFS_BLOCK_GROUP_METADATA) ? "metadata" :
+			   (flags & BTRFS_BLOCK_GROUP_SYSTEM) ? "system" : NULL;
 
-	if (btrfs_fs_info(fd, &fi))
+	if (!kind || btrfs_sysfs_read(fd, "features/zoned", buf, sizeof(buf)))
 		return -1;
-	uuid_unparse(fi.fsid, u);
-	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/features/zoned", u);
-	if (access(path, F_OK))
+	snprintf(name, sizeof(name), "allocation/%s/bytes_zone_unusable", kind);
+	if (btrfs_sysfs_read(fd, name, buf, sizeof(buf)))
 		return -1;
-	kind = (flags & BTRFS_BLOCK_GROUP_DATA) ? "data" :
-	       (flags & BTRFS_BLOCK_GROUP_METADATA) ? "metadata" :
-	       (flags & BTRFS_BLOCK_GROUP_SYSTEM) ? "system" : NULL;
-	if (!kind)
-		return -1;
-	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/allocation/%s/bytes_zone_unusable", u, kind);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ok = fgets(buf, sizeof(buf), f) != NULL;
-	fclose(f);
-	*val = ok ? strtoull(buf, NULL, 10) : 0;
-	return ok ? 0 : -1;
+	*val = strtoull(buf, NULL, 10);
+	return 0;
 }
 
 static void df_text(int fd, const struct btrfs_ioctl_space_args *sa, unsigned mode)
@@ -120,37 +107,13 @@ static void df_json(int fd, const struct btrfs_ioctl_space_args *sa)
 	out_end(&o);
 }
 
-static void warn_multiple_profiles(const struct btrfs_ioctl_space_args *sa)
-{
-	static const char *const label[BTRFS_NR_CLASSES] = {
-		"Data", "Metadata", "Data+Metadata", "System"
-	};
-	char names[BTRFS_NR_CLASSES][BTRFS_PROFILES_LEN];
-	int mask = btrfs_multiple_profiles(sa, names), c;
-
-	if (!mask)
-		return;
-	msg_warn("Multiple block group profiles detected, see 'man btrfs(5)'");
-	for (c = 0; c < BTRFS_NR_CLASSES; c++)
-		if (mask & (1 << c))
-			msg_warn("   %s: %s", label[c], names[c]);
-}
-
-/* Rejects any option (there are none besides the unit switches), allows "--". */
-static void no_options(int argc, char **argv, const char *usage)
-{
-	while (cli_getopt(argc, argv, "", NULL, usage) != -1)
-		;
-}
-
 int fs_df_main(int argc, char **argv)
 {
 	unsigned mode = units_parse_args(&argc, argv, 1);
 	struct btrfs_ioctl_space_args *sa;
 	int fd, ret;
 
-	no_options(argc, argv, df_usage);
-	cli_check_argc(argc, 1, 1, df_usage);
+	cli_no_options(argc, argv, 1, 1, df_usage);
 	fd = btrfs_open_path(argv[optind], 1, 0);
 	if (fd < 0)
 		return 1;
@@ -165,7 +128,7 @@ int fs_df_main(int argc, char **argv)
 		df_json(fd, sa);
 	else
 		df_text(fd, sa, mode);
-	warn_multiple_profiles(sa);
+	btrfs_warn_multiple_profiles(fd);
 	free(sa);
 	close(fd);
 	return 0;
@@ -640,8 +603,7 @@ int fs_label_main(int argc, char **argv)
 
 	if (out_text_only())
 		return 1;
-	no_options(argc, argv, label_usage);
-	cli_check_argc(argc, 1, 2, label_usage);
+	cli_no_options(argc, argv, 1, 2, label_usage);
 	path = argv[optind];
 	newlabel = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (newlabel && strlen(newlabel) > BTRFS_LABEL_SIZE - 1) {
@@ -665,22 +627,19 @@ static const char sync_usage[] =
 
 int fs_sync_main(int argc, char **argv)
 {
-	int fd;
+	int fd, ret;
 
 	if (out_text_only())
 		return 1;
-	no_options(argc, argv, sync_usage);
-	cli_check_argc(argc, 1, 1, sync_usage);
+	cli_no_options(argc, argv, 1, 1, sync_usage);
 	fd = btrfs_open_path(argv[optind], 0, 0);
 	if (fd < 0)
 		return 1;
-	if (ioctl(fd, BTRFS_IOC_SYNC, NULL)) {
+	ret = ioctl(fd, BTRFS_IOC_SYNC, NULL);
+	if (ret)
 		msg_error("sync of %s failed: %m", argv[optind]);
-		close(fd);
-		return 1;
-	}
 	close(fd);
-	return 0;
+	return ret != 0;
 }
 
 /* ---- defragment ---------------------------------------------------------- */

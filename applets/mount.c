@@ -14,7 +14,6 @@
 #include "cli.h"
 #include "fs.h"
 #include "le.h"
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -119,16 +118,6 @@ static const char rescue_choices[] =
 	"usebackuproot nologreplay ignorebadroots ibadroots ignoredatacsums idatacsums "
 	"ignoremetacsums imetacsums ignoresuperflags isuperflags all";
 
-static int is_uint(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
 /* Is word (of length n) one of the space-separated choices? */
 static int in_choices(const char *word, size_t n, const char *choices)
 {
@@ -154,7 +143,7 @@ static int compress_ok(const char *v)
 
 	if (!colon)
 		return in_choices(v, n, "zlib lzo zstd no none");
-	if (!is_uint(colon + 1) || strlen(colon + 1) > 2)
+	if (!cli_all_digits(colon + 1) || strlen(colon + 1) > 2)
 		return 0;
 	level = atol(colon + 1);
 	if (n == 4 && !strncmp(v, "zlib", 4))
@@ -190,7 +179,7 @@ static int value_ok(enum val val, const char *choices, const char *v)
 {
 	switch (val) {
 	case V_NONE:     return v == NULL;
-	case V_UINT:     return v && is_uint(v);
+	case V_UINT:     return v && cli_all_digits(v);
 	case V_SIZE:     return v && size_ok(v);
 	case V_TEXT:     return v && *v;
 	case V_COMPRESS: return !v || compress_ok(v);

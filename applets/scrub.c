@@ -30,23 +30,8 @@
 #include <sys/ioctl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <sys/syscall.h>
 #include <time.h>
-
-/* Normal output, silenced by -q. */
-static int quiet;
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (quiet)
-		return;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-}
 
 /* ---- reports (the layout of btrfs-progs) ---- */
 
@@ -54,7 +39,7 @@ static unsigned unit_mode = UNITS_DEFAULT;
 
 static void print_raw_progress(const struct btrfs_scrub_progress *p)
 {
-#define RAW(name) say("\t%s: %lld\n", #name, (long long)p->name);
+#define RAW(name) out_say("\t%s: %lld\n", #name, (long long)p->name);
 	RAW(data_extents_scrubbed) RAW(tree_extents_scrubbed) RAW(data_bytes_scrubbed)
 	RAW(tree_bytes_scrubbed) RAW(read_errors) RAW(csum_errors) RAW(verify_errors)
 	RAW(no_csum) RAW(csum_discards) RAW(super_errors) RAW(malloc_errors)
@@ -73,7 +58,7 @@ static void print_summary(const struct btrfs_scrub_progress *p, const struct scr
 	char b1[UNITS_BUF], b2[UNITS_BUF];
 
 	if (p->malloc_errors)
-		say("*** WARNING: memory allocation failed while scrubbing. results may be inaccurate\n");
+		out_say("*** WARNING: memory allocation failed while scrubbing. results may be inaccurate\n");
 	if (s->in_progress) {
 		time_t eta = time(NULL) + (time_t)left;
 		char t[256];
@@ -81,32 +66,32 @@ static void print_summary(const struct btrfs_scrub_progress *p, const struct scr
 
 		localtime_r(&eta, &tm);
 		strftime(t, sizeof(t), "%c", &tm);
-		say("Time left:        %llu:%02llu:%02llu\n", (unsigned long long)left / 3600,
+		out_say("Time left:        %llu:%02llu:%02llu\n", (unsigned long long)left / 3600,
 		    (unsigned long long)(left / 60) % 60, (unsigned long long)left % 60);
-		say("ETA:              %s\n", t);
-		say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
-		say("Bytes scrubbed:   %s  (%.2f%%)\n", pretty_size_mode(done, unit_mode, b2), 100.0 * done / total);
+		out_say("ETA:              %s\n", t);
+		out_say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
+		out_say("Bytes scrubbed:   %s  (%.2f%%)\n", pretty_size_mode(done, unit_mode, b2), 100.0 * done / total);
 	} else {
-		say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
+		out_say("Total to scrub:   %s\n", pretty_size_mode(total, unit_mode, b1));
 	}
 	/* the rate follows only --raw, otherwise it is human readable */
-	say("Rate:             %s/s\n", pretty_size_mode(rate, unit_mode == UNITS_RAW ? UNITS_RAW :
+	out_say("Rate:             %s/s\n", pretty_size_mode(rate, unit_mode == UNITS_RAW ? UNITS_RAW :
 						      UNITS_DEFAULT, b1));
-	say("Error summary:   ");
+	out_say("Error summary:   ");
 	if (errs || p->corrected_errors || p->uncorrectable_errors) {
 		if (p->read_errors)
-			say(" read=%llu", (unsigned long long)p->read_errors);
+			out_say(" read=%llu", (unsigned long long)p->read_errors);
 		if (p->super_errors)
-			say(" super=%llu", (unsigned long long)p->super_errors);
+			out_say(" super=%llu", (unsigned long long)p->super_errors);
 		if (p->verify_errors)
-			say(" verify=%llu", (unsigned long long)p->verify_errors);
+			out_say(" verify=%llu", (unsigned long long)p->verify_errors);
 		if (p->csum_errors)
-			say(" csum=%llu", (unsigned long long)p->csum_errors);
-		say("\n  Corrected:      %llu\n", (unsigned long long)p->corrected_errors);
-		say("  Uncorrectable:  %llu\n", (unsigned long long)p->uncorrectable_errors);
-		say("  Unverified:     %llu\n", (unsigned long long)p->unverified_errors);
+			out_say(" csum=%llu", (unsigned long long)p->csum_errors);
+		out_say("\n  Corrected:      %llu\n", (unsigned long long)p->corrected_errors);
+		out_say("  Uncorrectable:  %llu\n", (unsigned long long)p->uncorrectable_errors);
+		out_say("  Unverified:     %llu\n", (unsigned long long)p->unverified_errors);
 	} else {
-		say(" no errors found\n");
+		out_say(" no errors found\n");
 	}
 }
 
@@ -117,24 +102,24 @@ static void print_stats_head(const struct scrub_stats *s)
 	struct tm tm;
 
 	if (!s || !s->t_start) {
-		say("\tno stats available\n");
+		out_say("\tno stats available\n");
 		return;
 	}
 	localtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%c", &tm);
-	say("Scrub %s:    %s\n", s->t_resumed ? "resumed" : "started", buf);
-	say("Status:           %s\n", s->in_progress ? "running" : s->canceled ? "aborted" :
+	out_say("Scrub %s:    %s\n", s->t_resumed ? "resumed" : "started", buf);
+	out_say("Status:           %s\n", s->in_progress ? "running" : s->canceled ? "aborted" :
 	    s->finished ? "finished" : "interrupted");
 	t = (time_t)s->duration;
 	gmtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%M:%S", &tm);
-	say("Duration:         %u:%s\n", (unsigned)(s->duration / 3600), buf);
+	out_say("Duration:         %u:%s\n", (unsigned)(s->duration / 3600), buf);
 }
 
 static void print_dev(const struct btrfs_ioctl_dev_info_args *di, const struct btrfs_scrub_progress *p,
 		      int raw, const char *what, const struct scrub_stats *s)
 {
-	say("\nScrub device %s (id %llu) %s\n", (const char *)di->path,
+	out_say("\nScrub device %s (id %llu) %s\n", (const char *)di->path,
 	    (unsigned long long)di->devid, what ? what : "");
 	print_stats_head(s);
 	if (p && raw)
@@ -143,16 +128,23 @@ static void print_dev(const struct btrfs_ioctl_dev_info_args *di, const struct b
 		print_summary(p, s, di->bytes_used);
 }
 
-/* Sum over devices: counters add up, the earliest start, the longest duration. */
-static void add_to_total(struct scrub_record *t, const struct btrfs_scrub_progress *p,
-			 const struct scrub_stats *s)
+/* Adds the counters of from to to (not last_physical, a position, nor
+ * unverified_errors, which the status file does not keep). */
+static void progress_add(struct btrfs_scrub_progress *to, const struct btrfs_scrub_progress *from)
 {
-#define ADD(name) t->p.name += p->name;
+#define ADD(name) to->name += from->name;
 	ADD(data_extents_scrubbed) ADD(tree_extents_scrubbed) ADD(data_bytes_scrubbed)
 	ADD(tree_bytes_scrubbed) ADD(read_errors) ADD(csum_errors) ADD(verify_errors)
 	ADD(no_csum) ADD(csum_discards) ADD(super_errors) ADD(malloc_errors)
 	ADD(uncorrectable_errors) ADD(corrected_errors)
 #undef ADD
+}
+
+/* Sum over devices: counters add up, the earliest start, the longest duration. */
+static void add_to_total(struct scrub_record *t, const struct btrfs_scrub_progress *p,
+			 const struct scrub_stats *s)
+{
+	progress_add(&t->p, p);
 	t->p.last_physical = p->last_physical;
 	if (!t->s.t_start || t->s.t_start > s->t_start)
 		t->s.t_start = s->t_start;
@@ -210,7 +202,7 @@ static void *scrub_thread(void *arg)
 	struct timespec now;
 
 	/* ioprio is per thread; a failure only makes the scrub less polite */
-	if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, d->ioprio) && !quiet)
+	if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, d->ioprio) && !out_quiet())
 		msg_warn("setting ioprio failed: %s (ignored)", strerror(errno));
 	d->ret = ioctl(d->fd, BTRFS_IOC_SCRUB, &d->args);
 	d->err = errno;
@@ -237,12 +229,7 @@ static void record_of(const struct dev_scrub *d, int use_live, struct scrub_reco
 	}
 	if (!d->resumed)
 		return;
-#define SUM(name) r->p.name += d->resumed->p.name;
-	SUM(data_extents_scrubbed) SUM(tree_extents_scrubbed) SUM(data_bytes_scrubbed)
-	SUM(tree_bytes_scrubbed) SUM(read_errors) SUM(csum_errors) SUM(verify_errors)
-	SUM(no_csum) SUM(csum_discards) SUM(super_errors) SUM(malloc_errors)
-	SUM(uncorrectable_errors) SUM(corrected_errors)
-#undef SUM
+	progress_add(&r->p, &d->resumed->p);
 	r->s.t_resumed = d->s.t_start;
 	r->s.t_start = d->resumed->s.t_start;
 	r->s.duration = d->resumed->s.duration + d->s.duration;
@@ -376,7 +363,7 @@ static int run_scrubs(const char *path, const char *fsid, const char *dir, int f
 			bytes += di[i].bytes_used;
 		}
 		if (!o->per_dev) {
-			say("scrub %s for %s\n", what, fsid);
+			out_say("scrub %s for %s\n", what, fsid);
 			print_total(&total, o->raw, bytes);
 		}
 	}
@@ -389,11 +376,11 @@ static int run_scrubs(const char *path, const char *fsid, const char *dir, int f
 	if (err)
 		return 1;
 	if (uncorrectable) {
-		if (!quiet)
+		if (!out_quiet())
 			msg_error("there are uncorrectable errors");
 		return 3;
 	}
-	if (correctable && !quiet)
+	if (correctable && !out_quiet())
 		msg_warn("errors detected during scrubbing, corrected");
 	return 0;
 }
@@ -433,29 +420,49 @@ static size_t plan_devices(struct dev_scrub *d, int fd, const struct btrfs_ioctl
 	return run;
 }
 
+/* The filesystem of path (a mount point or one of its devices) and the devices a scrub
+ * covers (only that one for a device). Returns the open fd, or -1 after an error
+ * message (about the devices only when not quiet). */
+static int open_scrub_target(const char *path, int quiet, struct btrfs_ioctl_fs_info_args *fi,
+			     struct btrfs_ioctl_dev_info_args **di, int *ndev)
+{
+	int fd = btrfs_open_path_or_dev(path, 0), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = btrfs_dev_infos_of_path(fd, path, fi, di, ndev);
+	if (!ret && *ndev)
+		return fd;
+	if (!quiet)
+		msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
+			  ret ? strerror(-ret) : "");
+	free(*di);
+	*di = NULL;
+	close(fd);
+	return -1;
+}
+
+/* The options start and resume share. */
+#define START_OPTIONS_HELP \
+	"    -B   stay in the foreground and print a report at the end\n" \
+	"    -d   report per device (with -B)\n" \
+	"    -q   quiet\n" \
+	"    -r   read-only: report errors, repair nothing\n" \
+	"    -R   raw counters instead of a summary\n" \
+	"    -c   ioprio class (see ionice(1)), default idle\n" \
+	"    -n   ioprio class data (see ionice(1))\n"
+
 static int scrub_start(int argc, char **argv, int resume)
 {
 	static const char start_usage[] =
 		"usage: btrfs scrub start [-BdqrRf] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n\n"
 		"    Start a new scrub of every device of the filesystem.\n\n"
-		"    -B   stay in the foreground and print a report at the end\n"
-		"    -d   report per device (with -B)\n"
-		"    -q   quiet\n"
-		"    -r   read-only: report errors, repair nothing\n"
-		"    -R   raw counters instead of a summary\n"
-		"    -c   ioprio class (see ionice(1)), default idle\n"
-		"    -n   ioprio class data (see ionice(1))\n"
+		START_OPTIONS_HELP
 		"    -f   start even if the status file says a scrub is running\n";
 	static const char resume_usage[] =
 		"usage: btrfs scrub resume [-BdqrR] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n\n"
 		"    Continue a canceled or interrupted scrub where each device stopped.\n\n"
-		"    -B   stay in the foreground and print a report at the end\n"
-		"    -d   report per device (with -B)\n"
-		"    -q   quiet\n"
-		"    -r   read-only: report errors, repair nothing\n"
-		"    -R   raw counters instead of a summary\n"
-		"    -c   ioprio class (see ionice(1)), default idle\n"
-		"    -n   ioprio class data (see ionice(1))\n";
+		START_OPTIONS_HELP;
 	const char *usage = resume ? resume_usage : start_usage;
 	struct start_opts o = { .background = 1, .ioprio_class = IOPRIO_CLASS_IDLE, .resume = resume };
 	struct btrfs_ioctl_dev_info_args *di = NULL;
@@ -468,12 +475,11 @@ static int scrub_start(int argc, char **argv, int resume)
 	char fsid[UUID_STR_LEN];
 	int c, fd, fell_back, ret = 1;
 
-	quiet = cli_globals.verbose < 0;
 	while ((c = cli_getopt(argc, argv, resume ? "BdqrRc:n:" : "BdqrRc:n:f", NULL, usage)) != -1) {
 		switch (c) {
 		case 'B': o.background = 0; o.print = 1; break;
 		case 'd': o.per_dev = 1; break;
-		case 'q': quiet = 1; break;
+		case 'q': cli_globals.verbose = -1; break;
 		case 'r': o.readonly = 1; break;
 		case 'R': o.raw = 1; break;
 		case 'c': o.ioprio_class = atoi(optarg); break;
@@ -482,30 +488,22 @@ static int scrub_start(int argc, char **argv, int resume)
 		}
 	}
 	cli_check_argc(argc, 1, 1, usage);
-	if (quiet)
+	if (out_quiet())
 		o.print = 0;
 	path = argv[optind];
 	dir = scrub_status_dir(&fell_back);
-	if (!dir && !quiet)
+	if (!dir && !out_quiet())
 		msg_warn("cannot create the scrub status directory %s: %s. Status recording disabled",
 			 getenv(SCRUB_STATUS_DIR_ENV) ? getenv(SCRUB_STATUS_DIR_ENV) : SCRUB_STATUS_DIR,
 			 strerror(errno));
-	else if (fell_back && !quiet)
+	else if (fell_back && !out_quiet())
 		msg_warn("%s is not writable, scrub status is kept in %s", SCRUB_STATUS_DIR, dir);
-	fd = btrfs_open_path_or_dev(path, 0);
+	fd = open_scrub_target(path, out_quiet(), &fi, &di, &ndev);
 	if (fd < 0)
 		return 1;
-	ret = btrfs_dev_infos_of_path(fd, path, &fi, &di, &ndev);
-	if (ret || !ndev) {
-		if (!quiet)
-			msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
-				  ret ? strerror(-ret) : "");
-		ret = 1;
-		goto out;
-	}
 	uuid_unparse(fi.fsid, fsid);
 	ret = scrub_status_read(fsid, &past, &npast);
-	if (ret && !quiet)
+	if (ret && !out_quiet())
 		msg_warn("failed to read status file: %s", strerror(-ret));
 	if (scrub_running_in_kernel(fd, di, (size_t)ndev) && !o.force) {
 		int unfinished = 0;
@@ -513,7 +511,7 @@ static int scrub_start(int argc, char **argv, int resume)
 		for (size_t i = 0; i < npast; i++)
 			unfinished |= !(past[i].s.finished || past[i].s.canceled);
 		if (unfinished) {
-			if (!quiet)
+			if (!out_quiet())
 				msg_error("Scrub is already running.\nTo cancel use 'btrfs scrub cancel %s'.\n"
 					  "To see the status use 'btrfs scrub status [-d] %s'", path, path);
 			ret = 1;
@@ -528,12 +526,12 @@ static int scrub_start(int argc, char **argv, int resume)
 	}
 	nrun = plan_devices(d, fd, di, (size_t)ndev, past, npast, &o);
 	if (!nrun) {
-		say("scrub: nothing to resume for %s, fsid %s\n", path, fsid);
+		out_say("scrub: nothing to resume for %s, fsid %s\n", path, fsid);
 		ret = 2;
 		goto out;
 	}
 	if (dir && (ret = record_progress(dir, fsid, d, (size_t)ndev, 1))) {
-		if (!quiet)
+		if (!out_quiet())
 			msg_warn("failed to write the progress status file: %s. Status recording disabled",
 				 strerror(-ret));
 		dir = NULL;
@@ -542,13 +540,13 @@ static int scrub_start(int argc, char **argv, int resume)
 		pid_t pid = fork();
 
 		if (pid < 0) {
-			if (!quiet)
+			if (!out_quiet())
 				msg_error("cannot scrub, fork failed: %s", strerror(errno));
 			ret = 1;
 			goto out;
 		}
 		if (pid) {
-			say("scrub %s on %s, fsid %s (pid=%d)\n", resume ? "resumed" : "started",
+			out_say("scrub %s on %s, fsid %s (pid=%d)\n", resume ? "resumed" : "started",
 			    path, fsid, (int)pid);
 			ret = 0;
 			goto out;
@@ -593,9 +591,7 @@ int scrub_cancel_main(int argc, char **argv)
 {
 	int fd;
 
-	while (cli_getopt(argc, argv, "", NULL, cancel_usage) != -1)
-		;
-	cli_check_argc(argc, 1, 1, cancel_usage);
+	cli_no_options(argc, argv, 1, 1, cancel_usage);
 	fd = btrfs_open_path_or_dev(argv[optind], 0);
 	if (fd < 0)
 		return 1;
@@ -608,8 +604,7 @@ int scrub_cancel_main(int argc, char **argv)
 		return e == ENOTCONN ? 2 : 1;
 	}
 	close(fd);
-	if (cli_globals.verbose >= 0)
-		printf("scrub cancelled\n");
+	out_say("scrub cancelled\n");
 	return 0;
 }
 
@@ -719,7 +714,6 @@ int scrub_status_main(int argc, char **argv)
 	size_t npast = 0;
 	char fsid[UUID_STR_LEN];
 
-	quiet = cli_globals.verbose < 0;
 	unit_mode = units_parse_args(&argc, argv, 0);
 	while ((c = cli_getopt(argc, argv, "dR", NULL, status_usage)) != -1) {
 		if (c == 'd')
@@ -728,15 +722,9 @@ int scrub_status_main(int argc, char **argv)
 			raw = 1;
 	}
 	cli_check_argc(argc, 1, 1, status_usage);
-	fd = btrfs_open_path_or_dev(argv[optind], 0);
+	fd = open_scrub_target(argv[optind], 0, &fi, &di, &ndev);
 	if (fd < 0)
 		return 1;
-	if ((ret = btrfs_dev_infos_of_path(fd, argv[optind], &fi, &di, &ndev)) || !ndev) {
-		msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
-			  ret ? strerror(-ret) : "");
-		ret = 1;
-		goto out;
-	}
 	if ((ret = used_bytes_on_disk(fd, &bytes))) {
 		msg_error("cannot get space info: %s", strerror(-ret));
 		ret = 1;
@@ -766,7 +754,7 @@ int scrub_status_main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
-	say("UUID:             %s\n", fsid);
+	out_say("UUID:             %s\n", fsid);
 	for (int i = 0; i < ndev; i++) {
 		struct scrub_record *last = scrub_status_find(past, npast, di[i].devid);
 

@@ -36,22 +36,8 @@
 #include "subvol.h"
 #include <libgen.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <time.h>
 #include <linux/btrfs_tree.h>
-
-/* Normal output, silenced by the global -q. */
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cli_globals.verbose < 0)
-		return;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-}
 
 /* The UUID, or "-" when it is null (btrfs-progs' listing). */
 static const char *uuid_text(const uint8_t uuid[UUID_SIZE], char buf[UUID_STR_LEN])
@@ -80,6 +66,17 @@ static void split_path(const char *path, char **dir, char **name)
 		msg_error("out of memory");
 		exit(1);
 	}
+}
+
+/* subvol_check_path() with the error printed (btrfs-progs wording); 0 when path is
+ * the root of a subvolume. */
+static int check_subvol_path(const char *path)
+{
+	int err = subvol_check_path(path);
+
+	if (err)
+		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	return err;
 }
 
 static int valid_subvol_name(const char *name)
@@ -119,8 +116,12 @@ bad:
 	return -1;
 }
 
-static void inherit_apply(const struct inherit *in, struct btrfs_ioctl_vol_args_v2 *args)
+/* The ioctl argument of a new subvolume or snapshot: its name and qgroups. */
+static void new_subvol_args(struct btrfs_ioctl_vol_args_v2 *args, const char *name,
+			    const struct inherit *in)
 {
+	memset(args, 0, sizeof(*args));
+	snprintf(args->name, sizeof(args->name), "%s", name);
 	if (!in->n)
 		return;
 	args->flags |= BTRFS_SUBVOL_QGROUP_INHERIT;
@@ -159,10 +160,8 @@ int subvol_create_main(int argc, char **argv)
 	else if (strlen(name) > BTRFS_SUBVOL_NAME_MAX)
 		msg_error("subvolume name too long: %s", name);
 	else if ((fd = btrfs_open_path(dir, 1, 0)) >= 0) {
-		say("Create subvolume '%s/%s'\n", dir, name);
-		memset(&args, 0, sizeof(args));
-		snprintf(args.name, sizeof(args.name), "%s", name);
-		inherit_apply(&in, &args);
+		out_say("Create subvolume '%s/%s'\n", dir, name);
+		new_subvol_args(&args, name, &in);
 		if (ioctl(fd, BTRFS_IOC_SUBVOL_CREATE_V2, &args) < 0)
 			msg_error("cannot create subvolume: %s", strerror(errno));
 		else
@@ -224,11 +223,8 @@ static int delete_one(const char *path, const struct delete_opts *o, int *commit
 			return 1;
 		}
 	}
-	err = subvol_check_path(path);
-	if (err) {
-		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	if (check_subvol_path(path))
 		goto out;
-	}
 	real = realpath(path, NULL);
 	if (!real) {
 		msg_error("cannot find real path for '%s': %s", path, strerror(errno));
@@ -259,14 +255,14 @@ static int delete_one(const char *path, const struct delete_opts *o, int *commit
 				 (unsigned long long)def_id, dir, name);
 		goto out;
 	}
-	say("Delete subvolume (%s): ", o->commit == COMMIT_EACH ||
+	out_say("Delete subvolume (%s): ", o->commit == COMMIT_EACH ||
 	    (o->commit == COMMIT_AFTER && o->last) ? "commit" : "no-commit");
 	if (!o->subvolid)
-		say("'%s/%s'\n", dir, name);
+		out_say("'%s/%s'\n", dir, name);
 	else if (subpath)
-		say("'%s/%s'\n", path, subpath);
+		out_say("'%s/%s'\n", path, subpath);
 	else
-		say("subvolid=%llu\n", (unsigned long long)o->subvolid);
+		out_say("subvolid=%llu\n", (unsigned long long)o->subvolid);
 	memset(&args, 0, sizeof(args));
 	if (o->subvolid) {
 		args.flags = BTRFS_SUBVOL_SPEC_BY_ID;
@@ -356,7 +352,7 @@ int subvol_snapshot_main(int argc, char **argv)
 	struct inherit in = { 0 };
 	const char *subvol, *dst;
 	char *dir = NULL, *name = NULL, *unused;
-	int c, err, readonly = 0, fd = -1, fddst = -1, ret = 1;
+	int c, readonly = 0, fd = -1, fddst = -1, ret = 1;
 	struct stat st;
 
 	while ((c = cli_getopt(argc, argv, "ri:", NULL, snapshot_usage)) != -1) {
@@ -368,11 +364,8 @@ int subvol_snapshot_main(int argc, char **argv)
 	cli_check_argc(argc, 2, 2, snapshot_usage);
 	subvol = argv[optind];
 	dst = argv[optind + 1];
-	err = subvol_check_path(subvol);
-	if (err) {
-		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	if (check_subvol_path(subvol))
 		goto out;
-	}
 	if (stat(dst, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		msg_error("'%s' exists and it is not a directory", dst);
 		goto out;
@@ -397,13 +390,12 @@ int subvol_snapshot_main(int argc, char **argv)
 	}
 	if ((fddst = btrfs_open_path(dir, 1, 0)) < 0 || (fd = btrfs_open_path(subvol, 1, 0)) < 0)
 		goto out;
-	say("Create a %ssnapshot of '%s' in '%s/%s'\n", readonly ? "readonly " : "",
+	out_say("Create a %ssnapshot of '%s' in '%s/%s'\n", readonly ? "readonly " : "",
 	    subvol, dir, name);
-	memset(&args, 0, sizeof(args));
+	new_subvol_args(&args, name, &in);
 	args.fd = fd;
-	args.flags = readonly ? BTRFS_SUBVOL_RDONLY : 0;
-	inherit_apply(&in, &args);
-	snprintf(args.name, sizeof(args.name), "%s", name);
+	if (readonly)
+		args.flags |= BTRFS_SUBVOL_RDONLY;
 	if (ioctl(fddst, BTRFS_IOC_SNAP_CREATE_V2, &args) < 0)
 		msg_error("cannot snapshot '%s': %s", subvol, strerror(errno));
 	else
@@ -681,7 +673,7 @@ static void print_rows(const struct row *rows, size_t n, const struct list_opts 
 	}
 	int c;
 
-	if (cli_globals.verbose < 0)
+	if (out_quiet())
 		return;
 	if (o->table) {
 		for (c = 0; c < NCOLS; c++)
@@ -936,7 +928,7 @@ static void print_snapshots_below(const struct subvol_entry *all, char **paths, 
 		if (all[i].parent_id != parent || !paths[i] || all[i].id == parent)
 			continue;
 		if (!memcmp(all[i].parent_uuid, uuid, 16))
-			say("\t\t\t\t%s\n", paths[i]);
+			out_say("\t\t\t\t%s\n", paths[i]);
 		print_snapshots_below(all, paths, n, all[i].id, uuid, depth + 1);
 	}
 }
@@ -953,11 +945,11 @@ static int print_subvol_quota(int fd, uint64_t id, unsigned mode)
 		msg_error("quota query failed: %s", strerror(-ret));
 		return ret;
 	}
-	say("\tQuota group:\t\t0/%llu\n", (unsigned long long)id);
-	say("\t  Limit referenced:\t%s\n", q.max_rfer ? pretty_size(q.max_rfer, mode) : "-");
-	say("\t  Limit exclusive:\t%s\n", q.max_excl ? pretty_size(q.max_excl, mode) : "-");
-	say("\t  Usage referenced:\t%s\n", pretty_size(q.rfer, mode));
-	say("\t  Usage exclusive:\t%s\n", pretty_size(q.excl, mode));
+	out_say("\tQuota group:\t\t0/%llu\n", (unsigned long long)id);
+	out_say("\t  Limit referenced:\t%s\n", q.max_rfer ? pretty_size(q.max_rfer, mode) : "-");
+	out_say("\t  Limit exclusive:\t%s\n", q.max_excl ? pretty_size(q.max_excl, mode) : "-");
+	out_say("\t  Usage referenced:\t%s\n", pretty_size(q.rfer, mode));
+	out_say("\t  Usage exclusive:\t%s\n", pretty_size(q.excl, mode));
 	return 0;
 }
 
@@ -974,33 +966,33 @@ static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 			 "\t 'SUBVOLUME FLAGS' in manual page btrfs-subvolume for\n"
 			 "\t further information.");
 	if (sv->id == BTRFS_FS_TREE_OBJECTID) {
-		say("/\n\tName: \t\t\t<FS_TREE>\n");
+		out_say("/\n\tName: \t\t\t<FS_TREE>\n");
 	} else {
 		const char *slash = strrchr(path, '/');
 
-		say("%s\n\tName: \t\t\t%s\n", path, slash ? slash + 1 : path);
+		out_say("%s\n\tName: \t\t\t%s\n", path, slash ? slash + 1 : path);
 	}
 	uuid_text(sv->uuid, buf);
-	say("\tUUID: \t\t\t%s\n", buf);
+	out_say("\tUUID: \t\t\t%s\n", buf);
 	uuid_text(sv->parent_uuid, buf);
-	say("\tParent UUID: \t\t%s\n", buf);
+	out_say("\tParent UUID: \t\t%s\n", buf);
 	uuid_text(sv->received_uuid, buf);
-	say("\tReceived UUID: \t\t%s\n", buf);
+	out_say("\tReceived UUID: \t\t%s\n", buf);
 	time_text(sv->otime, ctime_buf, sizeof(ctime_buf));
-	say("\tCreation time: \t\t%s\n", ctime_buf);
-	say("\tSubvolume ID: \t\t%llu\n", (unsigned long long)sv->id);
-	say("\tGeneration: \t\t%llu\n", (unsigned long long)sv->generation);
-	say("\tGen at creation: \t%llu\n", (unsigned long long)sv->otransid);
-	say("\tParent ID: \t\t%llu\n", (unsigned long long)sv->parent_id);
-	say("\tTop level ID: \t\t%llu\n", (unsigned long long)sv->parent_id);
-	say("\tFlags: \t\t\t%s\n", sv->flags & BTRFS_ROOT_SUBVOL_RDONLY ? "readonly" : "-");
-	say("\tSend transid: \t\t%llu\n", (unsigned long long)sv->stransid);
+	out_say("\tCreation time: \t\t%s\n", ctime_buf);
+	out_say("\tSubvolume ID: \t\t%llu\n", (unsigned long long)sv->id);
+	out_say("\tGeneration: \t\t%llu\n", (unsigned long long)sv->generation);
+	out_say("\tGen at creation: \t%llu\n", (unsigned long long)sv->otransid);
+	out_say("\tParent ID: \t\t%llu\n", (unsigned long long)sv->parent_id);
+	out_say("\tTop level ID: \t\t%llu\n", (unsigned long long)sv->parent_id);
+	out_say("\tFlags: \t\t\t%s\n", sv->flags & BTRFS_ROOT_SUBVOL_RDONLY ? "readonly" : "-");
+	out_say("\tSend transid: \t\t%llu\n", (unsigned long long)sv->stransid);
 	/* btrfs-progs 6.2 prints the creation time here; kept for identical output */
-	say("\tSend time: \t\t%s\n", ctime_buf);
-	say("\tReceive transid: \t%llu\n", (unsigned long long)sv->rtransid);
+	out_say("\tSend time: \t\t%s\n", ctime_buf);
+	out_say("\tReceive transid: \t%llu\n", (unsigned long long)sv->rtransid);
 	time_text(sv->rtime, buf, sizeof(buf));
-	say("\tReceive time: \t\t%s\n", buf);
-	say("\tSnapshot(s):\n");
+	out_say("\tReceive time: \t\t%s\n", buf);
+	out_say("\tSnapshot(s):\n");
 	paths = full_paths(all, n);
 	print_snapshots_below(all, paths, n, BTRFS_FS_TREE_OBJECTID, sv->uuid, 0);
 	for (size_t i = 0; i < n; i++)
@@ -1052,14 +1044,8 @@ int subvol_show_main(int argc, char **argv)
 		msg_error("can't access '%s'", real);
 		goto out;
 	}
-	if (!by_uuid && !rootid) {
-		err = subvol_check_path(real);
-		if (err) {
-			msg_error("%s: %s", subvol_strerror(err),
-				  strerror(err == -ENOTTY ? EINVAL : -err));
-			goto out;
-		}
-	}
+	if (!by_uuid && !rootid && check_subvol_path(real))
+		goto out;
 	err = subvol_get_all(fd, &all, &n);
 	if (err) {
 		msg_error("Could not search B-tree: %s", strerror(-err));
@@ -1112,15 +1098,13 @@ int subvol_get_default_main(int argc, char **argv)
 	char *path;
 	int fd, err;
 
-	while (cli_getopt(argc, argv, "", NULL, get_default_usage) != -1)
-		;
-	cli_check_argc(argc, 1, 1, get_default_usage);
+	cli_no_options(argc, argv, 1, 1, get_default_usage);
 	fd = btrfs_open_path(argv[optind], 1, 0);
 	if (fd < 0)
 		return 1;
 	err = subvol_default_id(fd, &id);
 	if (!err && id == BTRFS_FS_TREE_OBJECTID) {
-		say("ID 5 (FS_TREE)\n");
+		out_say("ID 5 (FS_TREE)\n");
 		close(fd);
 		return 0;
 	}
@@ -1138,7 +1122,7 @@ int subvol_get_default_main(int argc, char **argv)
 		subvol_free(&sv);
 		return 1;
 	}
-	say("ID %llu gen %llu top level %llu path %s\n", (unsigned long long)sv.id,
+	out_say("ID %llu gen %llu top level %llu path %s\n", (unsigned long long)sv.id,
 	    (unsigned long long)sv.generation, (unsigned long long)sv.parent_id, path);
 	subvol_free(&sv);
 	free(path);
@@ -1154,11 +1138,9 @@ int subvol_set_default_main(int argc, char **argv)
 {
 	uint64_t id = 0;
 	const char *path;
-	int fd, err;
+	int fd, err, ret = 1;
 
-	while (cli_getopt(argc, argv, "", NULL, set_default_usage) != -1)
-		;
-	cli_check_argc(argc, 1, 2, set_default_usage);
+	cli_no_options(argc, argv, 1, 2, set_default_usage);
 	path = argv[argc - 1];
 	if (argc - optind == 2) {
 		if (cli_parse_u64(argv[optind], &id)) {
@@ -1167,8 +1149,7 @@ int subvol_set_default_main(int argc, char **argv)
 		}
 		if (!id)
 			id = BTRFS_FS_TREE_OBJECTID;
-	} else if ((err = subvol_check_path(path))) {
-		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	} else if (check_subvol_path(path)) {
 		return 1;
 	}
 	fd = open(path, O_RDONLY | O_DIRECTORY);
@@ -1176,18 +1157,14 @@ int subvol_set_default_main(int argc, char **argv)
 		msg_error("Could not open: %s", strerror(errno));
 		return 1;
 	}
-	if (!id && (err = subvol_id_of_fd(fd, &id))) {
+	if (!id && (err = subvol_id_of_fd(fd, &id)))
 		msg_error("Could not lookup inode: %s", strerror(-err));
-		close(fd);
-		return 1;
-	}
-	if (ioctl(fd, BTRFS_IOC_DEFAULT_SUBVOL, &id) < 0) {
+	else if (ioctl(fd, BTRFS_IOC_DEFAULT_SUBVOL, &id) < 0)
 		msg_error("Could not set default subvolume: %s", strerror(errno));
-		close(fd);
-		return 1;
-	}
+	else
+		ret = 0;
 	close(fd);
-	return 0;
+	return ret;
 }
 
 /* ---- find-new ---- */
@@ -1239,17 +1216,17 @@ static int print_new_extent(const struct btrfs_ioctl_search_header *sh, const vo
 			  (unsigned long long)sh->offset, (unsigned long long)gen);
 		return -EIO;
 	}
-	say("inode %llu file offset %llu len %llu disk start %llu offset %llu gen %llu flags ",
+	out_say("inode %llu file offset %llu len %llu disk start %llu offset %llu gen %llu flags ",
 	    (unsigned long long)sh->objectid, (unsigned long long)sh->offset,
 	    (unsigned long long)len, (unsigned long long)start, (unsigned long long)off,
 	    (unsigned long long)gen);
 	if (fe.compression)
-		say("%sCOMPRESS", flags++ ? "|" : "");
+		out_say("%sCOMPRESS", flags++ ? "|" : "");
 	if (fe.type == BTRFS_FILE_EXTENT_PREALLOC)
-		say("%sPREALLOC", flags++ ? "|" : "");
+		out_say("%sPREALLOC", flags++ ? "|" : "");
 	if (fe.type == BTRFS_FILE_EXTENT_INLINE)
-		say("%sINLINE", flags++ ? "|" : "");
-	say("%s %s\n", flags ? "" : "NONE", f->cached_path);
+		out_say("%sINLINE", flags++ ? "|" : "");
+	out_say("%s %s\n", flags ? "" : "NONE", f->cached_path);
 	return 0;
 }
 
@@ -1261,17 +1238,13 @@ int subvol_find_new_main(int argc, char **argv)
 	struct subvol_entry sv;
 	int err, ret = 1;
 
-	while (cli_getopt(argc, argv, "", NULL, find_new_usage) != -1)
-		;
-	cli_check_argc(argc, 2, 2, find_new_usage);
+	cli_no_options(argc, argv, 2, 2, find_new_usage);
 	if (cli_parse_u64(argv[optind + 1], &f.since)) {
 		msg_error("%s is not a valid numeric value", argv[optind + 1]);
 		return 1;
 	}
-	if ((err = subvol_check_path(argv[optind]))) {
-		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	if (check_subvol_path(argv[optind]))
 		return 1;
-	}
 	f.fd = btrfs_open_path(argv[optind], 1, 0);
 	if (f.fd < 0)
 		return 1;
@@ -1287,7 +1260,7 @@ int subvol_find_new_main(int argc, char **argv)
 	err = tree_search_since(f.fd, 0, &min, &max, f.since, print_new_extent, &f);
 	if (err < 0 && err != -EIO)
 		msg_error("can't perform the search: %s", strerror(-err));
-	say("transid marker was %llu\n", (unsigned long long)sv.generation);
+	out_say("transid marker was %llu\n", (unsigned long long)sv.generation);
 	subvol_free(&sv);
 	ret = err < 0;
 out:
@@ -1342,7 +1315,7 @@ int subvol_sync_main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
-	say("Waiting for %zu subvolume%s\n", count, count > 1 ? "s" : "");
+	out_say("Waiting for %zu subvolume%s\n", count, count > 1 ? "s" : "");
 	while (done < count) {
 		for (i = 0; i < count; i++) {
 			struct subvol_entry sv;
@@ -1351,7 +1324,7 @@ int subvol_sync_main(int argc, char **argv)
 				continue;
 			err = subvol_get(fd, ids[i], &sv);
 			if (err == -ENOENT) {
-				say("Subvolume id %llu is gone (%zu/%zu)\n",
+				out_say("Subvolume id %llu is gone (%zu/%zu)\n",
 				    (unsigned long long)ids[i], ++done, count);
 				ids[i] = 0;
 			} else if (err) {

@@ -191,8 +191,10 @@ int fs_lookup(struct fs *fs, const struct fs_root *root, const struct fs_key *ke
 	struct fs_key found;
 	int ret = fs_search(fs, root, key, p);
 
-	if (ret < 0)
+	if (ret < 0) {
+		fs_path_release(fs, p);
 		return ret;
+	}
 	fs_path_key(p, &found);
 	if (ret == 0 && !fs_key_cmp(&found, key))
 		return 0;
@@ -205,13 +207,17 @@ int fs_search_le(struct fs *fs, const struct fs_root *root, const struct fs_key 
 	struct fs_key found;
 	int ret = fs_search(fs, root, key, p);
 
-	if (ret < 0)
+	if (ret < 0) {
+		fs_path_release(fs, p);
 		return ret;
+	}
 	fs_path_key(p, &found);
 	if (ret == 0 && fs_key_cmp(&found, key) > 0) {
 		ret = fs_prev(fs, p);
-		if (ret < 0)
+		if (ret < 0) {
+			fs_path_release(fs, p);
 			return ret;
+		}
 		fs_path_key(p, &found);         /* unchanged when nothing precedes it */
 	}
 	if (p->levels && found.objectid == key->objectid && found.type == key->type &&

@@ -1,6 +1,7 @@
 #include "btrfs_ioctl.h"
 #include "cli.h"
 #include "le.h"
+#include "uuid.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <mntent.h>
@@ -240,6 +241,27 @@ int btrfs_multiple_profiles(const struct btrfs_ioctl_space_args *sa,
 	return mask;
 }
 
+void btrfs_warn_multiple_profiles(int fd)
+{
+	static const char *const label[BTRFS_NR_CLASSES] = {
+		"Data", "Metadata", "Data+Metadata", "System"
+	};
+	char names[BTRFS_NR_CLASSES][BTRFS_PROFILES_LEN];
+	struct btrfs_ioctl_space_args *sa;
+	int mask, c;
+
+	if (btrfs_space_info(fd, &sa))
+		return;
+	mask = btrfs_multiple_profiles(sa, names);
+	free(sa);
+	if (!mask)
+		return;
+	msg_warn("Multiple block group profiles detected, see 'man btrfs(5)'");
+	for (c = 0; c < BTRFS_NR_CLASSES; c++)
+		if (mask & (1 << c))
+			msg_warn("   %s: %s", label[c], names[c]);
+}
+
 /* Adds the stripes of one chunk item to the per-device sums. */
 static int add_chunk(struct btrfs_chunk_usage **cu, int *n, int *room,
 		     const uint8_t *item, uint32_t len)
@@ -414,6 +436,31 @@ int btrfs_mount_of_device(const char *dev, char *mnt, size_t size)
 		break;
 	}
 	endmntent(f);
+	return ret;
+}
+
+int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size)
+{
+	struct btrfs_ioctl_fs_info_args fi;
+	char path[256], fsid[UUID_STR_LEN];
+	ssize_t n;
+	int sfd, ret;
+
+	buf[0] = 0;
+	ret = btrfs_fs_info(fd, &fi);
+	if (ret)
+		return ret;
+	uuid_unparse(fi.fsid, fsid);
+	if (snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/%s", fsid, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	sfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sfd < 0)
+		return -errno;
+	n = read(sfd, buf, size - 1);
+	ret = n < 0 ? -errno : 0;
+	close(sfd);
+	buf[n > 0 ? n : 0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
 	return ret;
 }
 

@@ -1,6 +1,7 @@
 /* Queries on a mounted btrfs through its ioctls (shared by filesystem, device,
  * subvolume and scrub commands). Functions return 0 or -errno unless noted and never
- * print, except btrfs_open_path() which reports why it failed (btrfs-progs wording). */
+ * print, except btrfs_open_path*() which report why they failed and
+ * btrfs_warn_multiple_profiles() (btrfs-progs wording). */
 #ifndef UTIL_BTRFS_IOCTL_H
 #define UTIL_BTRFS_IOCTL_H
 #include <stddef.h>
@@ -67,6 +68,11 @@ enum { BTRFS_CLASS_DATA, BTRFS_CLASS_METADATA, BTRFS_CLASS_MIXED, BTRFS_CLASS_SY
 #define BTRFS_PROFILES_LEN 96
 int btrfs_multiple_profiles(const struct btrfs_ioctl_space_args *sa,
 			    char profiles[BTRFS_NR_CLASSES][BTRFS_PROFILES_LEN]);
+/* When the filesystem of fd uses more than one profile for a block group class:
+ * "WARNING: Multiple block group profiles detected, see 'man btrfs(5)'" and one
+ * "WARNING:    Data: single, dup" line per such class, on stderr (as btrfs-progs
+ * after filesystem df, device usage/add/remove). Prints nothing on error. */
+void btrfs_warn_multiple_profiles(int fd);
 
 /* Chunk allocation summed per (chunk type, device, stripe count), from the chunk tree
  * (BTRFS_IOC_TREE_SEARCH, needs root). size is the sum of chunk lengths times the
@@ -90,6 +96,11 @@ uint64_t btrfs_device_size(const char *path);
 /* The mount point of the btrfs mounted from block device dev (compared by device
  * number), copied into mnt. 0 when found, -ENOENT when not mounted, -errno. */
 int btrfs_mount_of_device(const char *dev, char *mnt, size_t size);
+
+/* The first line of /sys/fs/btrfs/FSID/name (an attribute of the filesystem of fd,
+ * "exclusive_operation", "features/zoned", ...) without its newline into buf, which is
+ * empty on error. 0 or -errno (-ENOENT: no such attribute). */
+int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size);
 
 /* Filesystem label of a mounted fs (FS_IOC_GETFSLABEL / FS_IOC_SETFSLABEL); label has
  * room for BTRFS_LABEL_SIZE bytes. */

@@ -1,4 +1,5 @@
 #include "cli.h"
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,6 +73,13 @@ void cli_check_argc(int argc, int min, int max, const char *usage)
 		cli_usage_error(usage, "too many arguments");
 }
 
+void cli_no_options(int argc, char **argv, int min, int max, const char *usage)
+{
+	while (cli_getopt(argc, argv, "", NULL, usage) != -1)
+		;
+	cli_check_argc(argc, min, max, usage);
+}
+
 void cli_print_version(const char *name)
 {
 	printf("%s, part of btrfsbox v%s (btrfs-progs v%s compatible)\n",
@@ -91,4 +99,14 @@ int cli_parse_u64(const char *s, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int cli_all_digits(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
 }

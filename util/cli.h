@@ -29,9 +29,14 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 void cli_usage_error(const char *usage, const char *msg) __attribute__((noreturn));
 /* Exit 1 with usage unless min <= argc - optind <= max (max < 0: no limit). */
 void cli_check_argc(int argc, int min, int max, const char *usage);
+/* For a command without options: cli_getopt (--help, "--", unknown options), then
+ * cli_check_argc; the arguments start at optind. */
+void cli_no_options(int argc, char **argv, int min, int max, const char *usage);
 /* "NAME, part of btrfsbox vX (btrfs-progs 6.2 compatible)" on stdout. */
 void cli_print_version(const char *name);
 /* Parse a decimal or 0x number; -1 on garbage or overflow. */
 int cli_parse_u64(const char *s, uint64_t *out);
+/* 1 when s is one or more decimal digits and nothing else. */
+int cli_all_digits(const char *s);
 
 #endif

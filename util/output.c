@@ -18,6 +18,22 @@ int out_text_only(void)
 	return 1;
 }
 
+int out_quiet(void)
+{
+	return cli_globals.verbose < 0;
+}
+
+void out_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (out_quiet())
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
 static void indent(struct out *o, int n)
 {
 	fprintf(o->f, "%*s", n, "");

@@ -46,6 +46,11 @@ int out_json(void);
  * Usage: if (out_text_only()) return 1; */
 int out_text_only(void);
 
+/* 1 after the global -q (cli_globals.verbose < 0): normal output is silenced. */
+int out_quiet(void);
+/* Free-form text on stdout (printf), nothing when out_quiet(). */
+void out_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Starts the document: JSON "{" and the version header. */
 void out_start(struct out *o, int width, int indent);
 /* The same to another stream (tests). */

@@ -3,6 +3,8 @@
 #include "btrfs_ioctl.h"
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 TEST(group_names)
 {
@@ -61,4 +63,16 @@ TEST(multiple_profiles)
 	CHECK(btrfs_multiple_profiles(sa, p) == 1 << BTRFS_CLASS_DATA);
 	CHECK(!strcmp(p[BTRFS_CLASS_DATA], "single, raid1"));
 	free(sa);
+}
+
+TEST(sysfs_read_not_btrfs)
+{
+	char buf[16] = "junk";
+	int fd = open("/proc", O_RDONLY | O_DIRECTORY);
+
+	/* no BTRFS_IOC_FS_INFO outside btrfs: an error and an empty buffer */
+	CHECK(fd >= 0 && btrfs_sysfs_read(fd, "exclusive_operation", buf, sizeof(buf)) < 0);
+	CHECK(buf[0] == 0);
+	if (fd >= 0)
+		close(fd);
 }

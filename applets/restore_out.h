@@ -1,0 +1,72 @@
+/* The output side of `btrfs restore`: everything it creates goes through here.
+ * Names come from a possibly hostile image: each is one path component, checked,
+ * and created relative to an open directory descriptor with O_NOFOLLOW, so nothing
+ * lands outside OUTDIR and no symlink (restored or planted) is ever followed. */
+#ifndef APPLETS_RESTORE_OUT_H
+#define APPLETS_RESTORE_OUT_H
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <time.h>
+
+/* A growing "/a/b/c" path (as in the image) for messages, regex matching and -v. */
+struct rpath {
+	char *s;
+	size_t len, cap;
+};
+/* Appends "/name"; returns the previous length for rpath_pop, or (size_t)-1 on ENOMEM. */
+size_t rpath_push(struct rpath *p, const char *name, size_t len);
+void rpath_pop(struct rpath *p, size_t old_len);
+
+struct rout {
+	const char *outdir;     /* as given, for messages */
+	int dry_run, overwrite, verbose;
+	int warned_existing;
+	int progress;           /* stderr is a terminal: keep a progress line */
+	int progress_shown;
+	struct timespec progress_at;
+	uint64_t files, dirs, symlinks, bytes, skipped;
+};
+
+/* NULL when name may be created, else why not ("contains '/'", ...). */
+const char *rout_bad_name(const char *name, size_t len);
+
+/* OUTDIR + path with control characters escaped (names are untrusted), for
+ * messages; the result lives until the next call. */
+const char *rout_shown(const struct rout *o, const char *path);
+
+/* Each returns 0 on success, 1 when the entry was skipped (exists and no -o, or a
+ * dry run), a negative errno after printing an error naming `path`.
+ * In a dry run nothing is created and the returned descriptors are -1. */
+
+/* Opens (creating when needed) directory name in parent. Never follows a symlink. */
+int rout_dir(struct rout *o, int parent, const char *name, const char *path, int *fd);
+/* Creates regular file name in parent for writing (truncated). */
+int rout_file(struct rout *o, int parent, const char *name, const char *path, int *fd);
+int rout_symlink(struct rout *o, int parent, const char *name, const char *target, const char *path);
+
+/* pwrite all of buf at off; all-zero blocks are left as holes (the file is new or
+ * truncated, so a hole reads as the zeros it stands for). */
+int rout_write(struct rout *o, int fd, const void *buf, size_t len, uint64_t off, const char *path);
+/* Sets the final size (extends with a hole). */
+int rout_size(struct rout *o, int fd, uint64_t size, const char *path);
+
+struct rout_meta {
+	uint32_t uid, gid, mode;
+	struct timespec atime, mtime;
+};
+/* Metadata of an open file or directory in two steps: the owner first, then (after
+ * the xattrs: chown drops security.capability) mode and times. Symlinks by name
+ * (owner and times; a symlink has no mode of its own). */
+int rout_owner_fd(struct rout *o, int fd, const struct rout_meta *m, const char *path);
+int rout_mode_times_fd(struct rout *o, int fd, const struct rout_meta *m, const char *path);
+int rout_meta_link(struct rout *o, int parent, const char *name, const struct rout_meta *m,
+		   const char *path);
+int rout_xattr(struct rout *o, int fd, const char *name, const void *value, size_t len,
+	       const char *path);
+
+/* Progress line on a terminal (rate limited) and its removal. */
+void rout_progress(struct rout *o, const char *path);
+void rout_progress_clear(struct rout *o);
+
+#endif

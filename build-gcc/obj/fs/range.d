@@ -1,0 +1,4 @@
+build-gcc/obj/fs/range.o: fs/range.c fs/range.h fs/fs.h fs/format.h
+fs/range.h:
+fs/fs.h:
+fs/format.h:

@@ -1,0 +1,2 @@
+build-gcc/obj/util/cli.o: util/cli.c util/cli.h
+util/cli.h:

@@ -1,0 +1,2 @@
+build-gcc/obj/util/uuid.o: util/uuid.c util/uuid.h
+util/uuid.h:

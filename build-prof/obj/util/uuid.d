@@ -1,0 +1,2 @@
+build-prof/obj/util/uuid.o: util/uuid.c util/uuid.h
+util/uuid.h:
