@@ -825,6 +825,11 @@ int mkfs_main(int argc, char **argv)
 		return 1;
 	o.cfg.now = creation_time();
 	o.cfg.reproducible = getenv("SOURCE_DATE_EPOCH") != NULL;
+	/* --rootdir sorts the fs tree items through temporary files here; the budget
+	 * variable is for tests (forcing the spill to disk on small trees) */
+	o.cfg.tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	if (getenv("BTRFSBOX_MKFS_SORT_MEM"))
+		o.cfg.sort_mem = (size_t)strtoull(getenv("BTRFSBOX_MKFS_SORT_MEM"), NULL, 0);
 	if (!memcmp(o.cfg.fsid, zero, 16) && uuid_generate(o.cfg.fsid)) {
 		msg_error("cannot read random bytes for a UUID");
 		return 1;

@@ -120,16 +120,25 @@ void items_free(struct item_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* Number of items that go into the leaf starting at item i. */
-static size_t leaf_fill(const struct item_list *l, size_t i, uint32_t nodesize)
+static int list_next(void *ctx, struct bkey *key, const uint8_t **data, uint32_t *size)
 {
-	size_t room = nodesize - HDR, n = 0;
+	struct list_source *ls = ctx;
+	const struct bitem *it;
 
-	while (i + n < l->n && ITEM + l->v[i + n].size <= room) {
-		room -= ITEM + l->v[i + n].size;
-		n++;
-	}
-	return n;
+	if (ls->pos >= ls->l->n)
+		return 0;
+	it = &ls->l->v[ls->pos++];
+	*key = it->key;
+	*data = item_data(ls->l, it);
+	*size = it->size;
+	return 1;
+}
+
+struct item_source list_source(struct list_source *ls, const struct item_list *l)
+{
+	ls->l = l;
+	ls->pos = 0;
+	return (struct item_source){ list_next, ls };
 }
 
 static size_t node_capacity(uint32_t nodesize)
@@ -137,18 +146,28 @@ static size_t node_capacity(uint32_t nodesize)
 	return (nodesize - HDR) / KEYPTR;
 }
 
-int tree_shape(const struct item_list *l, uint32_t nodesize, struct tree_shape *out)
+/* Leaves are filled greedily: an item goes into the current leaf when it fits,
+ * else it starts the next one. */
+int tree_shape_source(const struct item_source *src, uint32_t nodesize, struct tree_shape *out)
 {
-	size_t leaves = 0, i = 0, width, total;
+	size_t leaves = 0, room = 0, width, total;
 	uint8_t level = 0;
+	struct bkey key;
+	const uint8_t *data;
+	uint32_t size;
+	int ret;
 
-	while (i < l->n) {
-		size_t n = leaf_fill(l, i, nodesize);
-		if (!n)
+	while ((ret = src->next(src->ctx, &key, &data, &size)) == 1) {
+		if (ITEM + size > nodesize - HDR)
 			return -1;
-		i += n;
-		leaves++;
+		if (!leaves || ITEM + size > room) {
+			leaves++;
+			room = nodesize - HDR;
+		}
+		room -= ITEM + size;
 	}
+	if (ret < 0)
+		return ret;
 	if (!leaves)
 		leaves = 1;
 	memset(out->width, 0, sizeof(out->width));
@@ -158,12 +177,20 @@ int tree_shape(const struct item_list *l, uint32_t nodesize, struct tree_shape *
 		width = (width + node_capacity(nodesize) - 1) / node_capacity(nodesize);
 		total += width;
 		if (++level >= BUILD_MAX_LEVEL)
-			return -1;
+			return -EFBIG;
 		out->width[level] = (uint32_t)width;
 	}
 	out->nblocks = (uint32_t)total;
 	out->level = level;
 	return 0;
+}
+
+int tree_shape(const struct item_list *l, uint32_t nodesize, struct tree_shape *out)
+{
+	struct list_source ls;
+	struct item_source src = list_source(&ls, l);
+
+	return tree_shape_source(&src, nodesize, out) ? -1 : 0;
 }
 
 uint8_t tree_block_level(const struct tree_shape *s, uint32_t b)
@@ -207,40 +234,64 @@ struct level_keys {
 	size_t n;
 };
 
-static int write_leaves(const struct item_list *l, const struct tree_params *p,
-			const uint64_t *addrs, uint8_t *block, struct level_keys *out)
+/* Writes the leaf being filled (n items, data packed from the end down to end). */
+static int flush_leaf(uint8_t *block, const struct tree_params *p, const uint64_t *addrs,
+		      size_t *b, uint32_t n, uint32_t nblocks)
 {
-	size_t i = 0, b = 0;
-	int ret;
-
-	do {
-		size_t n = leaf_fill(l, i, p->nodesize);
-		uint32_t end = p->nodesize - HDR;   /* item data offsets are from the header end */
-		struct btrfs_item *items = (struct btrfs_item *)(block + HDR);
-
-		memset(block, 0, p->nodesize);
-		for (size_t k = 0; k < n; k++) {
-			const struct bitem *it = &l->v[i + k];
-			end -= it->size;
-			put_disk_key(&items[k].key, &it->key);
-			put_le32(&items[k].offset, end);
-			put_le32(&items[k].size, it->size);
-			memcpy(block + HDR + end, item_data(l, it), it->size);
-		}
-		out->key[b] = n ? l->v[i].key : (struct bkey){ 0, 0, 0 };
-		tree_block_finish(block, p, addrs[b], (uint32_t)n, 0);
-		ret = p->write_block(p->ctx, addrs[b], block, p->nodesize);
-		if (ret)
-			return ret;
-		i += n;
-		b++;
-	} while (i < l->n);
-	out->n = b;
-	return 0;
+	if (*b >= nblocks)
+		return -EINVAL;     /* more leaves than the shape said */
+	tree_block_finish(block, p, addrs[*b], n, 0);
+	return p->write_block(p->ctx, addrs[(*b)++], block, p->nodesize);
 }
 
-int tree_write(const struct item_list *l, const struct tree_params *p, const uint64_t *addrs,
-	       uint32_t nblocks)
+static int write_leaves(const struct item_source *src, const struct tree_params *p,
+			const uint64_t *addrs, uint32_t nblocks, uint8_t *block,
+			struct level_keys *out)
+{
+	struct btrfs_item *items = (struct btrfs_item *)(block + HDR);
+	uint32_t end = 0, n = 0;    /* item data offsets are from the header end */
+	size_t b = 0;
+	struct bkey key;
+	const uint8_t *data;
+	uint32_t size;
+	int ret, started = 0;
+
+	while ((ret = src->next(src->ctx, &key, &data, &size)) == 1) {
+		if (ITEM + size > p->nodesize - HDR)
+			return -EINVAL;
+		if (started && (size_t)(n + 1) * ITEM + size > end) {
+			ret = flush_leaf(block, p, addrs, &b, n, nblocks);
+			if (ret)
+				return ret;
+			started = 0;
+		}
+		if (!started) {
+			memset(block, 0, p->nodesize);
+			end = p->nodesize - HDR;
+			n = 0;
+			out->key[b] = key;
+			started = 1;
+		}
+		end -= size;
+		put_disk_key(&items[n].key, &key);
+		put_le32(&items[n].offset, end);
+		put_le32(&items[n].size, size);
+		memcpy(block + HDR + end, data, size);
+		n++;
+	}
+	if (ret < 0)
+		return ret;
+	if (!started) {             /* an empty tree is one empty leaf */
+		memset(block, 0, p->nodesize);
+		out->key[b] = (struct bkey){ 0, 0, 0 };
+	}
+	ret = flush_leaf(block, p, addrs, &b, n, nblocks);
+	out->n = b;
+	return ret;
+}
+
+int tree_write_source(const struct item_source *src, const struct tree_params *p,
+		      const uint64_t *addrs, uint32_t nblocks)
 {
 	struct level_keys keys = { calloc(nblocks, sizeof(struct bkey)), 0 };
 	uint8_t *block = malloc(p->nodesize);
@@ -250,7 +301,7 @@ int tree_write(const struct item_list *l, const struct tree_params *p, const uin
 
 	if (!keys.key || !block)
 		goto out;
-	ret = write_leaves(l, p, addrs, block, &keys);
+	ret = write_leaves(src, p, addrs, nblocks, block, &keys);
 	first = 0;
 	next = keys.n;
 	while (!ret && keys.n > 1) {
@@ -279,4 +330,13 @@ out:
 	free(keys.key);
 	free(block);
 	return ret;
+}
+
+int tree_write(const struct item_list *l, const struct tree_params *p, const uint64_t *addrs,
+	       uint32_t nblocks)
+{
+	struct list_source ls;
+	struct item_source src = list_source(&ls, l);
+
+	return tree_write_source(&src, p, addrs, nblocks);
 }

@@ -45,6 +45,20 @@ static inline uint8_t *item_data(const struct item_list *l, const struct bitem *
 
 int bkey_cmp(const struct bkey *a, const struct bkey *b);
 
+/* Items in key order from anywhere (a sorted item_list, a stream from disk). next
+ * gives the next item: 1 (key, data and size valid until the following call), 0 at
+ * the end, or a negative errno. */
+struct item_source {
+	int (*next)(void *ctx, struct bkey *key, const uint8_t **data, uint32_t *size);
+	void *ctx;
+};
+/* A source over a sorted list; pos is the cursor. */
+struct list_source {
+	const struct item_list *l;
+	size_t pos;
+};
+struct item_source list_source(struct list_source *ls, const struct item_list *l);
+
 /* How many blocks a tree of these items needs and its root level. Returns -1 when an
  * item does not fit in a leaf. */
 struct tree_shape {
@@ -55,6 +69,9 @@ struct tree_shape {
 /* Level of the b-th block in tree_write's order. */
 uint8_t tree_block_level(const struct tree_shape *s, uint32_t b);
 int tree_shape(const struct item_list *l, uint32_t nodesize, struct tree_shape *out);
+/* The same from a source: -1 when an item does not fit, else 0 or a negative errno
+ * from the source (-EFBIG: more levels than BUILD_MAX_LEVEL). */
+int tree_shape_source(const struct item_source *src, uint32_t nodesize, struct tree_shape *out);
 
 /* Writes the tree into blocks at addrs[0..nblocks) (leaves first in key order, then
  * each node level; the root is addrs[nblocks-1]). The block is checksummed and passed
@@ -71,6 +88,8 @@ struct tree_params {
 };
 int tree_write(const struct item_list *l, const struct tree_params *p, const uint64_t *addrs,
 	       uint32_t nblocks);
+int tree_write_source(const struct item_source *src, const struct tree_params *p,
+		      const uint64_t *addrs, uint32_t nblocks);
 
 /* Fills the header fields and checksum of a finished tree block. */
 void tree_block_finish(uint8_t *block, const struct tree_params *p, uint64_t bytenr,

@@ -4,7 +4,7 @@
  * and the applet decides the wording. Memory stays bounded whatever the size of
  * the filesystem: facts that must be matched across trees (extent references,
  * directory links, checksum coverage) are written as fixed-size records into
- * external sorters (check_sort.h) that spill sorted runs to a temporary
+ * external sorters (xsort.h) that spill sorted runs to a temporary
  * directory, then merged in key order. */
 #ifndef FS_CHECK_H
 #define FS_CHECK_H

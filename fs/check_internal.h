@@ -2,7 +2,7 @@
 #ifndef FS_CHECK_INTERNAL_H
 #define FS_CHECK_INTERNAL_H
 #include "check.h"
-#include "check_sort.h"
+#include "xsort.h"
 
 /* btrfs_inode_item.flags bits (kernel-internal, not in the UAPI headers). */
 #define INODE_FLAG_NODATASUM (1ULL << 0)

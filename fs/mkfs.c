@@ -66,24 +66,45 @@ void mkfs_inode_times(struct btrfs_inode_item *ii, const struct timespec *atime,
 	put_time(&ii->otime, ctime);
 }
 
-/* Adds an INODE_REF of ino in dir. Several names of one inode in one directory
- * share an item: equal keys are joined after sorting (items_merge_equal). */
-static int inode_ref_add(struct item_list *l, uint64_t ino, uint64_t dir, uint64_t index,
-			 const char *name, size_t len)
+/* The data of an INODE_REF (index, name) in buf; returns its size. Several names of
+ * one inode in one directory share an item: equal keys are joined after sorting. */
+static uint32_t inode_ref_fill(uint8_t *buf, uint64_t index, const char *name, size_t len)
 {
-	uint8_t buf[sizeof(struct btrfs_inode_ref) + BTRFS_NAME_LEN_MAX];
 	struct btrfs_inode_ref *ref = (struct btrfs_inode_ref *)buf;
 
 	put_le64(&ref->index, index);
 	put_le16(&ref->name_len, (uint16_t)len);
 	memcpy(buf + sizeof(*ref), name, len);
-	return items_add(l, ino, BTRFS_INODE_REF_KEY, dir, buf, (uint32_t)(sizeof(*ref) + len)) ? 0 : -1;
+	return (uint32_t)(sizeof(*ref) + len);
+}
+
+static int inode_ref_add(struct item_list *l, uint64_t ino, uint64_t dir, uint64_t index,
+			 const char *name, size_t len)
+{
+	uint8_t buf[sizeof(struct btrfs_inode_ref) + BTRFS_NAME_LEN_MAX];
+	uint32_t size = inode_ref_fill(buf, index, name, len);
+
+	return items_add(l, ino, BTRFS_INODE_REF_KEY, dir, buf, size) ? 0 : -1;
+}
+
+int mkfs_fs_add(struct mkfs_ctx *c, uint64_t objectid, uint8_t type, uint64_t offset,
+		const void *data, uint32_t size)
+{
+	int ret = fs_items_add(c->fs, objectid, type, offset, data, size);
+
+	if (ret)
+		return mkfs_fail(c, "cannot store fs tree items in %s: %s",
+				 c->cfg->tmpdir ? c->cfg->tmpdir : "/tmp", strerror(-ret));
+	return 0;
 }
 
 int mkfs_add_inode_ref(struct mkfs_ctx *c, uint64_t ino, uint64_t dir, uint64_t index,
 		       const char *name, size_t len)
 {
-	return inode_ref_add(&c->fs, ino, dir, index, name, len) ? mkfs_fail(c, "out of memory") : 0;
+	uint8_t buf[sizeof(struct btrfs_inode_ref) + BTRFS_NAME_LEN_MAX];
+	uint32_t size = inode_ref_fill(buf, index, name, len);
+
+	return mkfs_fs_add(c, ino, BTRFS_INODE_REF_KEY, dir, buf, size);
 }
 
 static void put_extent_item(uint8_t *p, uint64_t flags)
@@ -624,11 +645,14 @@ static int write_trees(struct mkfs_ctx *c, struct trees *T)
 			.fsid = c->cfg->fsid, .chunk_tree_uuid = c->cfg->chunk_uuid,
 			.write_block = write_block, .ctx = c,
 		};
+		struct list_source ls;
+		struct item_source src = t == T_FS ? fs_items_source(c->fs) :
+					 list_source(&ls, &T->t[t].items);
 		int ret;
 
 		if (!T->t[t].present)
 			continue;
-		ret = tree_write(&T->t[t].items, &p, T->t[t].addrs, T->t[t].shape.nblocks);
+		ret = tree_write_source(&src, &p, T->t[t].addrs, T->t[t].shape.nblocks);
 		if (ret)
 			return mkfs_fail(c, "cannot write tree blocks: %s", strerror(-ret));
 	}
@@ -797,9 +821,18 @@ static int build_fs_tree(struct mkfs_ctx *c)
 {
 	struct timespec now = { (time_t)c->cfg->now, 0 }, times[3] = { now, now, now };
 
+	struct item_list l = { 0 };
+	int ret = 0;
+
 	if (CFG_MKFS_ROOTDIR && c->cfg->rootdir)
 		return rootdir_populate(c, c->cfg->rootdir);
-	return add_root_dir(c, &c->fs, 0, 040755, 0, 0, times);
+	if (add_root_dir(c, &l, 0, 040755, 0, 0, times))
+		ret = -1;
+	for (size_t i = 0; i < l.n && !ret; i++)
+		ret = mkfs_fs_add(c, l.v[i].key.objectid, l.v[i].key.type, l.v[i].key.offset,
+				  item_data(&l, &l.v[i]), l.v[i].size);
+	items_free(&l);
+	return ret;
 }
 
 static void report(struct mkfs_ctx *c)
@@ -913,8 +946,8 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 		return -1;
 	if (c->cfg->shrink && shrink_devices(c, devs))
 		return -1;
-	T->t[T_FS].items = c->fs;
-	memset(&c->fs, 0, sizeof(c->fs));
+	if (fs_items_settle(c, &T->t[T_FS].shape))      /* its shape; placed below */
+		return -1;
 	T->t[T_CSUM].items = c->csum;
 	memset(&c->csum, 0, sizeof(c->csum));
 	if (build_chunk_and_dev_trees(c, T) || build_small_trees(c, T) || build_root_tree(c, T))
@@ -922,7 +955,8 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 	if (shape_of(c, &T->t[T_CHUNK], "chunk") || place_tree(c, &T->t[T_CHUNK], BTRFS_BLOCK_GROUP_SYSTEM))
 		return -1;
 	for (size_t k = 0; k < sizeof(normal) / sizeof(normal[0]); k++)
-		if (shape_of(c, &T->t[normal[k]], "a") || place_tree(c, &T->t[normal[k]], META_KIND))
+		if ((normal[k] != T_FS && shape_of(c, &T->t[normal[k]], "a")) ||
+		    place_tree(c, &T->t[normal[k]], META_KIND))
 			return -1;
 	if (place_self_describing_trees(c, T) || build_root_tree(c, T))
 		return -1;
@@ -958,12 +992,15 @@ int mkfs_make(const struct mkfs_config *cfg, struct mkfs_device *devs, int ndevs
 	memset(&T, 0, sizeof(T));
 	memset(res, 0, sizeof(*res));
 	alloc_init(&c.al);
-	ret = make(&c, devs, ndevs, &T);
+	c.fs = fs_items_new(cfg->sort_mem, cfg->tmpdir);
+	ret = c.fs ? make(&c, devs, ndevs, &T) : -1;
+	if (!c.fs)
+		snprintf(err, errlen, "out of memory");
 	for (int t = 0; t < T_COUNT; t++) {
 		items_free(&T.t[t].items);
 		free(T.t[t].addrs);
 	}
-	items_free(&c.fs);
+	fs_items_free(c.fs);
 	items_free(&c.csum);
 	items_free(&c.data_ext);
 	alloc_free(&c.al);

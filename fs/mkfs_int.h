@@ -11,7 +11,7 @@
 struct mkfs_ctx {
 	const struct mkfs_config *cfg;
 	struct alloc al;
-	struct item_list fs;        /* FS_TREE items */
+	struct fs_items *fs;        /* FS_TREE items (mkfs_items.c) */
 	struct item_list csum;      /* CSUM_TREE items */
 	struct item_list data_ext;  /* EXTENT_ITEMs of data extents (extent tree) */
 	char *err;
@@ -39,6 +39,21 @@ int mkfs_data_alloc_exact(struct mkfs_ctx *c, uint64_t len, uint64_t *logical);
 int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint64_t len);
 int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t logical,
 		     uint64_t len);
+
+/* FS_TREE items through an external sorter (memory bounded by mem, 0: 64 MiB;
+ * temporary files in tmpdir, NULL: /tmp). fs_items_add returns 0 or a negative
+ * errno. fs_items_settle ends the adding and computes the tree's shape (0 or -1
+ * with err set); fs_items_source then gives the final items, as often as needed. */
+struct fs_items;
+struct fs_items *fs_items_new(size_t mem, const char *tmpdir);
+int fs_items_add(struct fs_items *f, uint64_t objectid, uint8_t type, uint64_t offset,
+		 const void *data, uint32_t size);
+int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shape);
+struct item_source fs_items_source(struct fs_items *f);
+void fs_items_free(struct fs_items *f);
+/* fs_items_add, an error set on failure: 0 or -1. */
+int mkfs_fs_add(struct mkfs_ctx *c, uint64_t objectid, uint8_t type, uint64_t offset,
+		const void *data, uint32_t size);
 
 /* --rootdir */
 struct rootdir_estimate {

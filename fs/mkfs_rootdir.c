@@ -5,8 +5,10 @@
  * File data is streamed into data extents (holes skipped with SEEK_DATA/SEEK_HOLE);
  * files up to 2 KiB are stored inline in the fs tree, like the kernel's default
  * max_inline. Hard links are found by (st_dev, st_ino) and their link count is what
- * the tree holds. Memory: file data passes through a 1 MiB buffer, but the tree items
- * (about 500 bytes a file) stay in memory until the trees are written. */
+ * the tree holds. Memory: file data passes through a 1 MiB buffer and the fs tree
+ * items through an external sorter (mkfs_items.c); what stays in memory grows only
+ * with hard-linked files (their inode items wait for the final link count) and
+ * data extents (checksums, extent items). */
 #include "mkfs_int.h"
 #include "le.h"
 #include "csum.h"
@@ -33,7 +35,7 @@ struct hardlink {
 	dev_t dev;
 	ino_t ino;
 	uint64_t btrfs_ino;
-	size_t item;                /* index of its INODE_ITEM in the fs item list */
+	struct btrfs_inode_item ii;     /* added when all its links are known */
 	uint32_t nlink;
 };
 
@@ -219,10 +221,10 @@ static int add_dir_entry(struct mkfs_ctx *c, uint64_t dir, uint64_t index, const
 	put_le16(&di->name_len, (uint16_t)len);
 	di->type = type;
 	memcpy(buf + sizeof(*di), name, len);
-	if (!items_add(&c->fs, dir, BTRFS_DIR_ITEM_KEY, btrfs_name_hash(name, len), buf,
-		       (uint32_t)(sizeof(*di) + len)) ||
-	    !items_add(&c->fs, dir, BTRFS_DIR_INDEX_KEY, index, buf, (uint32_t)(sizeof(*di) + len)))
-		return mkfs_fail(c, "out of memory");
+	if (mkfs_fs_add(c, dir, BTRFS_DIR_ITEM_KEY, btrfs_name_hash(name, len), buf,
+			(uint32_t)(sizeof(*di) + len)) ||
+	    mkfs_fs_add(c, dir, BTRFS_DIR_INDEX_KEY, index, buf, (uint32_t)(sizeof(*di) + len)))
+		return -1;
 	return mkfs_add_inode_ref(c, ino, dir, index, name, len);
 }
 
@@ -279,9 +281,8 @@ static int add_xattrs(struct walk *w, uint64_t ino)
 		put_le16(&di->name_len, (uint16_t)nl);
 		di->type = BTRFS_FT_XATTR;
 		memcpy(item + sizeof(*di), n, nl);
-		if (!items_add(&c->fs, ino, BTRFS_XATTR_ITEM_KEY, btrfs_name_hash(n, nl), item,
-			       (uint32_t)(sizeof(*di) + nl + (size_t)vl)))
-			ret = mkfs_fail(c, "out of memory");
+		ret = mkfs_fs_add(c, ino, BTRFS_XATTR_ITEM_KEY, btrfs_name_hash(n, nl), item,
+				  (uint32_t)(sizeof(*di) + nl + (size_t)vl));
 	}
 	free(val);
 	free(names);
@@ -300,9 +301,7 @@ static int add_inline(struct mkfs_ctx *c, uint64_t ino, const void *data, uint32
 	put_le64(buf + 8, len);                  /* ram_bytes */
 	buf[20] = BTRFS_FILE_EXTENT_INLINE;
 	memcpy(buf + FILE_EXTENT_HDR, data, len);
-	if (!items_add(&c->fs, ino, BTRFS_EXTENT_DATA_KEY, 0, buf, FILE_EXTENT_HDR + len))
-		return mkfs_fail(c, "out of memory");
-	return 0;
+	return mkfs_fs_add(c, ino, BTRFS_EXTENT_DATA_KEY, 0, buf, FILE_EXTENT_HDR + len);
 }
 
 /* A regular file extent of len bytes at file offset off: stored at disk (disk_len
@@ -320,8 +319,8 @@ static int add_regular(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t 
 	put_le64(&fe.disk_bytenr, disk);
 	put_le64(&fe.disk_num_bytes, disk ? disk_len : 0);
 	put_le64(&fe.num_bytes, len);
-	if (!items_add(&c->fs, ino, BTRFS_EXTENT_DATA_KEY, off, &fe, sizeof(fe)))
-		return mkfs_fail(c, "out of memory");
+	if (mkfs_fs_add(c, ino, BTRFS_EXTENT_DATA_KEY, off, &fe, sizeof(fe)))
+		return -1;
 	return disk ? mkfs_data_extent(c, ino, off, disk, disk_len) : 0;
 }
 
@@ -475,10 +474,9 @@ static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, ui
 	return ret;
 }
 
-static int add_inode(struct mkfs_ctx *c, uint64_t ino, const struct stat *st, uint64_t size,
-		     uint64_t nbytes, size_t *index)
+static void fill_inode(const struct mkfs_ctx *c, const struct stat *st, uint64_t size,
+		       uint64_t nbytes, struct btrfs_inode_item *ii)
 {
-	struct btrfs_inode_item ii;
 	uint64_t rdev = 0;
 	struct timespec a = st->st_atim, ct = st->st_ctim;
 
@@ -486,13 +484,17 @@ static int add_inode(struct mkfs_ctx *c, uint64_t ino, const struct stat *st, ui
 		rdev = (uint64_t)major(st->st_rdev) << 20 | minor(st->st_rdev);
 	if (c->cfg->reproducible)
 		a = ct = st->st_mtim;
-	mkfs_inode(&ii, size, nbytes, 1, st->st_mode, st->st_uid, st->st_gid, rdev);
-	mkfs_inode_times(&ii, &a, &ct, &st->st_mtim);
-	if (index)
-		*index = c->fs.n;
-	if (!items_add(&c->fs, ino, BTRFS_INODE_ITEM_KEY, 0, &ii, sizeof(ii)))
-		return mkfs_fail(c, "out of memory");
-	return 0;
+	mkfs_inode(ii, size, nbytes, 1, st->st_mode, st->st_uid, st->st_gid, rdev);
+	mkfs_inode_times(ii, &a, &ct, &st->st_mtim);
+}
+
+static int add_inode(struct mkfs_ctx *c, uint64_t ino, const struct stat *st, uint64_t size,
+		     uint64_t nbytes)
+{
+	struct btrfs_inode_item ii;
+
+	fill_inode(c, st, size, nbytes, &ii);
+	return mkfs_fs_add(c, ino, BTRFS_INODE_ITEM_KEY, 0, &ii, sizeof(ii));
 }
 
 /* Hard links: an open-addressing table keyed by (st_dev, st_ino). */
@@ -515,7 +517,8 @@ static struct hardlink *find_link(struct walk *w, const struct stat *st)
 	return l->btrfs_ino ? l : NULL;
 }
 
-static int remember_link(struct walk *w, const struct stat *st, uint64_t ino, size_t item)
+static int remember_link(struct walk *w, const struct stat *st, uint64_t ino,
+			 const struct btrfs_inode_item *ii)
 {
 	struct hardlink *l;
 
@@ -535,7 +538,7 @@ static int remember_link(struct walk *w, const struct stat *st, uint64_t ino, si
 		free(old);
 	}
 	l = &w->links[link_slot(w, st->st_dev, st->st_ino)];
-	*l = (struct hardlink){ st->st_dev, st->st_ino, ino, item, 1 };
+	*l = (struct hardlink){ st->st_dev, st->st_ino, ino, *ii, 1 };
 	w->nlinks++;
 	return 0;
 }
@@ -550,7 +553,7 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 	struct hardlink *hl;
 	struct stat st;
 	uint64_t ino, size = 0, nbytes = 0;
-	size_t item;
+	struct btrfs_inode_item ii;
 	int ret;
 
 	if (lstat(w->path, &st))
@@ -581,11 +584,13 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 	} else {
 		ret = 0;
 	}
-	if (ret || add_inode(c, ino, &st, size, nbytes, &item))
+	if (ret)
 		return -1;
-	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
-		return remember_link(w, &st, ino, item);
-	return 0;
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+		fill_inode(c, &st, size, nbytes, &ii);
+		return remember_link(w, &st, ino, &ii);
+	}
+	return add_inode(c, ino, &st, size, nbytes);
 }
 
 /* The entries of the directory at w->path; its i_size is the sum of the names twice
@@ -621,60 +626,6 @@ static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size)
 	return ret;
 }
 
-/* An inode with more names in one directory than its INODE_REF item can hold keeps
- * what fits there; the rest become INODE_EXTREF items keyed by a hash of the parent
- * and the name (the extref feature, as the kernel does it). */
-static int spill_extrefs(struct mkfs_ctx *c)
-{
-	uint32_t room = c->cfg->nodesize - (uint32_t)(sizeof(struct btrfs_header) + sizeof(struct btrfs_item));
-	int extref = !!(c->cfg->incompat & BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF);
-	size_t n = c->fs.n;
-	int spilled = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		struct bitem *it = &c->fs.v[i];
-		uint32_t pos = 0, keep = 0;
-
-		if (it->size <= room)
-			continue;
-		if (it->key.type != BTRFS_INODE_REF_KEY || !extref)
-			return mkfs_fail(c, "too many names for inode %llu in one directory%s",
-					 (unsigned long long)it->key.objectid,
-					 it->key.type == BTRFS_INODE_REF_KEY ? " (needs the extref feature)" : "");
-		while (pos < it->size) {
-			const uint8_t *ref = item_data(&c->fs, it) + pos;
-			uint16_t len = get_le16(ref + 8);
-			uint32_t rsize = 10 + len;
-			if (keep + rsize <= room) {
-				keep += rsize;
-			} else {
-				uint8_t buf[sizeof(struct btrfs_inode_extref) + BTRFS_NAME_LEN_MAX];
-				struct btrfs_inode_extref *x = (struct btrfs_inode_extref *)buf;
-				uint64_t parent = it->key.offset, ino = it->key.objectid;
-				put_le64(&x->parent_objectid, parent);
-				put_le64(&x->index, get_le64(ref));
-				put_le16(&x->name_len, len);
-				memcpy(buf + sizeof(*x), ref + 10, len);
-				if (!items_add(&c->fs, ino, BTRFS_INODE_EXTREF_KEY,
-					       crc32c_raw((uint32_t)parent, ref + 10, len), buf,
-					       (uint32_t)(sizeof(*x) + len)))
-					return mkfs_fail(c, "out of memory");
-				it = &c->fs.v[i];   /* the list may have moved */
-			}
-			pos += rsize;
-		}
-		/* the refs kept were the first ones: cut the item there */
-		it->size = keep;
-		spilled = 1;
-	}
-	if (!spilled)
-		return 0;
-	items_sort(&c->fs);
-	if (items_merge_equal(&c->fs))
-		return mkfs_fail(c, "out of memory");
-	return 0;
-}
-
 int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 {
 	struct walk w = { .c = c, .next_ino = BTRFS_FIRST_FREE_OBJECTID + 1 };
@@ -695,24 +646,20 @@ int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 		return mkfs_fail(c, "out of memory");
 	}
 	if (add_dir(&w, BTRFS_FIRST_FREE_OBJECTID, &size) ||
-	    add_inode(c, BTRFS_FIRST_FREE_OBJECTID, &st, size, 0, NULL) ||
+	    add_inode(c, BTRFS_FIRST_FREE_OBJECTID, &st, size, 0) ||
 	    mkfs_add_inode_ref(c, BTRFS_FIRST_FREE_OBJECTID, BTRFS_FIRST_FREE_OBJECTID, 0, "..", 2) ||
 	    add_xattrs(&w, BTRFS_FIRST_FREE_OBJECTID))
 		goto out;
 	/* link counts are known now */
-	for (size_t i = 0; i < w.links_cap; i++)
-		if (w.links[i].btrfs_ino) {
-			struct btrfs_inode_item *ii =
-				(struct btrfs_inode_item *)item_data(&c->fs, &c->fs.v[w.links[i].item]);
-			put_le32(&ii->nlink, w.links[i].nlink);
-		}
-	items_sort(&c->fs);
-	if (items_merge_equal(&c->fs)) {
-		mkfs_fail(c, "out of memory");
-		goto out;
+	for (size_t i = 0; i < w.links_cap; i++) {
+		struct hardlink *l = &w.links[i];
+
+		if (!l->btrfs_ino)
+			continue;
+		put_le32(&l->ii.nlink, l->nlink);
+		if (mkfs_fs_add(c, l->btrfs_ino, BTRFS_INODE_ITEM_KEY, 0, &l->ii, sizeof(l->ii)))
+			goto out;
 	}
-	if (spill_extrefs(c))
-		goto out;
 	ret = 0;
 out:
 	free(w.links);

@@ -1,0 +1,491 @@
+/* External sort: sorted runs in one temporary file, k-way merge.
+ *
+ * Every record is stored as a 4-byte length (host order, never leaves this
+ * process) followed by its bytes, in the collecting buffer and in the runs, so
+ * fixed and variable sizes share one path. */
+#include "xsort.h"
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define XSORT_MIN_MEM (256u << 10)
+#define XSORT_MIN_RUN_BUF (16u << 10)
+#define XSORT_STAGE (64u << 10)
+#define XSORT_HDR sizeof(uint32_t)
+#define XSORT_MAX_BUF ((size_t)1 << 31)     /* offsets in order[] are 32 bits */
+
+struct xsort_run {
+	off_t start, end;       /* file range of the run */
+	off_t next;             /* file offset of the first byte not yet loaded */
+	uint8_t *buf;
+	size_t buf_cap, buf_len, buf_pos;   /* in bytes */
+};
+
+struct xsort {
+	size_t rec_size;        /* 0: variable */
+	size_t max_rec;
+	xsort_cmp_fn cmp;
+	size_t mem;
+	const char *tmpdir;
+	uint8_t *buf;           /* collecting, then the in-memory result */
+	size_t buf_cap, buf_used;
+	uint32_t *order;        /* offsets of buf's records, sorted (records never move) */
+	size_t len, order_cap, pos;
+	size_t total;
+	int fd;                 /* -1 until the first spill */
+	off_t file_end;
+	struct xsort_run *runs;
+	size_t nruns, cap_runs;
+	size_t *heap;           /* run indices, smallest current record on top */
+	size_t heap_len;
+	int reading;
+};
+
+static uint32_t get_len(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+struct xsort *xsort_new(size_t rec_size, xsort_cmp_fn cmp, size_t mem, const char *tmpdir)
+{
+	struct xsort *s;
+
+	if (rec_size > XSORT_MAX_REC || !cmp)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->rec_size = rec_size;
+	s->max_rec = rec_size ? rec_size : XSORT_MAX_REC;
+	/* room for a few of the largest records */
+	if (mem < 4 * (XSORT_HDR + s->max_rec))
+		mem = 4 * (XSORT_HDR + s->max_rec);
+	if (mem < XSORT_MIN_MEM)
+		mem = XSORT_MIN_MEM;
+	s->cmp = cmp;
+	s->mem = mem;
+	s->tmpdir = tmpdir ? tmpdir : "/tmp";
+	s->fd = -1;
+	/* records and their order entries share the budget */
+	s->buf_cap = mem - mem / 8;
+	if (s->buf_cap > XSORT_MAX_BUF)
+		s->buf_cap = XSORT_MAX_BUF;
+	return s;
+}
+
+static int open_tmpfile(struct xsort *s)
+{
+	size_t n = strlen(s->tmpdir) + 32;
+	char *path = malloc(n);
+
+	if (!path)
+		return -ENOMEM;
+	snprintf(path, n, "%s/btrfsbox-sort.XXXXXX", s->tmpdir);
+	s->fd = mkstemp(path);
+	if (s->fd < 0) {
+		int e = errno;
+		free(path);
+		return -e;
+	}
+	unlink(path);           /* gone when closed, even after a crash */
+	free(path);
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len, off_t off)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+static inline int rec_less(const struct xsort *s, uint32_t a, uint32_t b)
+{
+	return s->cmp(s->buf + a + XSORT_HDR, s->buf + b + XSORT_HDR) < 0;
+}
+
+/* Sorts order[lo, hi) by the records: quicksort (median of three, the smaller
+ * side first by recursion, the larger by looping), insertion sort for short
+ * ranges. Only 4-byte offsets move. */
+static void sort_order(struct xsort *s, size_t lo, size_t hi)
+{
+	uint32_t *o = s->order, t;
+
+	while (hi - lo > 16) {
+		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi - 1;
+		uint32_t pivot;
+
+		if (rec_less(s, o[mid], o[lo]))
+			t = o[mid], o[mid] = o[lo], o[lo] = t;
+		if (rec_less(s, o[hi - 1], o[lo]))
+			t = o[hi - 1], o[hi - 1] = o[lo], o[lo] = t;
+		if (rec_less(s, o[hi - 1], o[mid]))
+			t = o[hi - 1], o[hi - 1] = o[mid], o[mid] = t;
+		pivot = o[mid];
+		for (;;) {
+			while (rec_less(s, o[i], pivot))
+				i++;
+			while (rec_less(s, pivot, o[j]))
+				j--;
+			if (i >= j)
+				break;
+			t = o[i], o[i] = o[j], o[j] = t;
+			i++;
+			j--;
+		}
+		/* [lo, j] <= pivot <= [j + 1, hi) */
+		if (j + 1 - lo < hi - (j + 1)) {
+			sort_order(s, lo, j + 1);
+			lo = j + 1;
+		} else {
+			sort_order(s, j + 1, hi);
+			hi = j + 1;
+		}
+	}
+	for (size_t i = lo + 1; i < hi; i++) {
+		uint32_t v = o[i];
+		size_t j = i;
+
+		while (j > lo && rec_less(s, v, o[j - 1])) {
+			o[j] = o[j - 1];
+			j--;
+		}
+		o[j] = v;
+	}
+}
+
+/* Writes the buffer's records in sorted order at off, through a staging buffer
+ * (a record larger than it goes out directly). Returns the bytes written or a
+ * negative errno. */
+static ssize_t write_sorted(struct xsort *s, off_t off)
+{
+	uint8_t *stage = malloc(XSORT_STAGE);
+	size_t n = 0;
+	off_t start = off;
+	int ret = 0;
+
+	if (!stage)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->len && !ret; i++) {
+		const uint8_t *rec = s->buf + s->order[i];
+		size_t sz = XSORT_HDR + get_len(rec);
+
+		if (n + sz > XSORT_STAGE) {
+			ret = write_all(s->fd, stage, n, off);
+			off += (off_t)n;
+			n = 0;
+		}
+		if (ret)
+			break;
+		if (sz > XSORT_STAGE) {
+			ret = write_all(s->fd, rec, sz, off);
+			off += (off_t)sz;
+		} else {
+			memcpy(stage + n, rec, sz);
+			n += sz;
+		}
+	}
+	if (!ret && n) {
+		ret = write_all(s->fd, stage, n, off);
+		off += (off_t)n;
+	}
+	free(stage);
+	return ret ? ret : off - start;
+}
+
+/* Sorts the buffer and appends it to the temporary file as a new run. */
+static int spill_run(struct xsort *s)
+{
+	struct xsort_run *r;
+	ssize_t written;
+	int ret;
+
+	if (!s->len)
+		return 0;
+	if (s->fd < 0 && (ret = open_tmpfile(s)) < 0)
+		return ret;
+	if (s->nruns == s->cap_runs) {
+		size_t nc = s->cap_runs ? s->cap_runs * 2 : 16;
+		void *p = realloc(s->runs, nc * sizeof(*s->runs));
+		if (!p)
+			return -ENOMEM;
+		s->runs = p;
+		s->cap_runs = nc;
+	}
+	if (s->len > 1)
+		sort_order(s, 0, s->len);
+	written = write_sorted(s, s->file_end);
+	if (written < 0)
+		return (int)written;
+	r = &s->runs[s->nruns++];
+	memset(r, 0, sizeof(*r));
+	r->start = r->next = s->file_end;
+	s->file_end += written;
+	r->end = s->file_end;
+	s->len = 0;
+	s->buf_used = 0;
+	return 0;
+}
+
+/* Room for one more record of sz bytes (header included) and its order entry. */
+static int make_room(struct xsort *s, size_t sz)
+{
+	if (!s->buf && !(s->buf = malloc(s->buf_cap)))
+		return -ENOMEM;
+	if (s->buf_used + sz > s->buf_cap ||
+	    (s->len + 1) * sizeof(*s->order) > s->mem - s->buf_cap) {
+		int ret = spill_run(s);
+		if (ret < 0)
+			return ret;
+	}
+	if (s->len == s->order_cap) {
+		size_t nc = s->order_cap ? s->order_cap * 2 : 1024;
+		void *p;
+
+		if (nc > (s->mem - s->buf_cap) / sizeof(*s->order))
+			nc = (s->mem - s->buf_cap) / sizeof(*s->order);
+		p = realloc(s->order, nc * sizeof(*s->order));
+		if (!p)
+			return -ENOMEM;
+		s->order = p;
+		s->order_cap = nc;
+	}
+	return 0;
+}
+
+int xsort_add_var(struct xsort *s, const void *rec, size_t len)
+{
+	uint32_t l = (uint32_t)len;
+	int ret;
+
+	if (s->reading || len > s->max_rec)
+		return -EINVAL;
+	ret = make_room(s, XSORT_HDR + len);
+	if (ret < 0)
+		return ret;
+	s->order[s->len++] = (uint32_t)s->buf_used;
+	memcpy(s->buf + s->buf_used, &l, sizeof(l));
+	memcpy(s->buf + s->buf_used + XSORT_HDR, rec, len);
+	s->buf_used += XSORT_HDR + len;
+	s->total++;
+	return 0;
+}
+
+int xsort_add(struct xsort *s, const void *rec)
+{
+	if (!s->rec_size)
+		return -EINVAL;
+	return xsort_add_var(s, rec, s->rec_size);
+}
+
+/* Makes the run's next record wholly present in its buffer (moving a partial one
+ * to the front and reading more): 1, 0 when the run is exhausted, negative errno. */
+static int run_fill(struct xsort_run *r, int fd)
+{
+	size_t have = r->buf_len - r->buf_pos, want;
+	int ret;
+
+	if (have >= XSORT_HDR && have >= XSORT_HDR + get_len(r->buf + r->buf_pos))
+		return 1;
+	if (!have && r->next == r->end)
+		return 0;
+	memmove(r->buf, r->buf + r->buf_pos, have);
+	r->buf_pos = 0;
+	r->buf_len = have;
+	want = r->buf_cap - have;
+	if ((off_t)want > r->end - r->next)
+		want = (size_t)(r->end - r->next);
+	ret = read_all(fd, r->buf + have, want, r->next);
+	if (ret < 0)
+		return ret;
+	r->next += (off_t)want;
+	r->buf_len += want;
+	have = r->buf_len;
+	/* runs are our own file: a short record means it was damaged underneath us */
+	if (have < XSORT_HDR || have < XSORT_HDR + get_len(r->buf))
+		return -EIO;
+	return 1;
+}
+
+static const void *run_cur(const struct xsort_run *r)
+{
+	return r->buf + r->buf_pos + XSORT_HDR;
+}
+
+static int heap_less(const struct xsort *s, size_t a, size_t b)
+{
+	return s->cmp(run_cur(&s->runs[a]), run_cur(&s->runs[b])) < 0;
+}
+
+static void heap_sift_down(struct xsort *s, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i, t;
+
+		if (l < s->heap_len && heap_less(s, s->heap[l], s->heap[m]))
+			m = l;
+		if (r < s->heap_len && heap_less(s, s->heap[r], s->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		t = s->heap[i];
+		s->heap[i] = s->heap[m];
+		s->heap[m] = t;
+		i = m;
+	}
+}
+
+int xsort_finish(struct xsort *s)
+{
+	size_t per_run, i;
+	int ret;
+
+	if (s->reading)
+		return 0;
+	s->reading = 1;
+	if (!s->nruns) {
+		if (s->len > 1)
+			sort_order(s, 0, s->len);
+		s->pos = 0;
+		return 0;
+	}
+	ret = spill_run(s);
+	if (ret < 0)
+		return ret;
+	free(s->buf);
+	free(s->order);
+	s->buf = NULL;
+	s->order = NULL;
+	per_run = s->mem / s->nruns;
+	if (per_run < XSORT_MIN_RUN_BUF)
+		per_run = XSORT_MIN_RUN_BUF;
+	/* one whole record must fit */
+	if (per_run < XSORT_HDR + s->max_rec)
+		per_run = XSORT_HDR + s->max_rec;
+	s->heap = malloc(s->nruns * sizeof(*s->heap));
+	if (!s->heap)
+		return -ENOMEM;
+	for (i = 0; i < s->nruns; i++) {
+		struct xsort_run *r = &s->runs[i];
+
+		r->buf_cap = per_run;
+		r->buf = malloc(r->buf_cap);
+		if (!r->buf)
+			return -ENOMEM;
+		ret = run_fill(r, s->fd);
+		if (ret < 0)
+			return ret;
+		if (ret > 0)
+			s->heap[s->heap_len++] = i;
+	}
+	for (i = s->heap_len / 2; i-- > 0;)
+		heap_sift_down(s, i);
+	return 0;
+}
+
+/* The next record with its length header, or NULL. */
+static const uint8_t *peek_raw(const struct xsort *s)
+{
+	const struct xsort_run *r;
+
+	if (!s->reading)
+		return NULL;
+	if (!s->nruns)
+		return s->pos < s->len ? s->buf + s->order[s->pos] : NULL;
+	if (!s->heap_len)
+		return NULL;
+	r = &s->runs[s->heap[0]];
+	return r->buf + r->buf_pos;
+}
+
+const void *xsort_peek(struct xsort *s)
+{
+	const uint8_t *p = peek_raw(s);
+
+	return p ? p + XSORT_HDR : NULL;
+}
+
+size_t xsort_peek_size(struct xsort *s)
+{
+	const uint8_t *p = peek_raw(s);
+
+	return p ? get_len(p) : 0;
+}
+
+int xsort_next(struct xsort *s, void *rec)
+{
+	const uint8_t *cur = peek_raw(s);
+	struct xsort_run *r;
+	int ret;
+
+	if (!cur)
+		return 0;
+	memcpy(rec, cur + XSORT_HDR, get_len(cur));
+	if (!s->nruns) {
+		s->pos++;
+		return 1;
+	}
+	r = &s->runs[s->heap[0]];
+	r->buf_pos += XSORT_HDR + get_len(cur);
+	ret = run_fill(r, s->fd);
+	if (ret < 0)
+		return ret;
+	if (!ret)
+		s->heap[0] = s->heap[--s->heap_len];
+	if (s->heap_len)
+		heap_sift_down(s, 0);
+	return 1;
+}
+
+size_t xsort_count(const struct xsort *s)
+{
+	return s->total;
+}
+
+void xsort_free(struct xsort *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nruns; i++)
+		free(s->runs[i].buf);
+	free(s->runs);
+	free(s->heap);
+	free(s->buf);
+	free(s->order);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+}
