@@ -217,7 +217,6 @@ static int backing_loops(const char *real, char names[][32], int max)
 	return n;
 }
 
-/* 1 when path (or a loop device backed by it) is a mounted btrfs, 0 if not, <0 unknown. */
 struct mounted_query {
 	const struct stat *pst;
 	char (*loops)[32];
@@ -240,6 +239,7 @@ static int mount_is_query(const struct sys_mount *m, void *ctx)
 	return 0;
 }
 
+/* 1 when path (or a loop device backed by it) is a mounted btrfs, 0 if not, <0 unknown. */
 static int is_mounted(const char *path)
 {
 	char real[PATH_MAX], loops[16][32];
@@ -288,7 +288,8 @@ static int scan_one_device(unsigned maj, unsigned min, uint64_t blocks, const ch
 	if (!blocks)
 		return 0;
 	snprintf(path, sizeof(path), "/dev/%s", name);
-	if (fs_super_read(path, 0, &other, &e) < 0 || memcmp(other.fsid, c->sb->fsid, BTRFS_FSID_SIZE))
+	if (fs_super_read(path, 0, &other, &e) < 0 ||
+	    memcmp(other.fsid, c->sb->fsid, BTRFS_FSID_SIZE))
 		return 0;
 	for (int i = 0; i < c->l->n; i++) {
 		struct stat a, b;

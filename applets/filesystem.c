@@ -290,7 +290,8 @@ static int show_mount_entry(const struct sys_mount *m, void *ctx)
 {
 	struct mounted_show *s = ctx;
 
-	if (!strcmp(m->fstype, "btrfs") && show_one_mounted(s->o, m->target, s->search, s->seen, s->mode) > 0)
+	if (!strcmp(m->fstype, "btrfs") &&
+	    show_one_mounted(s->o, m->target, s->search, s->seen, s->mode) > 0)
 		s->found = 1;
 	return 0;
 }

@@ -248,7 +248,8 @@ static int target_devs(const char *path, const struct stat *st, dev_t *out, int 
 		snprintf(sys, sizeof(sys), "/sys/block/%s/loop/backing_file", de->d_name);
 		if (!(f = fopen(sys, "r")))
 			continue;
-		match = fgets(line, sizeof(line), f) && (line[strcspn(line, "\n")] = 0, !strcmp(line, real));
+		match = fgets(line, sizeof(line), f) &&
+			(line[strcspn(line, "\n")] = 0, !strcmp(line, real));
 		fclose(f);
 		snprintf(sys, sizeof(sys), "/sys/block/%s/dev", de->d_name);
 		if (match && !sysfile_read_devnum(sys, &out[n]))

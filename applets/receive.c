@@ -276,7 +276,8 @@ static int mount_root_candidate(const struct sys_mount *m, void *ctx)
 	struct mount_root_query *q = ctx;
 	size_t n = strlen(m->target);
 
-	if (strncmp(q->path, m->target, n) || (q->path[n] && q->path[n] != '/' && strcmp(m->target, "/")))
+	if (strncmp(q->path, m->target, n) ||
+	    (q->path[n] && q->path[n] != '/' && strcmp(m->target, "/")))
 		return 0;
 	if (n >= q->best && n < q->outlen) {
 		q->best = n;

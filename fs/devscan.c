@@ -34,7 +34,8 @@ struct scan {
 
 /* Adds /dev/NAME when its superblock names a device of the filesystem not yet
  * known; stops the walk when the list is full or out of memory. */
-static int scan_partition(unsigned major, unsigned minor, uint64_t blocks, const char *name, void *ctx)
+static int scan_partition(unsigned major, unsigned minor, uint64_t blocks, const char *name,
+			  void *ctx)
 {
 	struct scan *s = ctx;
 	struct btrfs_super_block sb;

@@ -504,7 +504,8 @@ static int mount_of_fsid(const struct sys_mount *m, void *ctx)
 	fd = open(m->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	found = !btrfs_fs_info(fd, &fi) && !memcmp(fi.fsid, q->fsid, 16) && strlen(m->target) < q->size;
+	found = !btrfs_fs_info(fd, &fi) && !memcmp(fi.fsid, q->fsid, 16) &&
+		strlen(m->target) < q->size;
 	if (found)
 		strcpy(q->mnt, m->target);
 	close(fd);
@@ -588,7 +589,8 @@ struct block_walk {
 	void *ctx;
 };
 
-static int block_device_entry(unsigned major, unsigned minor, uint64_t blocks, const char *name, void *ctx)
+static int block_device_entry(unsigned major, unsigned minor, uint64_t blocks, const char *name,
+			      void *ctx)
 {
 	struct block_walk *w = ctx;
 	char path[160];
