@@ -333,7 +333,7 @@ static int discard_supported(dev_t rdev)
 
 static int zero_range(int fd, uint64_t off, uint64_t len, uint64_t size)
 {
-	static const char zeros[65536];
+	static char zeros[65536];       /* .bss, not 64 KiB of the file */
 
 	if (off >= size)
 		return 0;

@@ -5,6 +5,14 @@
 //config:	help
 //config:	  mkfs.btrfs: create a btrfs filesystem (profiles, checksums, features,
 //config:	  several devices, --rootdir image building).
+//config:
+//config:config MKFS_ROOTDIR
+//config:	bool "mkfs.btrfs --rootdir (build an image from a directory)"
+//config:	default y
+//config:	depends on APPLET_MKFS
+//config:	help
+//config:	  Populate the new filesystem from a directory (--rootdir, --shrink,
+//config:	  --compress): for building firmware and disk images.
 //cmd:APPLET_MKFS mkfs_main mkfs.btrfs|mkfs.btrfs
 #include "config.h"
 #if CFG_APPLET_MKFS
@@ -549,6 +557,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return bad_value("byte count", optarg);
 			break;
 		case 'r':
+			if (!CFG_MKFS_ROOTDIR) {
+				msg_error("--rootdir is not built in this configuration");
+				return -1;
+			}
 			o->rootdir = optarg;
 			break;
 		case OPT_SHRINK:

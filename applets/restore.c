@@ -17,6 +17,7 @@
 #if CFG_APPLET_RESTORE
 #include "btrfs_ioctl.h"
 #include "cli.h"
+#include "regex.h"
 #include "devscan.h"
 #include "fs.h"
 #include "inflate.h"
@@ -28,7 +29,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +72,7 @@ struct restore {
 	struct rout out;
 	struct rpath path;              /* of the entry being restored, as in the image */
 	int snapshots, xattrs, metadata, symlinks, ignore_errors, verbose;
-	regex_t *re;
+	struct re *re;                  /* --path-regex */
 	int verify;                     /* data checksums can be checked */
 	int metadump;                   /* btrfs-image dump: no file data, inline data zeroed */
 	int lost;                       /* something was not restored */
@@ -743,7 +743,7 @@ static int restore_entry(struct restore *r, const struct fs_root *root, uint64_t
 {
 	int fd, ret;
 
-	if (r->re && regexec(r->re, r->path.s, 0, NULL, 0) == REG_NOMATCH)
+	if (r->re && !re_search(r->re, r->path.s))
 		return 0;
 	if (d->type == BTRFS_FT_DIR && d->loc.type == BTRFS_ROOT_ITEM_KEY)
 		return restore_subvol(r, root, dir, d, dirfd);
@@ -1191,7 +1191,7 @@ struct restore_args {
 	uint64_t tree_location, fs_location, root_objectid;
 	int super_mirror, find_dir, list_roots;
 	const char *regex;
-	int regex_flags;
+	int regex_icase;
 };
 
 static int parse_args(int argc, char **argv, struct restore *r, struct restore_args *a)
@@ -1228,7 +1228,7 @@ static int parse_args(int argc, char **argv, struct restore *r, struct restore_a
 		case 'D': r->out.dry_run = 1; break;
 		case 'd': a->find_dir = 1; break;
 		case 'l': a->list_roots = 1; break;
-		case 'c': a->regex_flags |= REG_ICASE; break;
+		case 'c': a->regex_icase = 1; break;
 		case OPT_PATH_REGEX: a->regex = optarg; break;
 		case 't':
 		case 'f':
@@ -1270,13 +1270,12 @@ static int parse_args(int argc, char **argv, struct restore *r, struct restore_a
 
 static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 {
-	int ndev = argc - optind - (a->list_roots ? 0 : 1), outfd = -1, ret;
+	int ndev = argc - optind - (a->list_roots ? 0 : 1), outfd = -1;
 	const char *paths[64];
 	struct fs_open_opts o;
 	struct fs_root root;
 	uint64_t rootid = a->root_objectid ? a->root_objectid : BTRFS_FS_TREE_OBJECTID;
 	uint64_t top = BTRFS_FIRST_FREE_OBJECTID;
-	regex_t re;
 
 	if (ndev > 48) {
 		msg_error("too many devices");
@@ -1329,15 +1328,13 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 		goto out;
 	}
 	if (a->regex) {
-		ret = regcomp(&re, a->regex, a->regex_flags);
-		if (ret) {
-			char msg[256];
-			regerror(ret, &re, msg, sizeof(msg));
+		char msg[128];
+
+		if (re_compile(&r->re, a->regex, a->regex_icase, msg, sizeof(msg))) {
 			msg_error("regex compilation failed: %s", msg);
 			r->lost = 1;
 			goto out;
 		}
-		r->re = &re;
 	}
 	if (r->out.dry_run)
 		printf("This is a dry-run, no files are going to be restored\n");
@@ -1353,8 +1350,7 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 		r->lost = 1;
 	summary(r);
 out:
-	if (r->re)
-		regfree(r->re);
+	re_free(r->re);
 	if (outfd >= 0)
 		close(outfd);
 	fs_close(r->fs);
@@ -1371,7 +1367,7 @@ out:
 int restore_main(int argc, char **argv)
 {
 	struct restore *r = calloc(1, sizeof(*r));
-	struct restore_args a = { 0, 0, 0, 0, 0, 0, NULL, REG_EXTENDED | REG_NOSUB | REG_NEWLINE };
+	struct restore_args a = { 0 };
 	int ret;
 
 	if (!r) {

@@ -31,6 +31,7 @@ static int zstd_inflate(ZSTD_DCtx *d, const void *in, size_t in_len, void *out, 
 int fs_inflate(struct fs_inflater *inf, int type, const void *in, size_t in_len, void *out,
 	       size_t out_len, size_t *got, uint32_t sectorsize)
 {
+	(void)inf;  /* unused when zstd is not built in */
 #if CFG_COMPRESS_ZSTD
 	if (type == FS_COMPRESS_ZSTD) {
 		*got = 0;

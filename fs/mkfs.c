@@ -5,6 +5,7 @@
  * data chunks; every tree is built bottom-up from sorted items. The extent, free space
  * and block group trees describe the blocks of all trees including themselves, so
  * their sizes are found by iterating until the block counts stop changing. */
+#include "config.h"
 #include "mkfs_int.h"
 #include "csum.h"
 #include "le.h"
@@ -796,7 +797,7 @@ static int build_fs_tree(struct mkfs_ctx *c)
 {
 	struct timespec now = { (time_t)c->cfg->now, 0 }, times[3] = { now, now, now };
 
-	if (c->cfg->rootdir)
+	if (CFG_MKFS_ROOTDIR && c->cfg->rootdir)
 		return rootdir_populate(c, c->cfg->rootdir);
 	return add_root_dir(c, &c->fs, 0, 040755, 0, 0, times);
 }
@@ -896,7 +897,7 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 	static const int normal[] = { T_DEV, T_FS, T_CSUM, T_UUID, T_RELOC, T_ROOT };
 	int ret;
 
-	if (c->cfg->rootdir && rootdir_estimate(c, c->cfg->rootdir, &est))
+	if (CFG_MKFS_ROOTDIR && c->cfg->rootdir && rootdir_estimate(c, c->cfg->rootdir, &est))
 		return -1;
 	if (place_chunks(c, devs, ndevs, &est))
 		return -1;

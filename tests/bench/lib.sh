@@ -1,0 +1,175 @@
+# Shared helpers for tests/bench-*.sh (POSIX sh). Set BENCH_NAME, then source this file.
+# It lives in tests/bench/ so that tests/bench.sh, which runs every tests/bench-*.sh,
+# does not run it as a benchmark.
+#
+#   bench_need_root / bench_need_loop / bench_need_ref    exit 0 with "SKIP: reason" when missing
+#   bench_need_applet BIN ARGS...     SKIP when BIN does not know the command (ARGS --help)
+#   bench_big_image                   IMG = the standard large image (built once, cached)
+#   bench_warm FILE...                read files into the page cache (warm-cache runs)
+#   bench_vs LABEL TAG_A CMD_A TAG_B CMD_B
+#       runs CMD_A and CMD_B (strings, evaluated at run time) BENCH_RUNS times, alternating,
+#       each under GNU time and timeout, and prints the medians and ratios:
+#       "LABEL: A 1.38 s / 17 MiB, B 3.56 s / 306 MiB, speed x2.58, memory x0.06"
+#       speed = time B / time A (above 1: A is faster), memory = peak RSS A / peak RSS B.
+#       Before each run BENCH_PREP TAG is called, after it BENCH_POST TAG (shell functions,
+#       default none, untimed); when BENCH_POST writes a byte count to $W/TAG.bytes, the
+#       line shows throughput as well. Returns 2 (after a SKIP line) when A is not built
+#       yet (placeholder or unknown command), 1 when a run failed.
+#
+# $W is a scratch directory under BENCH_DIR; at exit everything mounted below it is
+# unmounted, loop devices backed by files below it are detached, and it is removed.
+: "${BOX:?BOX must name the btrfsbox binary}"
+: "${BENCH_NAME:?set BENCH_NAME before sourcing tests/bench/lib.sh}"
+REF_BTRFS=${REF_BTRFS:-/usr/bin/btrfs}
+REF_MKFS=${REF_MKFS:-/usr/sbin/mkfs.btrfs}
+GNU_TIME=${GNU_TIME:-/usr/bin/time}
+BENCH_DIR=${BENCH_DIR:-/var/tmp/btrfsbox-bench}
+BENCH_RUNS=${BENCH_RUNS:-3}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-1800}
+# make-big.sh: ../shared/bench beside the checkout (as for the conformance suite)
+BENCH_SHARED=${BENCH_SHARED:-$(cd "$(dirname "$0")/.." && pwd)/../shared/bench}
+[ -d "$BENCH_SHARED" ] || BENCH_SHARED=/work/shared/bench
+BENCH_PREP=:
+BENCH_POST=:
+BENCH_STDOUT=/dev/null
+W=
+
+bench_skip() { echo "$BENCH_NAME: SKIP: $*"; exit 0; }
+
+bench_cleanup() {
+	[ -n "$W" ] && [ -d "$W" ] || return 0
+	awk -v w="$W" 'index($2, w "/") == 1 { print $2 }' /proc/self/mounts | sort -r |
+	while read -r m; do
+		timeout 120 umount "$m" 2>/dev/null || timeout 30 umount -l "$m" 2>/dev/null
+	done
+	losetup -nO NAME,BACK-FILE 2>/dev/null | while read -r dev file; do
+		case $file in "$W"/*) timeout 30 losetup -d "$dev" 2>/dev/null ;; esac
+	done
+	rm -rf "$W"
+}
+
+bench_need_root() { [ "$(id -u)" = 0 ] || bench_skip "needs root"; }
+bench_need_loop() {
+	bench_need_root
+	grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null
+	grep -qw btrfs /proc/filesystems || bench_skip "kernel has no btrfs"
+	[ -e /dev/loop-control ] || bench_skip "no loop devices"
+}
+bench_need_ref() {
+	[ -x "$REF_BTRFS" ] && [ -x "$REF_MKFS" ] || bench_skip "reference btrfs-progs not installed"
+}
+bench_need_applet() {
+	out=$(timeout 10 "$@" --help 2>&1)
+	rc=$?
+	case $out in
+	*"not implemented"* | *"unknown command"* | *"unknown applet"*) rc=1 ;;
+	esac
+	[ $rc = 0 ] || bench_skip "'$(echo "$@" | sed "s|^$BOX |btrfsbox |")' is not built yet"
+}
+
+# The image records which make-big.sh/populate.py built it; other scripts mean a rebuild.
+bench_big_image() {
+	IMG=$BENCH_DIR/big.img
+	[ -f "$BENCH_SHARED/make-big.sh" ] || bench_skip "no $BENCH_SHARED/make-big.sh"
+	command -v python3 > /dev/null || bench_skip "needs python3 to build the image"
+	want=$(cat "$BENCH_SHARED/make-big.sh" "$BENCH_SHARED/populate.py" | md5sum | cut -d' ' -f1)
+	[ "$(cat "$IMG.stamp" 2>/dev/null)" = "$want" ] && [ -f "$IMG" ] && return 0
+	echo "$BENCH_NAME: building $IMG (a few minutes, once)"
+	(
+		flock 9
+		[ "$(cat "$IMG.stamp" 2>/dev/null)" = "$want" ] && [ -f "$IMG" ] && exit 0
+		rm -f "$IMG.stamp"
+		timeout 3600 "$BENCH_SHARED/make-big.sh" "$IMG.tmp" > "$BENCH_DIR/make-big.log" 2>&1 &&
+			mv "$IMG.tmp" "$IMG" && echo "$want" > "$IMG.stamp"
+	) 9> "$BENCH_DIR/.lock" || { echo "$BENCH_NAME: FAIL: cannot build $IMG (see $BENCH_DIR/make-big.log)"; exit 1; }
+}
+
+bench_warm() { for f in "$@"; do timeout 600 cat "$f" > /dev/null; done; }
+
+# bench_run TAG CMD: one timed run; appends "seconds KiB exit" to $W/TAG.runs.
+bench_run() {
+	tag=$1
+	$BENCH_PREP "$tag"
+	eval "set -- $2"
+	"$GNU_TIME" -f '%e %M' -o "$W/time" timeout "$BENCH_TIMEOUT" "$@" > "$BENCH_STDOUT" 2> "$W/$tag.err"
+	rc=$?
+	echo "$(tail -1 "$W/time") $rc" >> "$W/$tag.runs"
+	$BENCH_POST "$tag"
+	return $rc
+}
+
+# Hooks for commands writing into $OUT (restore): a fresh empty directory before each
+# run; afterwards the bytes of regular files go to $W/TAG.bytes, the entry count to
+# $W/TAG.entries, and the directory is removed. It is on a tmpfs when /dev/shm has
+# BENCH_OUT_GB (default 8) GiB free, else under $W: both tools write to the same
+# filesystem either way, and a tmpfs keeps the disk (and deleting 200k files from it)
+# out of the measurement. BENCH_OUT_DIR=dir overrides.
+bench_out_dir() {
+	base=${BENCH_OUT_DIR:-}
+	[ -z "$base" ] && [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -ge \
+		$((${BENCH_OUT_GB:-8} * 1048576)) ] 2>/dev/null && base=/dev/shm
+	OUT=$(mktemp -d "${base:-$W}/btrfsbox-bench-out.XXXXXX") && rmdir "$OUT" || exit 1
+	trap 'rm -rf "$OUT"; bench_cleanup' EXIT
+}
+bench_out_prep() { rm -rf "$OUT"; mkdir "$OUT"; }
+bench_out_post() {
+	find "$OUT" -type f -printf '%s\n' | awk '{ n += $1 } END { printf "%d\n", n }' > "$W/$1.bytes"
+	find "$OUT" | wc -l > "$W/$1.entries"
+	rm -rf "$OUT"
+}
+# Warns when two runs wrote different amounts (compares $W/TAG.bytes and $W/TAG.entries).
+bench_same_output() {
+	[ "$(cat "$W/$2.bytes" "$W/$2.entries")" = "$(cat "$W/$3.bytes" "$W/$3.entries")" ] ||
+		echo "$1: WARNING: outputs differ: $2 $(cat "$W/$2.bytes") bytes in $(cat "$W/$2.entries") entries," \
+			"$3 $(cat "$W/$3.bytes") bytes in $(cat "$W/$3.entries") entries"
+}
+# Hook for commands writing an image: a fresh sparse $W/mkfs.img of $size before each run.
+bench_img_prep() { rm -f "$W/mkfs.img"; truncate -s "$size" "$W/mkfs.img"; }
+
+bench_median() { # FILE FIELD
+	sort -n -k"$2","$2" "$1" | awk -v f="$2" '{ v[NR] = $f } END { print v[int((NR + 1) / 2)] }'
+}
+
+# "TAG 1.38 s / 17 MiB" or "TAG 1.38 s = 120 MB/s / 17 MiB" (byte count in $W/TAG.bytes)
+bench_figures() {
+	awk -v tag="$1" -v t="$2" -v k="$3" -v b="$(cat "$W/$1.bytes" 2>/dev/null)" 'BEGIN {
+		printf "%s %.2f s", tag, t
+		if (b != "" && t > 0) printf " = %.0f MB/s", b / t / 1e6
+		printf " / %.0f MiB", k / 1024 }'
+}
+
+bench_vs() {
+	label=$1 tag_a=$2 cmd_a=$3 tag_b=$4 cmd_b=$5
+	rm -f "$W/$tag_a.runs" "$W/$tag_b.runs" "$W/$tag_a.bytes" "$W/$tag_b.bytes"
+	if ! bench_run "$tag_a" "$cmd_a" && grep -qE 'not implemented|unknown (command|applet)' "$W/$tag_a.err"; then
+		echo "$label: SKIP: $tag_a: $(grep -m1 -E 'not implemented|unknown (command|applet)' "$W/$tag_a.err")"
+		return 2
+	fi
+	bench_run "$tag_b" "$cmd_b"
+	i=1
+	while [ $i -lt "$BENCH_RUNS" ]; do
+		bench_run "$tag_a" "$cmd_a"
+		bench_run "$tag_b" "$cmd_b"
+		i=$((i + 1))
+	done
+	ta=$(bench_median "$W/$tag_a.runs" 1) ka=$(bench_median "$W/$tag_a.runs" 2)
+	tb=$(bench_median "$W/$tag_b.runs" 1) kb=$(bench_median "$W/$tag_b.runs" 2)
+	echo "$label: $(bench_figures "$tag_a" "$ta" "$ka"), $(bench_figures "$tag_b" "$tb" "$kb"), $(awk \
+		-v ta="$ta" -v tb="$tb" -v ka="$ka" -v kb="$kb" 'BEGIN {
+		printf "speed x%.2f, memory x%.2f", (ta > 0 ? tb / ta : 0), (kb > 0 ? ka / kb : 0) }')"
+	status=0
+	for tag in "$tag_a" "$tag_b"; do
+		rcs=$(awk '$3 != 0 { printf " %s", $3 }' "$W/$tag.runs")
+		[ -z "$rcs" ] && continue
+		echo "$label: WARNING: $tag exited non-zero (exit$rcs): $(tail -1 "$W/$tag.err")"
+		status=1
+	done
+	return $status
+}
+
+bench_need_root
+[ -x "$GNU_TIME" ] || bench_skip "needs GNU time ($GNU_TIME; package 'time')"
+mkdir -p "$BENCH_DIR" || bench_skip "cannot create $BENCH_DIR"
+W=$(mktemp -d "$BENCH_DIR/$BENCH_NAME.XXXXXX") || bench_skip "cannot create a scratch dir in $BENCH_DIR"
+trap 'bench_cleanup' EXIT
+trap 'exit 1' INT TERM
