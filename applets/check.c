@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "fs.h"
 #include "le.h"
+#include "sysfile.h"
 #include "uuid.h"
 #include <dirent.h>
 #include <errno.h>
@@ -216,36 +217,42 @@ static int backing_loops(const char *real, char names[][32], int max)
 	return n;
 }
 
+struct mounted_query {
+	const struct stat *pst;
+	char (*loops)[32];
+	int nloops;
+};
+
+/* Whether the btrfs mount m is on the queried device (or one of its loop devices). */
+static int mount_is_query(const struct sys_mount *m, void *ctx)
+{
+	const struct mounted_query *q = ctx;
+	struct stat st;
+
+	if (strcmp(m->fstype, "btrfs") || stat(m->source, &st) < 0 || !S_ISBLK(st.st_mode))
+		return 0;
+	if (S_ISBLK(q->pst->st_mode) && st.st_rdev == q->pst->st_rdev)
+		return 1;
+	for (int i = 0; i < q->nloops; i++)
+		if (!strncmp(m->source, "/dev/", 5) && !strcmp(m->source + 5, q->loops[i]))
+			return 1;
+	return 0;
+}
+
 /* 1 when path (or a loop device backed by it) is a mounted btrfs, 0 if not, <0 unknown. */
 static int is_mounted(const char *path)
 {
-	char src[PATH_MAX], mnt[PATH_MAX], type[64], real[PATH_MAX], loops[16][32];
+	char real[PATH_MAX], loops[16][32];
 	struct stat pst;
-	FILE *f;
-	int nloops = 0, found = 0;
+	struct mounted_query q = { &pst, loops, 0 };
 
 	if (stat(path, &pst) < 0)
 		return -errno;
 	if (S_ISREG(pst.st_mode) && realpath(path, real))
-		nloops = backing_loops(real, loops, 16);
+		q.nloops = backing_loops(real, loops, 16);
 	else if (!S_ISBLK(pst.st_mode))
 		return 0;
-	f = fopen("/proc/self/mounts", "r");
-	if (!f)
-		return -errno;
-	while (!found && fscanf(f, "%4095s %4095s %63s %*[^\n]", src, mnt, type) == 3) {
-		struct stat st;
-
-		if (strcmp(type, "btrfs") || stat(src, &st) < 0 || !S_ISBLK(st.st_mode))
-			continue;
-		if (S_ISBLK(pst.st_mode) && st.st_rdev == pst.st_rdev)
-			found = 1;
-		for (int i = 0; i < nloops; i++)
-			if (!strncmp(src, "/dev/", 5) && !strcmp(src + 5, loops[i]))
-				found = 1;
-	}
-	fclose(f);
-	return found;
+	return sysfile_each_mount(mount_is_query, &q);
 }
 
 struct dev_list {
@@ -261,40 +268,51 @@ static void dev_list_add(struct dev_list *l, const char *path, int own)
 		l->n--;
 }
 
+struct scan_ctx {
+	struct dev_list *l;
+	int max;
+	const struct btrfs_super_block *sb;
+};
+
+/* Adds the partition to the list when it holds another device of the filesystem. */
+static int scan_one_device(unsigned maj, unsigned min, uint64_t blocks, const char *name, void *ctx)
+{
+	struct scan_ctx *c = ctx;
+	struct btrfs_super_block other;
+	struct fs_error e;
+	char path[256];
+	int dup = 0;
+
+	(void)maj;
+	(void)min;
+	if (!blocks)
+		return 0;
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	if (fs_super_read(path, 0, &other, &e) < 0 ||
+	    memcmp(other.fsid, c->sb->fsid, BTRFS_FSID_SIZE))
+		return 0;
+	for (int i = 0; i < c->l->n; i++) {
+		struct stat a, b;
+
+		if (stat(c->l->paths[i], &a) == 0 && stat(path, &b) == 0 && S_ISBLK(a.st_mode) &&
+		    a.st_rdev == b.st_rdev)
+			dup = 1;
+		if (get_le64(&other.dev_item.devid) == 0)
+			dup = 1;
+	}
+	if (!dup)
+		dev_list_add(c->l, path, 1);
+	return c->l->n >= c->max;
+}
+
 /* The filesystem's other devices among the block devices in /proc/partitions
  * (loop devices included), like the reference's device scan. */
 static void scan_devices(struct dev_list *l, int max, const struct btrfs_super_block *sb)
 {
-	char line[256], name[200], path[256];
-	FILE *f = fopen("/proc/partitions", "r");
+	struct scan_ctx c = { l, max, sb };
 
-	if (!f)
-		return;
-	while (l->n < max && fgets(line, sizeof(line), f)) {
-		struct btrfs_super_block other;
-		struct fs_error e;
-		unsigned maj, min;
-		unsigned long long blocks;
-		int dup = 0;
-
-		if (sscanf(line, "%u %u %llu %199s", &maj, &min, &blocks, name) != 4 || !blocks)
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", name);
-		if (fs_super_read(path, 0, &other, &e) < 0 || memcmp(other.fsid, sb->fsid, BTRFS_FSID_SIZE))
-			continue;
-		for (int i = 0; i < l->n; i++) {
-			struct stat a, b;
-
-			if (stat(l->paths[i], &a) == 0 && stat(path, &b) == 0 && S_ISBLK(a.st_mode) &&
-			    a.st_rdev == b.st_rdev)
-				dup = 1;
-			if (get_le64(&other.dev_item.devid) == 0)
-				dup = 1;
-		}
-		if (!dup)
-			dev_list_add(l, path, 1);
-	}
-	fclose(f);
+	if (l->n < max)
+		sysfile_each_partition(scan_one_device, &c);
 }
 
 /* The devices to open: the one given, plus the others found by scanning when

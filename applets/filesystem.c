@@ -22,6 +22,7 @@
 #include "le.h"
 #include "output.h"
 #include "super_label.h"
+#include "sysfile.h"
 #include "units.h"
 #include "uuid.h"
 #include <dirent.h>
@@ -29,7 +30,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,20 +278,30 @@ out:
 	return ret;
 }
 
+struct mounted_show {
+	struct out *o;
+	const char *search;
+	struct seen *seen;
+	unsigned mode;
+	int found;
+};
+
+static int show_mount_entry(const struct sys_mount *m, void *ctx)
+{
+	struct mounted_show *s = ctx;
+
+	if (!strcmp(m->fstype, "btrfs") &&
+	    show_one_mounted(s->o, m->target, s->search, s->seen, s->mode) > 0)
+		s->found = 1;
+	return 0;
+}
+
 static int show_mounted(struct out *o, const char *search, struct seen *seen, unsigned mode)
 {
-	FILE *f = setmntent("/proc/self/mounts", "r");
-	struct mntent *m;
-	int found = 0;
+	struct mounted_show s = { o, search, seen, mode, 0 };
 
-	if (!f)
-		return 0;
-	while ((m = getmntent(f)))
-		if (!strcmp(m->mnt_type, "btrfs") &&
-		    show_one_mounted(o, m->mnt_dir, search, seen, mode) > 0)
-			found = 1;
-	endmntent(f);
-	return found;
+	sysfile_each_mount(show_mount_entry, &s);
+	return s.found;
 }
 
 /* A device or image whose primary superblock was read. */

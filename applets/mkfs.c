@@ -20,6 +20,7 @@
 #include "csum.h"
 #include "le.h"
 #include "mkfs.h"
+#include "sysfile.h"
 #include "fs.h"
 #include "units.h"
 #include "uuid.h"
@@ -249,20 +250,18 @@ static int target_devs(const char *path, const struct stat *st, dev_t *out, int 
 		return 0;
 	while (n < max && (de = readdir(d))) {
 		FILE *f;
-		unsigned ma, mi;
+		int match;
 		if (strncmp(de->d_name, "loop", 4))
 			continue;
 		snprintf(sys, sizeof(sys), "/sys/block/%s/loop/backing_file", de->d_name);
 		if (!(f = fopen(sys, "r")))
 			continue;
-		if (fgets(line, sizeof(line), f) && (line[strcspn(line, "\n")] = 0, !strcmp(line, real))) {
-			fclose(f);
-			snprintf(sys, sizeof(sys), "/sys/block/%s/dev", de->d_name);
-			if ((f = fopen(sys, "r")) && fscanf(f, "%u:%u", &ma, &mi) == 2)
-				out[n++] = makedev(ma, mi);
-		}
-		if (f)
-			fclose(f);
+		match = fgets(line, sizeof(line), f) &&
+			(line[strcspn(line, "\n")] = 0, !strcmp(line, real));
+		fclose(f);
+		snprintf(sys, sizeof(sys), "/sys/block/%s/dev", de->d_name);
+		if (match && !sysfile_read_devnum(sys, &out[n]))
+			n++;
 	}
 	closedir(d);
 	return n;
@@ -276,26 +275,33 @@ static int dev_in(dev_t dev, const dev_t *v, int n)
 	return 0;
 }
 
+struct dev_set {
+	const dev_t *devs;
+	int n;
+};
+
+/* Whether the mount's source is a block device of the set. */
+static int mount_on_devs(const struct sys_mount *m, void *ctx)
+{
+	const struct dev_set *d = ctx;
+	struct stat ms;
+
+	return m->source[0] == '/' && !stat(m->source, &ms) && S_ISBLK(ms.st_mode) &&
+	       dev_in(ms.st_rdev, d->devs, d->n);
+}
+
 /* Whether the target is mounted, or a member of a mounted btrfs (every device of a
  * mounted btrfs is listed under /sys/fs/btrfs/FSID/devices). */
 static int is_mounted(const char *path, const struct stat *st)
 {
 	dev_t devs[16];
-	int n = target_devs(path, st, devs, 16), found = 0;
-	char src[PATH_MAX];
-	FILE *f;
+	struct dev_set set = { devs, target_devs(path, st, devs, 16) };
+	int found;
 	DIR *fsd;
 
-	if (!n)
+	if (!set.n)
 		return 0;
-	if ((f = fopen("/proc/self/mounts", "r"))) {
-		while (!found && fscanf(f, "%4095s %*s %*s %*s %*s %*s", src) == 1) {
-			struct stat ms;
-			found = src[0] == '/' && !stat(src, &ms) && S_ISBLK(ms.st_mode) &&
-				dev_in(ms.st_rdev, devs, n);
-		}
-		fclose(f);
-	}
+	found = sysfile_each_mount(mount_on_devs, &set) > 0;
 	if (!found && (fsd = opendir("/sys/fs/btrfs"))) {
 		struct dirent *fe;
 		while (!found && (fe = readdir(fsd))) {
@@ -307,12 +313,10 @@ static int is_mounted(const char *path, const struct stat *st)
 				continue;
 			while (!found && (de = readdir(dd))) {
 				char p[PATH_MAX + 300];
-				unsigned ma, mi;
+				dev_t dev;
 				snprintf(p, sizeof(p), "%s/%s/dev", dir, de->d_name);
-				if (de->d_name[0] != '.' && (f = fopen(p, "r"))) {
-					found = fscanf(f, "%u:%u", &ma, &mi) == 2 && dev_in(makedev(ma, mi), devs, n);
-					fclose(f);
-				}
+				found = de->d_name[0] != '.' && !sysfile_read_devnum(p, &dev) &&
+					dev_in(dev, set.devs, set.n);
 			}
 			closedir(dd);
 		}

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "fs.h"
 #include "le.h"
+#include "sysfile.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -356,19 +357,14 @@ static int has_btrfs_magic(int fd)
 static int ensure_loop_node(const char *path, int n)
 {
 	char sys[64];
-	unsigned maj = 7, min = (unsigned)n;
-	FILE *f;
+	dev_t dev;
 
 	if (access(path, F_OK) == 0)
 		return 0;
 	snprintf(sys, sizeof(sys), "/sys/block/loop%d/dev", n);
-	f = fopen(sys, "r");
-	if (f) {
-		if (fscanf(f, "%u:%u", &maj, &min) != 2)
-			maj = 7, min = (unsigned)n;
-		fclose(f);
-	}
-	if (mknod(path, S_IFBLK | 0660, makedev(maj, min)) && errno != EEXIST)
+	if (sysfile_read_devnum(sys, &dev))
+		dev = makedev(7, (unsigned)n);
+	if (mknod(path, S_IFBLK | 0660, dev) && errno != EEXIST)
 		return -errno;
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include "receive.h"
 #include "sendstream.h"
 #include "subvol_lookup.h"
+#include "sysfile.h"
 #include "uuid.h"
 #include <stdarg.h>
 #include <errno.h>
@@ -263,49 +264,37 @@ struct recv_opts {
 	const char *root_mount;
 };
 
-/* Undoes the octal escapes of /proc/self/mounts (space, tab, newline, backslash). */
-static void unescape_mnt(char *s)
-{
-	char *o = s;
+struct mount_root_query {
+	const char *path;
+	char *out;
+	size_t outlen, best;
+};
 
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
+/* Keeps the mount point that is the longest prefix of the path so far. */
+static int mount_root_candidate(const struct sys_mount *m, void *ctx)
+{
+	struct mount_root_query *q = ctx;
+	size_t n = strlen(m->target);
+
+	if (strncmp(q->path, m->target, n) ||
+	    (q->path[n] && q->path[n] != '/' && strcmp(m->target, "/")))
+		return 0;
+	if (n >= q->best && n < q->outlen) {
+		q->best = n;
+		/* a later mount over the same point hides the earlier one */
+		snprintf(q->out, q->outlen, "%s", strcmp(m->fstype, "btrfs") ? "" : m->target);
 	}
-	*o = 0;
+	return 0;
 }
 
 /* The btrfs mount point that is the longest prefix of path (an absolute real path). */
 static int find_mount_root(const char *path, char *out, size_t outlen)
 {
-	FILE *f = fopen("/proc/self/mounts", "re");
-	char line[3 * PATH_MAX], dev[PATH_MAX], dir[PATH_MAX], type[64];
-	size_t best = 0;
+	struct mount_root_query q = { path, out, outlen, 0 };
 
-	if (!f)
-		return -1;
 	out[0] = 0;
-	while (fgets(line, sizeof(line), f)) {
-		size_t n;
-
-		if (sscanf(line, "%4095s %4095s %63s", dev, dir, type) != 3)
-			continue;
-		unescape_mnt(dir);
-		n = strlen(dir);
-		if (strncmp(path, dir, n) || (path[n] && path[n] != '/' && strcmp(dir, "/")))
-			continue;
-		if (n >= best && n < outlen) {
-			best = n;
-			/* a later mount over the same point hides the earlier one */
-			snprintf(out, outlen, "%s", strcmp(type, "btrfs") ? "" : dir);
-		}
-	}
-	fclose(f);
+	if (sysfile_each_mount(mount_root_candidate, &q) < 0)
+		return -1;
 	return out[0] ? 0 : -1;
 }
 

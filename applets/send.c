@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "subvol.h"
 #include "subvol_lookup.h"
+#include "sysfile.h"
 #include "uuid.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -266,14 +267,10 @@ static int do_send(struct send_ctx *s, int subvol_fd, uint64_t parent, int first
 
 static uint32_t kernel_send_version(void)
 {
-	FILE *f = fopen("/sys/fs/btrfs/features/send_stream_version", "r");
-	unsigned long v = 1;
+	uint64_t v;
 
-	if (f) {
-		if (fscanf(f, "%lu", &v) != 1 || v == 0 || v > 1000)
-			v = 1;
-		fclose(f);
-	}
+	if (sysfile_read_u64("/sys/fs/btrfs/features/send_stream_version", &v) || v == 0 || v > 1000)
+		v = 1;
 	return (uint32_t)v;
 }
 

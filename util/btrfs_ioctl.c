@@ -1,10 +1,10 @@
 #include "btrfs_ioctl.h"
 #include "cli.h"
 #include "le.h"
+#include "sysfile.h"
 #include "uuid.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,34 +409,42 @@ uint64_t btrfs_device_size(const char *path)
 	return size;
 }
 
+struct mount_query {
+	dev_t rdev;
+	const uint8_t *fsid;
+	char *mnt;
+	size_t size;
+};
+
+/* The btrfs mount whose source is the block device q->rdev: 1 (found), or
+ * -ENAMETOOLONG when its mount point does not fit. */
+static int mount_on_rdev(const struct sys_mount *m, void *ctx)
+{
+	struct mount_query *q = ctx;
+	struct stat st;
+
+	if (strcmp(m->fstype, "btrfs") || stat(m->source, &st) || !S_ISBLK(st.st_mode) ||
+	    st.st_rdev != q->rdev)
+		return 0;
+	if (strlen(m->target) >= q->size)
+		return -ENAMETOOLONG;
+	strcpy(q->mnt, m->target);
+	return 1;
+}
+
 int btrfs_mount_of_device(const char *dev, char *mnt, size_t size)
 {
-	struct stat want, st;
-	struct mntent *m;
-	FILE *f;
-	int ret = -ENOENT;
+	struct mount_query q = { .mnt = mnt, .size = size };
+	struct stat want;
+	int ret;
 
 	if (stat(dev, &want))
 		return -errno;
 	if (!S_ISBLK(want.st_mode))
 		return -ENOTBLK;
-	f = setmntent("/proc/self/mounts", "r");
-	if (!f)
-		return -errno;
-	while ((m = getmntent(f))) {
-		if (strcmp(m->mnt_type, "btrfs") || stat(m->mnt_fsname, &st) ||
-		    !S_ISBLK(st.st_mode) || st.st_rdev != want.st_rdev)
-			continue;
-		if (strlen(m->mnt_dir) >= size) {
-			ret = -ENAMETOOLONG;
-			break;
-		}
-		strcpy(mnt, m->mnt_dir);
-		ret = 0;
-		break;
-	}
-	endmntent(f);
-	return ret;
+	q.rdev = want.st_rdev;
+	ret = sysfile_each_mount(mount_on_rdev, &q);
+	return ret > 0 ? 0 : ret < 0 ? ret : -ENOENT;
 }
 
 int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size)
@@ -484,16 +492,34 @@ int btrfs_set_label_fd(int fd, const char *label)
 	return ioctl(fd, FS_IOC_SETFSLABEL, buf) ? -errno : 0;
 }
 
+/* The btrfs mount whose fsid is q->fsid (and whose mount point fits): 1 (found). */
+static int mount_of_fsid(const struct sys_mount *m, void *ctx)
+{
+	struct mount_query *q = ctx;
+	struct btrfs_ioctl_fs_info_args fi;
+	int fd, found;
+
+	if (strcmp(m->fstype, "btrfs"))
+		return 0;
+	fd = open(m->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	found = !btrfs_fs_info(fd, &fi) && !memcmp(fi.fsid, q->fsid, 16) &&
+		strlen(m->target) < q->size;
+	if (found)
+		strcpy(q->mnt, m->target);
+	close(fd);
+	return found;
+}
+
 /* The mount point of a mounted btrfs whose fsid is the one in the primary superblock
  * of device dev: a multi-device filesystem appears in the mount table under one of its
  * devices only. */
 static int mount_of_fsid_on(const char *dev, char *mnt, size_t size)
 {
-	struct btrfs_ioctl_fs_info_args fi;
+	struct mount_query q = { .mnt = mnt, .size = size };
 	uint8_t sb[4096];
-	struct mntent *m;
-	int fd, ret = -ENOENT;
-	FILE *f;
+	int fd, ret;
 
 	fd = open(dev, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -505,24 +531,9 @@ static int mount_of_fsid_on(const char *dev, char *mnt, size_t size)
 		return -ENOENT;
 	}
 	close(fd);
-	f = setmntent("/proc/self/mounts", "r");
-	if (!f)
-		return -errno;
-	while (ret && (m = getmntent(f))) {
-		if (strcmp(m->mnt_type, "btrfs"))
-			continue;
-		fd = open(m->mnt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (!btrfs_fs_info(fd, &fi) && !memcmp(fi.fsid, sb + 32, 16) &&
-		    strlen(m->mnt_dir) < size) {
-			strcpy(mnt, m->mnt_dir);
-			ret = 0;
-		}
-		close(fd);
-	}
-	endmntent(f);
-	return ret;
+	q.fsid = sb + 32;
+	ret = sysfile_each_mount(mount_of_fsid, &q);
+	return ret > 0 ? 0 : ret < 0 ? ret : -ENOENT;
 }
 
 int btrfs_open_path_or_dev(const char *path, int quiet)
@@ -573,25 +584,29 @@ int btrfs_control_ioctl(unsigned long request, const char *path)
 	return ret;
 }
 
+struct block_walk {
+	int (*fn)(const char *path, void *ctx);
+	void *ctx;
+};
+
+static int block_device_entry(unsigned major, unsigned minor, uint64_t blocks, const char *name,
+			      void *ctx)
+{
+	struct block_walk *w = ctx;
+	char path[160];
+
+	(void)major;
+	(void)minor;
+	(void)blocks;
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	return w->fn(path, w->ctx);
+}
+
 int btrfs_each_block_device(int (*fn)(const char *path, void *ctx), void *ctx)
 {
-	char line[256], name[128], path[160];
-	FILE *f = fopen("/proc/partitions", "r");
-	int ret = 0;
+	struct block_walk w = { fn, ctx };
 
-	if (!f)
-		return -errno;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		unsigned long long blocks;
-		unsigned maj, min;
-
-		if (sscanf(line, " %u %u %llu %127s", &maj, &min, &blocks, name) != 4)
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", name);
-		ret = fn(path, ctx);
-	}
-	fclose(f);
-	return ret;
+	return sysfile_each_partition(block_device_entry, &w);
 }
 
 int btrfs_dev_infos_of_path(int fd, const char *path, struct btrfs_ioctl_fs_info_args *fi,
