@@ -1,4 +1,0 @@
-build-gcc/obj/fs/item.o: fs/item.c fs/fs.h fs/format.h util/le.h
-fs/fs.h:
-fs/format.h:
-util/le.h:

@@ -1,2 +1,0 @@
-build-gcc/obj/util/uuid.o: util/uuid.c util/uuid.h
-util/uuid.h:

@@ -1,2 +1,0 @@
-build-prof/obj/util/uuid.o: util/uuid.c util/uuid.h
-util/uuid.h:
