@@ -37,7 +37,7 @@ void *items_add(struct item_list *l, uint64_t objectid, uint8_t type, uint64_t o
 	    grow((void **)&l->arena, &l->arena_cap, l->used + size + 1, 1))
 		return NULL;
 	it = &l->v[l->n++];
-	it->key = (struct bkey){ objectid, type, offset };
+	it->key = (struct fs_key){ objectid, type, offset };
 	it->size = size;
 	it->data = l->used;
 	if (size && data)
@@ -61,20 +61,9 @@ void *items_extend_last(struct item_list *l, const void *data, uint32_t size)
 	return l->arena + it->data;
 }
 
-int bkey_cmp(const struct bkey *a, const struct bkey *b)
-{
-	if (a->objectid != b->objectid)
-		return a->objectid < b->objectid ? -1 : 1;
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	if (a->offset != b->offset)
-		return a->offset < b->offset ? -1 : 1;
-	return 0;
-}
-
 static int bitem_cmp(const void *a, const void *b)
 {
-	return bkey_cmp(&((const struct bitem *)a)->key, &((const struct bitem *)b)->key);
+	return fs_key_cmp(&((const struct bitem *)a)->key, &((const struct bitem *)b)->key);
 }
 
 void items_sort(struct item_list *l)
@@ -90,7 +79,7 @@ int items_merge_equal(struct item_list *l)
 	while (i < l->n) {
 		size_t j = i + 1, total = l->v[i].size;
 
-		while (j < l->n && !bkey_cmp(&l->v[j].key, &l->v[i].key))
+		while (j < l->n && !fs_key_cmp(&l->v[j].key, &l->v[i].key))
 			total += l->v[j++].size;
 		l->v[out] = l->v[i];
 		if (j > i + 1) {
@@ -120,7 +109,7 @@ void items_free(struct item_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static int list_next(void *ctx, struct bkey *key, const uint8_t **data, uint32_t *size)
+static int list_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size)
 {
 	struct list_source *ls = ctx;
 	const struct bitem *it;
@@ -152,7 +141,7 @@ int tree_shape_source(const struct item_source *src, uint32_t nodesize, struct t
 {
 	size_t leaves = 0, room = 0, width, total;
 	uint8_t level = 0;
-	struct bkey key;
+	struct fs_key key;
 	const uint8_t *data;
 	uint32_t size;
 	int ret;
@@ -202,7 +191,7 @@ uint8_t tree_block_level(const struct tree_shape *s, uint32_t b)
 	return level;
 }
 
-static void put_disk_key(struct btrfs_disk_key *dk, const struct bkey *k)
+static void put_disk_key(struct btrfs_disk_key *dk, const struct fs_key *k)
 {
 	put_le64(&dk->objectid, k->objectid);
 	dk->type = k->type;
@@ -230,7 +219,7 @@ void tree_block_finish(uint8_t *block, const struct tree_params *p, uint64_t byt
 
 /* First keys of the blocks of the level being written, for the level above. */
 struct level_keys {
-	struct bkey *key;
+	struct fs_key *key;
 	size_t n;
 };
 
@@ -251,7 +240,7 @@ static int write_leaves(const struct item_source *src, const struct tree_params 
 	struct btrfs_item *items = (struct btrfs_item *)(block + HDR);
 	uint32_t end = 0, n = 0;    /* item data offsets are from the header end */
 	size_t b = 0;
-	struct bkey key;
+	struct fs_key key;
 	const uint8_t *data;
 	uint32_t size;
 	int ret, started = 0;
@@ -283,7 +272,7 @@ static int write_leaves(const struct item_source *src, const struct tree_params 
 		return ret;
 	if (!started) {             /* an empty tree is one empty leaf */
 		memset(block, 0, p->nodesize);
-		out->key[b] = (struct bkey){ 0, 0, 0 };
+		out->key[b] = (struct fs_key){ 0, 0, 0 };
 	}
 	ret = flush_leaf(block, p, addrs, &b, n, nblocks);
 	out->n = b;
@@ -293,7 +282,7 @@ static int write_leaves(const struct item_source *src, const struct tree_params 
 int tree_write_source(const struct item_source *src, const struct tree_params *p,
 		      const uint64_t *addrs, uint32_t nblocks)
 {
-	struct level_keys keys = { calloc(nblocks, sizeof(struct bkey)), 0 };
+	struct level_keys keys = { calloc(nblocks, sizeof(struct fs_key)), 0 };
 	uint8_t *block = malloc(p->nodesize);
 	size_t cap = node_capacity(p->nodesize), next = 0, first;
 	uint8_t level = 0;

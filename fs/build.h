@@ -5,17 +5,12 @@
 #define FS_BUILD_H
 #include <stddef.h>
 #include <stdint.h>
+#include "fs.h"           /* struct fs_key, fs_key_cmp */
 
 #define BUILD_MAX_LEVEL 8
 
-struct bkey {
-	uint64_t objectid;
-	uint8_t type;
-	uint64_t offset;
-};
-
 struct bitem {
-	struct bkey key;
+	struct fs_key key;
 	uint32_t size;
 	size_t data;        /* offset into item_list.arena */
 };
@@ -43,13 +38,12 @@ void items_free(struct item_list *l);
 static inline uint8_t *item_data(const struct item_list *l, const struct bitem *it)
 { return l->arena + it->data; }
 
-int bkey_cmp(const struct bkey *a, const struct bkey *b);
 
 /* Items in key order from anywhere (a sorted item_list, a stream from disk). next
  * gives the next item: 1 (key, data and size valid until the following call), 0 at
  * the end, or a negative errno. */
 struct item_source {
-	int (*next)(void *ctx, struct bkey *key, const uint8_t **data, uint32_t *size);
+	int (*next)(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size);
 	void *ctx;
 };
 /* A source over a sorted list; pos is the cursor. */

@@ -41,7 +41,7 @@ struct fs_items {
 	/* joining */
 	uint8_t *join;
 	size_t join_cap;
-	struct bkey key;
+	struct fs_key key;
 	uint32_t size;
 	/* extrefs of the inode being read, emitted after its INODE_REFs */
 	struct item_list ext;
@@ -59,14 +59,14 @@ struct fs_items {
 static int rec_cmp(const void *a, const void *b)
 {
 	struct rec_hdr x, y;
-	struct bkey kx, ky;
+	struct fs_key kx, ky;
 	int r;
 
 	memcpy(&x, a, sizeof(x));
 	memcpy(&y, b, sizeof(y));
-	kx = (struct bkey){ x.objectid, x.type, x.offset };
-	ky = (struct bkey){ y.objectid, y.type, y.offset };
-	r = bkey_cmp(&kx, &ky);
+	kx = (struct fs_key){ x.objectid, x.type, x.offset };
+	ky = (struct fs_key){ y.objectid, y.type, y.offset };
+	r = fs_key_cmp(&kx, &ky);
 	if (r)
 		return r;
 	return x.seq < y.seq ? -1 : x.seq > y.seq;
@@ -152,11 +152,11 @@ static int next_joined(struct fs_items *f)
 
 	f->size = 0;
 	while ((p = xsort_peek(f->sorter))) {
-		struct bkey k;
+		struct fs_key k;
 
 		memcpy(&h, p, sizeof(h));
-		k = (struct bkey){ h.objectid, h.type, h.offset };
-		if (!first && bkey_cmp(&k, &f->key))
+		k = (struct fs_key){ h.objectid, h.type, h.offset };
+		if (!first && fs_key_cmp(&k, &f->key))
 			break;
 		ret = xsort_next(f->sorter, f->rec);
 		if (ret < 0)
@@ -212,7 +212,7 @@ static int split_inode_ref(struct fs_items *f)
  * their inode. */
 static int ext_due(const struct fs_items *f, int have_item)
 {
-	const struct bkey *last;
+	const struct fs_key *last;
 
 	if (!f->ext.n)
 		return 0;
@@ -224,7 +224,7 @@ static int ext_due(const struct fs_items *f, int have_item)
 }
 
 /* The final items, in key order. */
-static int final_next(void *ctx, struct bkey *key, const uint8_t **data, uint32_t *size)
+static int final_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size)
 {
 	struct fs_items *f = ctx;
 	int ret;
@@ -268,7 +268,7 @@ static int final_next(void *ctx, struct bkey *key, const uint8_t **data, uint32_
 }
 
 /* final_next, each item also appended to the output file. */
-static int tee_next(void *ctx, struct bkey *key, const uint8_t **data, uint32_t *size)
+static int tee_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size)
 {
 	struct fs_items *f = ctx;
 	int ret = final_next(f, key, data, size);
@@ -337,7 +337,7 @@ int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shape)
 	return 0;
 }
 
-static int out_next(void *ctx, struct bkey *key, const uint8_t **data, uint32_t *size)
+static int out_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size)
 {
 	struct fs_items *f = ctx;
 	struct out_hdr h;
@@ -346,7 +346,7 @@ static int out_next(void *ctx, struct bkey *key, const uint8_t **data, uint32_t 
 		return ferror(f->out) ? -EIO : 0;
 	if (h.size > XSORT_MAX_REC || (h.size && fread(f->rec, h.size, 1, f->out) != 1))
 		return -EIO;
-	*key = (struct bkey){ h.objectid, h.type, h.offset };
+	*key = (struct fs_key){ h.objectid, h.type, h.offset };
 	*data = f->rec;
 	*size = h.size;
 	return 1;
