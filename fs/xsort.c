@@ -14,7 +14,9 @@
 #define XSORT_MIN_MEM (256u << 10)
 #define XSORT_MIN_RUN_BUF (16u << 10)
 #define XSORT_STAGE (64u << 10)
-#define XSORT_HDR sizeof(uint32_t)
+/* Each stored record: a le32 length, 4 bytes of padding, the record, zero padding to a
+ * multiple of 8 — so every record starts 8-byte aligned in memory and in run files. */
+#define XSORT_HDR 8u
 #define XSORT_MAX_BUF ((size_t)1 << 31)     /* offsets in order[] are 32 bits */
 
 struct xsort_run {
@@ -44,6 +46,11 @@ struct xsort {
 	int reading;
 };
 
+static size_t stored_size(size_t len)
+{
+	return XSORT_HDR + ((len + 7) & ~(size_t)7);
+}
+
 static uint32_t get_len(const uint8_t *p)
 {
 	uint32_t v;
@@ -64,8 +71,8 @@ struct xsort *xsort_new(size_t rec_size, xsort_cmp_fn cmp, size_t mem, const cha
 	s->rec_size = rec_size;
 	s->max_rec = rec_size ? rec_size : XSORT_MAX_REC;
 	/* room for a few of the largest records */
-	if (mem < 4 * (XSORT_HDR + s->max_rec))
-		mem = 4 * (XSORT_HDR + s->max_rec);
+	if (mem < 4 * (stored_size(s->max_rec)))
+		mem = 4 * (stored_size(s->max_rec));
 	if (mem < XSORT_MIN_MEM)
 		mem = XSORT_MIN_MEM;
 	s->cmp = cmp;
@@ -201,7 +208,7 @@ static ssize_t write_sorted(struct xsort *s, off_t off)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->len && !ret; i++) {
 		const uint8_t *rec = s->buf + s->order[i];
-		size_t sz = XSORT_HDR + get_len(rec);
+		size_t sz = stored_size(get_len(rec));
 
 		if (n + sz > XSORT_STAGE) {
 			ret = write_all(s->fd, stage, n, off);
@@ -293,13 +300,14 @@ int xsort_add_var(struct xsort *s, const void *rec, size_t len)
 
 	if (s->reading || len > s->max_rec)
 		return -EINVAL;
-	ret = make_room(s, XSORT_HDR + len);
+	ret = make_room(s, stored_size(len));
 	if (ret < 0)
 		return ret;
 	s->order[s->len++] = (uint32_t)s->buf_used;
+	memset(s->buf + s->buf_used, 0, stored_size(len));
 	memcpy(s->buf + s->buf_used, &l, sizeof(l));
 	memcpy(s->buf + s->buf_used + XSORT_HDR, rec, len);
-	s->buf_used += XSORT_HDR + len;
+	s->buf_used += stored_size(len);
 	s->total++;
 	return 0;
 }
@@ -318,7 +326,7 @@ static int run_fill(struct xsort_run *r, int fd)
 	size_t have = r->buf_len - r->buf_pos, want;
 	int ret;
 
-	if (have >= XSORT_HDR && have >= XSORT_HDR + get_len(r->buf + r->buf_pos))
+	if (have >= XSORT_HDR && have >= stored_size(get_len(r->buf + r->buf_pos)))
 		return 1;
 	if (!have && r->next == r->end)
 		return 0;
@@ -335,7 +343,7 @@ static int run_fill(struct xsort_run *r, int fd)
 	r->buf_len += want;
 	have = r->buf_len;
 	/* runs are our own file: a short record means it was damaged underneath us */
-	if (have < XSORT_HDR || have < XSORT_HDR + get_len(r->buf))
+	if (have < XSORT_HDR || have < stored_size(get_len(r->buf)))
 		return -EIO;
 	return 1;
 }
@@ -393,8 +401,8 @@ int xsort_finish(struct xsort *s)
 	if (per_run < XSORT_MIN_RUN_BUF)
 		per_run = XSORT_MIN_RUN_BUF;
 	/* one whole record must fit */
-	if (per_run < XSORT_HDR + s->max_rec)
-		per_run = XSORT_HDR + s->max_rec;
+	if (per_run < stored_size(s->max_rec))
+		per_run = stored_size(s->max_rec);
 	s->heap = malloc(s->nruns * sizeof(*s->heap));
 	if (!s->heap)
 		return -ENOMEM;
@@ -459,7 +467,7 @@ int xsort_next(struct xsort *s, void *rec)
 		return 1;
 	}
 	r = &s->runs[s->heap[0]];
-	r->buf_pos += XSORT_HDR + get_len(cur);
+	r->buf_pos += stored_size(get_len(cur));
 	ret = run_fill(r, s->fd);
 	if (ret < 0)
 		return ret;
