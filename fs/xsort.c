@@ -105,12 +105,13 @@ static int open_tmpfile(struct xsort *s)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len, off_t off)
+/* The whole of len bytes at off, written (do_write) or read; -errno, or -EIO when short. */
+static int io_all(int fd, void *buf, size_t len, off_t off, int do_write)
 {
-	const uint8_t *p = buf;
+	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = pwrite(fd, p, len, off);
+		ssize_t n = do_write ? pwrite(fd, p, len, off) : pread(fd, p, len, off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -122,21 +123,14 @@ static int write_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
+static int write_all(int fd, const void *buf, size_t len, off_t off)
+{
+	return io_all(fd, (void *)buf, len, off, 1);
+}
+
 static int read_all(int fd, void *buf, size_t len, off_t off)
 {
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = pread(fd, p, len, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
+	return io_all(fd, buf, len, off, 0);
 }
 
 static inline int rec_less(const struct xsort *s, uint32_t a, uint32_t b)
