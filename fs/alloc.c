@@ -281,9 +281,12 @@ uint64_t alloc_space(struct alloc *a, uint64_t kind, uint64_t len, uint64_t alig
 		struct alloc_chunk *c = &a->chunks[i];
 		uint64_t pos;
 
-		if (!(c->type & kind))
+		if (!(c->type & kind) || c->logical + c->length <= a->floor)
 			continue;
-		pos = (c->cursor + align - 1) / align * align;
+		pos = c->cursor;
+		if (c->logical + pos < a->floor)
+			pos = a->floor - c->logical;
+		pos = (pos + align - 1) / align * align;
 		while (pos + len <= c->length && overlaps_super(a, c, pos, len))
 			pos = (pos | (ALLOC_STRIPE_LEN - 1)) + 1;
 		if (pos + len > c->length)

@@ -40,6 +40,7 @@ struct alloc {
 	struct alloc_chunk *chunks;
 	int nchunks;
 	uint64_t next_logical;
+	uint64_t floor;         /* no space below this logical address is handed out */
 };
 
 /* Profile facts: devices needed, copies of each byte, data stripes for n devices. */
@@ -58,8 +59,8 @@ void alloc_free(struct alloc *a);
 struct alloc_chunk *alloc_chunk_add(struct alloc *a, uint64_t type, uint64_t stripe_size);
 /* Free bytes left on device i. */
 uint64_t alloc_dev_free(const struct alloc *a, int i);
-/* Takes len bytes (aligned to align) from the chunks whose type has any bit of kind
- * set. Returns the logical address or 0 when they are full. */
+/* Takes len bytes (aligned to align, at or above a->floor) from the chunks whose type
+ * has any bit of kind set. Returns the logical address or 0 when they are full. */
 uint64_t alloc_space(struct alloc *a, uint64_t kind, uint64_t len, uint64_t align);
 /* Takes up to maxlen bytes (at least align) of contiguous space, stopping before a
  * superblock stripe or the end of a chunk. Returns the address (0 when full) and the

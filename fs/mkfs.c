@@ -125,42 +125,60 @@ static uint32_t max_csum_item(const struct mkfs_ctx *c)
 	return (room / cs - 1) * cs;
 }
 
+/* Appends the csum item being filled to the csum spool. */
+static int csum_flush(struct mkfs_ctx *c)
+{
+	struct csum_item_hdr h = { c->csum_start, c->csum_len, 0 };
+	int ret;
+
+	if (!c->csum_len)
+		return 0;
+	c->csum_len = 0;
+	if ((ret = spool_write(&c->csum, &h, sizeof(h))) ||
+	    (ret = spool_write(&c->csum, c->csum_item, h.size)))
+		return mkfs_fail(c, "cannot write to %s: %s", c->csum.tmpdir, strerror(-ret));
+	return 0;
+}
+
+/* Checksums of data written at increasing addresses: a run of adjacent sectors
+ * shares one csum item until it reaches the largest size. */
 static int add_csums(struct mkfs_ctx *c, uint64_t logical, const uint8_t *buf, uint64_t len)
 {
 	uint32_t ss = c->cfg->sectorsize, cs = (uint32_t)csum_size(c->cfg->csum_type);
-	uint8_t sum[CSUM_MAX_SIZE];
+	uint32_t max = max_csum_item(c);
 
 	for (uint64_t off = 0; off < len; off += ss) {
-		struct bitem *last = c->csum.n ? &c->csum.v[c->csum.n - 1] : NULL;
-		void *ok;
-
-		csum_compute(c->cfg->csum_type, buf + off, ss, sum);
-		if (last && last->key.offset + (uint64_t)last->size / cs * ss == logical + off &&
-		    last->size + cs <= max_csum_item(c))
-			ok = items_extend_last(&c->csum, sum, cs);
-		else
-			ok = items_add(&c->csum, BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY,
-				       logical + off, sum, cs);
-		if (!ok)
-			return mkfs_fail(c, "out of memory");
+		if (c->csum_len && (c->csum_start + (uint64_t)c->csum_len / cs * ss != logical + off ||
+				    c->csum_len + cs > max) && csum_flush(c))
+			return -1;
+		if (!c->csum_len)
+			c->csum_start = logical + off;
+		csum_compute(c->cfg->csum_type, buf + off, ss, c->csum_item + c->csum_len);
+		c->csum_len += cs;
 	}
+	return 0;
+}
+
+/* Data space is handed out upwards (the floor follows the last piece): extent and
+ * csum items then come in key order and are spooled as they are made. */
+static int data_taken(struct mkfs_ctx *c, uint64_t logical, uint64_t len)
+{
+	if (!logical)
+		return mkfs_fail(c, "not enough space for the data of --rootdir");
+	c->al.floor = logical + len;
 	return 0;
 }
 
 int mkfs_data_alloc(struct mkfs_ctx *c, uint64_t maxlen, uint64_t *logical, uint64_t *len)
 {
 	*logical = alloc_space_upto(&c->al, BTRFS_BLOCK_GROUP_DATA, maxlen, c->cfg->sectorsize, len);
-	if (!*logical)
-		return mkfs_fail(c, "not enough space for the data of --rootdir");
-	return 0;
+	return data_taken(c, *logical, *len);
 }
 
 int mkfs_data_alloc_exact(struct mkfs_ctx *c, uint64_t len, uint64_t *logical)
 {
 	*logical = alloc_space(&c->al, BTRFS_BLOCK_GROUP_DATA, len, c->cfg->sectorsize);
-	if (!*logical)
-		return mkfs_fail(c, "not enough space for the data of --rootdir");
-	return 0;
+	return data_taken(c, *logical, len);
 }
 
 int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint64_t len)
@@ -175,19 +193,113 @@ int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint6
 int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t logical,
 		     uint64_t len)
 {
-	uint8_t item[sizeof(struct btrfs_extent_item) + 1 + sizeof(struct btrfs_extent_data_ref)];
+	struct data_extent_rec r = { logical, len, ino, off };
+	int ret;
+
+	if (logical < c->data_floor)    /* the extent tree merge relies on the order */
+		return mkfs_fail(c, "data extents out of order");
+	c->data_floor = logical + len;
+	ret = spool_write(&c->data_ext, &r, sizeof(r));
+	if (ret)
+		return mkfs_fail(c, "cannot write to %s: %s", c->data_ext.tmpdir, strerror(-ret));
+	return 0;
+}
+
+/* EXTENT_ITEM of a data extent with its inline EXTENT_DATA_REF (the type byte, then
+ * the data ref in place of an offset). */
+#define DATA_EXTENT_ITEM (sizeof(struct btrfs_extent_item) + 1 + sizeof(struct btrfs_extent_data_ref))
+static void data_extent_item(uint8_t *item, const struct data_extent_rec *r)
+{
 	struct btrfs_extent_data_ref *dr = (struct btrfs_extent_data_ref *)(item + 25);
 
 	put_extent_item(item, BTRFS_EXTENT_FLAG_DATA);
-	/* inline EXTENT_DATA_REF: the type byte, then the data ref in place of an offset */
 	item[sizeof(struct btrfs_extent_item)] = BTRFS_EXTENT_DATA_REF_KEY;
 	put_le64(&dr->root, BTRFS_FS_TREE_OBJECTID);
-	put_le64(&dr->objectid, ino);
-	put_le64(&dr->offset, off);
+	put_le64(&dr->objectid, r->ino);
+	put_le64(&dr->offset, r->offset);
 	put_le32(&dr->count, 1);
-	if (!items_add(&c->data_ext, logical, BTRFS_EXTENT_ITEM_KEY, len, item, sizeof(item)))
-		return mkfs_fail(c, "out of memory");
-	return 0;
+}
+
+/* The extent tree's items: the in-memory list (block groups, tree blocks) merged
+ * with the spooled data extents. */
+struct ext_source {
+	const struct item_list *l;
+	size_t pos;
+	struct spool *data;
+	int dhave;                  /* d holds the next data extent: 1, 0 at the end, -1 unread */
+	struct data_extent_rec d;
+	uint8_t item[DATA_EXTENT_ITEM];
+};
+
+static int ext_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size)
+{
+	struct ext_source *e = ctx;
+	const struct bitem *it = e->pos < e->l->n ? &e->l->v[e->pos] : NULL;
+
+	if (e->dhave < 0) {
+		const void *p;
+		e->dhave = spool_read(e->data, sizeof(e->d), &p);
+		if (e->dhave < 0)
+			return e->dhave;
+		if (e->dhave)
+			memcpy(&e->d, p, sizeof(e->d));
+	}
+	if (e->dhave) {
+		struct fs_key dk = { e->d.logical, BTRFS_EXTENT_ITEM_KEY, e->d.len };
+		if (!it || fs_key_cmp(&dk, &it->key) < 0) {
+			data_extent_item(e->item, &e->d);
+			*key = dk;
+			*data = e->item;
+			*size = sizeof(e->item);
+			e->dhave = -1;
+			return 1;
+		}
+	}
+	if (!it)
+		return 0;
+	e->pos++;
+	*key = it->key;
+	*data = item_data(e->l, it);
+	*size = it->size;
+	return 1;
+}
+
+static struct item_source ext_source(struct mkfs_ctx *c, struct ext_source *e,
+				     const struct item_list *l)
+{
+	memset(e, 0, sizeof(*e));
+	e->l = l;
+	e->data = &c->data_ext;
+	e->dhave = -1;
+	spool_rewind(&c->data_ext);     /* written already (make): only moves to the start */
+	return (struct item_source){ ext_next, e };
+}
+
+static int csum_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size)
+{
+	struct spool *s = ctx;
+	struct csum_item_hdr h;
+	const void *p;
+	int ret = spool_read(s, sizeof(h), &p);
+
+	if (ret != 1)
+		return ret;
+	memcpy(&h, p, sizeof(h));
+	if (h.size > SPOOL_BUF)
+		return -EIO;
+	ret = spool_read(s, h.size, &p);
+	if (ret != 1)
+		return ret < 0 ? ret : -EIO;
+	*key = (struct fs_key){ BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, h.logical };
+	*data = p;
+	*size = h.size;
+	return 1;
+}
+
+static struct item_source csum_source(struct mkfs_ctx *c)
+{
+	spool_rewind(&c->csum);     /* written already: only moves to the start */
+	return (struct item_source){ csum_next, &c->csum };
 }
 
 /* ---- chunk layout ---- */
@@ -411,8 +523,8 @@ static int shape_of(struct mkfs_ctx *c, struct tree *t, const char *name)
 }
 
 
-/* Extent tree items: block groups (unless in their own tree), every tree block and
- * every data extent. */
+/* Extent tree items but the data extents (ext_source adds them): block groups
+ * (unless in their own tree) and every tree block. */
 static int build_extent_items(struct mkfs_ctx *c, struct trees *T, struct item_list *l)
 {
 	int skinny = !!(c->cfg->incompat & BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA);
@@ -454,29 +566,28 @@ static int build_extent_items(struct mkfs_ctx *c, struct trees *T, struct item_l
 				    (uint32_t)(ref + 9 - buf));
 		}
 	}
-	for (size_t i = 0; i < c->data_ext.n; i++) {
-		const struct bitem *it = &c->data_ext.v[i];
-		ADD(l, it->key.objectid, it->key.type, it->key.offset, item_data(&c->data_ext, it), it->size);
-	}
 	items_sort(l);
 	return 0;
 }
 
 /* Length of the extent an extent tree item describes (0: not an extent). */
-static uint64_t extent_len(const struct mkfs_ctx *c, const struct bitem *it)
+static uint64_t extent_len(const struct mkfs_ctx *c, const struct fs_key *k)
 {
-	if (it->key.type == BTRFS_METADATA_ITEM_KEY)
+	if (k->type == BTRFS_METADATA_ITEM_KEY)
 		return c->cfg->nodesize;
-	if (it->key.type == BTRFS_EXTENT_ITEM_KEY)
-		return it->key.offset;
+	if (k->type == BTRFS_EXTENT_ITEM_KEY)
+		return k->offset;
 	return 0;
 }
 
 /* Free space tree: for each block group an info item and one item per free range
  * (the block group minus its extents, superblock stripes included as free). */
-static int build_fst_items(struct mkfs_ctx *c, const struct item_list *ext, struct item_list *l)
+static int build_fst_items(struct mkfs_ctx *c, const struct item_source *ext, struct item_list *l)
 {
-	size_t i = 0;
+	struct fs_key key;
+	const uint8_t *data;
+	uint32_t size;
+	int have = ext->next(ext->ctx, &key, &data, &size);
 
 	items_free(l);
 	for (int k = 0; k < c->al.nchunks; k++) {
@@ -487,23 +598,26 @@ static int build_fst_items(struct mkfs_ctx *c, const struct item_list *ext, stru
 		struct btrfs_free_space_info fi = { 0, 0 };
 
 		ADD(l, ch->logical, BTRFS_FREE_SPACE_INFO_KEY, ch->length, &fi, sizeof(fi));
-		for (; i < ext->n && ext->v[i].key.objectid < end; i++) {
-			const struct bitem *it = &ext->v[i];
-			uint64_t len = extent_len(c, it);
-			if (!len || it->key.objectid < ch->logical)
+		for (; have == 1 && key.objectid < end; have = ext->next(ext->ctx, &key, &data, &size)) {
+			uint64_t len = extent_len(c, &key);
+			if (!len || key.objectid < ch->logical)
 				continue;
-			if (it->key.objectid > pos) {
-				ADD(l, pos, BTRFS_FREE_SPACE_EXTENT_KEY, it->key.objectid - pos, NULL, 0);
+			if (key.objectid > pos) {
+				ADD(l, pos, BTRFS_FREE_SPACE_EXTENT_KEY, key.objectid - pos, NULL, 0);
 				count++;
 			}
-			pos = it->key.objectid + len;
+			pos = key.objectid + len;
 		}
+		if (have < 0)
+			break;
 		if (pos < end) {
 			ADD(l, pos, BTRFS_FREE_SPACE_EXTENT_KEY, end - pos, NULL, 0);
 			count++;
 		}
 		put_le32(l->arena + l->v[info].data, count);
 	}
+	if (have < 0)
+		return mkfs_fail(c, "cannot read the data extents back: %s", strerror(-have));
 	items_sort(l);
 	return 0;
 }
@@ -520,6 +634,8 @@ static int place_self_describing_trees(struct mkfs_ctx *c, struct trees *T)
 {
 	static const int ids[] = { T_FST, T_BGT, T_EXTENT };
 	struct alloc_mark *mark = malloc(sizeof(*mark));
+	struct ext_source es;
+	struct item_source src;
 	int ret = -1;
 
 	if (!mark)
@@ -537,15 +653,26 @@ static int place_self_describing_trees(struct mkfs_ctx *c, struct trees *T)
 				goto out;
 		if (build_extent_items(c, T, &T->t[T_EXTENT].items))
 			goto out;
-		if (T->t[T_FST].present &&
-		    build_fst_items(c, &T->t[T_EXTENT].items, &T->t[T_FST].items))
+		src = ext_source(c, &es, &T->t[T_EXTENT].items);
+		if (T->t[T_FST].present && build_fst_items(c, &src, &T->t[T_FST].items))
 			goto out;
 		for (size_t k = 0; k < 3; k++) {
 			struct tree *t = &T->t[ids[k]];
+			int r;
 			if (!t->present)
 				continue;
 			items_sort(&t->items);
-			if (tree_shape(&t->items, c->cfg->nodesize, &want[k]))
+			if (ids[k] == T_EXTENT) {
+				src = ext_source(c, &es, &t->items);
+				r = tree_shape_source(&src, c->cfg->nodesize, &want[k]);
+			} else {
+				r = tree_shape(&t->items, c->cfg->nodesize, &want[k]);
+			}
+			if (r < -1) {
+				mkfs_fail(c, "cannot read the data extents back: %s", strerror(-r));
+				goto out;
+			}
+			if (r)
 				goto out_fit;
 			if (!same_shape(&want[k], &t->shape))
 				stable = 0;
@@ -646,7 +773,10 @@ static int write_trees(struct mkfs_ctx *c, struct trees *T)
 			.write_block = write_block, .ctx = c,
 		};
 		struct list_source ls;
+		struct ext_source es;
 		struct item_source src = t == T_FS ? fs_items_source(c->fs) :
+					 t == T_CSUM ? csum_source(c) :
+					 t == T_EXTENT ? ext_source(c, &es, &T->t[t].items) :
 					 list_source(&ls, &T->t[t].items);
 		int ret;
 
@@ -923,6 +1053,26 @@ static int place_chunks(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs,
 	return 0;
 }
 
+/* The spooled data extents and csum items are complete: read them from the start
+ * from now on; the csum tree's shape. */
+static int settle_data_items(struct mkfs_ctx *c, struct tree_shape *csum_shape)
+{
+	struct item_source src;
+	int ret;
+
+	if (csum_flush(c))
+		return -1;
+	if ((ret = spool_rewind(&c->data_ext)) || (ret = spool_rewind(&c->csum)))
+		return mkfs_fail(c, "cannot write to %s: %s", c->csum.tmpdir, strerror(-ret));
+	src = csum_source(c);
+	ret = tree_shape_source(&src, c->cfg->nodesize, csum_shape);
+	if (ret == -1)
+		return mkfs_fail(c, "an item of the csum tree does not fit in a node");
+	if (ret)
+		return mkfs_fail(c, "cannot read the csum items back: %s", strerror(-ret));
+	return 0;
+}
+
 static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct trees *T)
 {
 	struct rootdir_estimate est = { 0, 0 };
@@ -946,16 +1096,16 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 		return -1;
 	if (c->cfg->shrink && shrink_devices(c, devs))
 		return -1;
-	if (fs_items_settle(c, &T->t[T_FS].shape))      /* its shape; placed below */
+	c->al.floor = 0;        /* metadata may use what data left below (mixed groups) */
+	if (fs_items_settle(c, &T->t[T_FS].shape) ||      /* its shape; placed below */
+	    settle_data_items(c, &T->t[T_CSUM].shape))
 		return -1;
-	T->t[T_CSUM].items = c->csum;
-	memset(&c->csum, 0, sizeof(c->csum));
 	if (build_chunk_and_dev_trees(c, T) || build_small_trees(c, T) || build_root_tree(c, T))
 		return -1;
 	if (shape_of(c, &T->t[T_CHUNK], "chunk") || place_tree(c, &T->t[T_CHUNK], BTRFS_BLOCK_GROUP_SYSTEM))
 		return -1;
 	for (size_t k = 0; k < sizeof(normal) / sizeof(normal[0]); k++)
-		if ((normal[k] != T_FS && shape_of(c, &T->t[normal[k]], "a")) ||
+		if ((normal[k] != T_FS && normal[k] != T_CSUM && shape_of(c, &T->t[normal[k]], "a")) ||
 		    place_tree(c, &T->t[normal[k]], META_KIND))
 			return -1;
 	if (place_self_describing_trees(c, T) || build_root_tree(c, T))
@@ -992,17 +1142,22 @@ int mkfs_make(const struct mkfs_config *cfg, struct mkfs_device *devs, int ndevs
 	memset(&T, 0, sizeof(T));
 	memset(res, 0, sizeof(*res));
 	alloc_init(&c.al);
+	ret = spool_init(&c.data_ext, cfg->tmpdir, SPOOL_BUF);
+	ret |= spool_init(&c.csum, cfg->tmpdir, SPOOL_BUF);
 	c.fs = fs_items_new(cfg->sort_mem, cfg->tmpdir);
-	ret = c.fs ? make(&c, devs, ndevs, &T) : -1;
-	if (!c.fs)
-		snprintf(err, errlen, "out of memory");
+	c.csum_item = malloc(cfg->nodesize);
+	if (!ret && c.fs && c.csum_item)
+		ret = make(&c, devs, ndevs, &T);
+	else
+		ret = mkfs_fail(&c, "out of memory");
 	for (int t = 0; t < T_COUNT; t++) {
 		items_free(&T.t[t].items);
 		free(T.t[t].addrs);
 	}
 	fs_items_free(c.fs);
-	items_free(&c.csum);
-	items_free(&c.data_ext);
+	free(c.csum_item);
+	spool_free(&c.data_ext);
+	spool_free(&c.csum);
 	alloc_free(&c.al);
 	return ret;
 }

@@ -8,12 +8,49 @@
 
 #define MKFS_GENERATION 1ULL      /* every item and block of the new filesystem */
 
+/* A spool: records appended in order, then read back from the start as often as
+ * needed. Up to cap bytes stay in memory; more go to an unlinked temporary file in
+ * tmpdir (made only then). Functions return 0 or a negative errno. */
+#define SPOOL_BUF (256u << 10)
+struct spool {
+	int fd;                     /* -1: no file yet */
+	const char *tmpdir;
+	uint8_t *buf;
+	size_t cap, len, pos;       /* buffer size, bytes in it, read position */
+	off_t end, next;            /* file size; file offset of the next read */
+	int reading;
+};
+int spool_init(struct spool *s, const char *tmpdir, size_t cap);
+int spool_write(struct spool *s, const void *data, size_t len);
+/* Ends the writing (the first time) and moves to the start. */
+int spool_rewind(struct spool *s);
+/* The next len (<= cap) bytes: 1 and *out valid until the next call, 0 at the end,
+ * or a negative errno (-EIO: the spool ends inside the record). */
+int spool_read(struct spool *s, size_t len, const void **out);
+void spool_free(struct spool *s);
+
+/* Data extents and their checksums, in increasing logical order as the data is
+ * written (data space is handed out upwards while --rootdir streams files). */
+struct data_extent_rec {
+	uint64_t logical, len;      /* EXTENT_ITEM key */
+	uint64_t ino, offset;       /* its one EXTENT_DATA_REF in the fs tree */
+};
+struct csum_item_hdr {
+	uint64_t logical;           /* EXTENT_CSUM key offset */
+	uint32_t size;              /* checksum bytes that follow */
+	uint32_t pad;
+};
+
 struct mkfs_ctx {
 	const struct mkfs_config *cfg;
 	struct alloc al;
 	struct fs_items *fs;        /* FS_TREE items (mkfs_items.c) */
-	struct item_list csum;      /* CSUM_TREE items */
-	struct item_list data_ext;  /* EXTENT_ITEMs of data extents (extent tree) */
+	struct spool data_ext;      /* struct data_extent_rec (extent tree items) */
+	struct spool csum;          /* CSUM_TREE items: struct csum_item_hdr, checksums */
+	uint8_t *csum_item;         /* the csum item being filled (max_csum_item bytes) */
+	uint64_t csum_start;        /* its first byte's logical address */
+	uint32_t csum_len;          /* and its checksum bytes so far */
+	uint64_t data_floor;        /* data extents so far end here */
 	char *err;
 	size_t errlen;
 	struct mkfs_result *res;

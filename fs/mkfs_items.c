@@ -12,7 +12,6 @@
 #include "csum.h"
 #include "le.h"
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,10 +49,7 @@ struct fs_items {
 	uint32_t room;              /* largest item data in a leaf */
 	int extref_ok;
 	uint64_t bad_ino;           /* too many names, no extref feature */
-	/* the final items */
-	FILE *out;
-	uint8_t *out_buf;
-	int write_err;
+	struct spool out;           /* the final items */
 };
 
 static int rec_cmp(const void *a, const void *b)
@@ -81,7 +77,7 @@ struct fs_items *fs_items_new(size_t mem, const char *tmpdir)
 	f->tmpdir = tmpdir ? tmpdir : "/tmp";
 	f->sorter = xsort_new(0, rec_cmp, mem ? mem : FS_ITEMS_MEM_DEFAULT, f->tmpdir);
 	f->rec = malloc(XSORT_MAX_REC);
-	if (!f->sorter || !f->rec) {
+	if (!f->sorter || !f->rec || spool_init(&f->out, f->tmpdir, SPOOL_BUF)) {
 		fs_items_free(f);
 		return NULL;
 	}
@@ -96,9 +92,7 @@ void fs_items_free(struct fs_items *f)
 	free(f->rec);
 	free(f->join);
 	items_free(&f->ext);
-	if (f->out)
-		fclose(f->out);
-	free(f->out_buf);
+	spool_free(&f->out);
 	free(f);
 }
 
@@ -281,30 +275,9 @@ static int tee_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_
 	h.offset = key->offset;
 	h.size = *size;
 	h.type = key->type;
-	if (fwrite(&h, sizeof(h), 1, f->out) != 1 || (*size && fwrite(*data, *size, 1, f->out) != 1))
-		return -(f->write_err = errno ? errno : EIO);
+	if ((ret = spool_write(&f->out, &h, sizeof(h))) || (ret = spool_write(&f->out, *data, *size)))
+		return ret;
 	return 1;
-}
-
-static FILE *temp_file(const char *dir)
-{
-	size_t n = strlen(dir) + 32;
-	char *path = malloc(n);
-	FILE *fp = NULL;
-	int fd;
-
-	if (!path)
-		return NULL;
-	snprintf(path, n, "%s/btrfsbox-mkfs.XXXXXX", dir);
-	fd = mkstemp(path);
-	if (fd >= 0) {
-		unlink(path);
-		fp = fdopen(fd, "w+");
-		if (!fp)
-			close(fd);
-	}
-	free(path);
-	return fp;
 }
 
 int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shape)
@@ -318,10 +291,6 @@ int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shape)
 	ret = xsort_finish(f->sorter);
 	if (ret < 0)
 		return mkfs_fail(c, "cannot sort the items in %s: %s", f->tmpdir, strerror(-ret));
-	f->out = temp_file(f->tmpdir);
-	if (!f->out)
-		return mkfs_fail(c, "cannot create a temporary file in %s: %s", f->tmpdir,
-				 strerror(errno));
 	ret = tree_shape_source(&src, c->cfg->nodesize, shape);
 	if (ret == -1)
 		return mkfs_fail(c, "an item of the fs tree does not fit in a node");
@@ -330,8 +299,9 @@ int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shape)
 				 (unsigned long long)f->bad_ino);
 	if (ret < 0)
 		return mkfs_fail(c, "cannot sort the items in %s: %s", f->tmpdir, strerror(-ret));
-	if (fflush(f->out))
-		return mkfs_fail(c, "cannot write to %s: %s", f->tmpdir, strerror(errno));
+	ret = spool_rewind(&f->out);
+	if (ret)
+		return mkfs_fail(c, "cannot write to %s: %s", f->tmpdir, strerror(-ret));
 	xsort_free(f->sorter);      /* its memory and file are done with */
 	f->sorter = NULL;
 	return 0;
@@ -341,19 +311,25 @@ static int out_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_
 {
 	struct fs_items *f = ctx;
 	struct out_hdr h;
+	const void *p;
+	int ret = spool_read(&f->out, sizeof(h), &p);
 
-	if (fread(&h, sizeof(h), 1, f->out) != 1)
-		return ferror(f->out) ? -EIO : 0;
-	if (h.size > XSORT_MAX_REC || (h.size && fread(f->rec, h.size, 1, f->out) != 1))
+	if (ret != 1)
+		return ret;
+	memcpy(&h, p, sizeof(h));
+	if (h.size > XSORT_MAX_REC)
 		return -EIO;
+	ret = spool_read(&f->out, h.size, &p);
+	if (ret != 1)
+		return ret < 0 ? ret : -EIO;
 	*key = (struct fs_key){ h.objectid, h.type, h.offset };
-	*data = f->rec;
+	*data = p;
 	*size = h.size;
 	return 1;
 }
 
 struct item_source fs_items_source(struct fs_items *f)
 {
-	rewind(f->out);
+	spool_rewind(&f->out);      /* reading already: only moves to the start */
 	return (struct item_source){ out_next, f };
 }
