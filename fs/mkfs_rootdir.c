@@ -5,22 +5,24 @@
  * File data is streamed into data extents (holes skipped with SEEK_DATA/SEEK_HOLE);
  * files up to 2 KiB are stored inline in the fs tree, like the kernel's default
  * max_inline. Hard links are found by (st_dev, st_ino) and their link count is what
- * the tree holds. Memory: file data passes through a 1 MiB buffer and the fs tree
- * items through an external sorter (mkfs_items.c); what stays in memory grows only
- * with hard-linked files (their inode items wait for the final link count) and
- * data extents (checksums, extent items). */
+ * the tree holds. Memory: file data passes through a 1 MiB buffer, the fs tree
+ * items through an external sorter (mkfs_items.c), data extent and csum items to
+ * spools (mkfs.c); what stays in memory grows only with hard-linked files (their
+ * inode items wait for the final link count) and the names of the directories on
+ * the path being walked. */
 #include "mkfs_int.h"
 #include "le.h"
 #include "csum.h"
 #include "fs.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -48,56 +50,109 @@ struct walk {
 	uint8_t *buf;               /* IO_BUF bytes */
 	uint8_t *cbuf;              /* COMPRESS_CHUNK bytes of compressed data */
 	struct fs_deflater deflater;
+	/* the names of the directories on the path being walked, one arena used as a
+	 * stack (no allocation per name); offs: where each name starts, in name order
+	 * per directory */
+	char *names;
+	size_t names_used, names_cap;
+	size_t *offs;
+	size_t offs_used, offs_cap;
+	uint8_t dents[32768];       /* getdents64 records */
 };
 
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+static const char *sort_names;  /* the arena while one directory's names are sorted */
+
 static int name_cmp(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(sort_names + *(const size_t *)a, sort_names + *(const size_t *)b);
 }
 
-/* Names in dir (without . and ..), sorted. Returns the count or -1. */
-static long read_names(struct mkfs_ctx *c, const char *dir, char ***out)
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char **v = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = *cap ? *cap : 1024;
+	void *q;
 
-	if (!d)
-		return mkfs_fail(c, "cannot open directory %s: %s", dir, strerror(errno));
-	while ((errno = 0, de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (n == cap) {
-			char **nv = realloc(v, (cap = cap ? cap * 2 : 32) * sizeof(*v));
-			if (!nv)
-				goto oom;
-			v = nv;
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if (!(q = realloc(*p, n * elem)))
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* One record of the getdents64 system call (struct linux_dirent64). */
+struct dent64 {
+	uint64_t ino;
+	int64_t off;
+	uint16_t reclen;
+	uint8_t type;
+	char name[];
+};
+#define DENT_HDR offsetof(struct dent64, name)
+
+/* Pushes the names in dir (without . and ..) onto w->names, sorted; they are
+ * w->offs[*first ...] and stay until pop_names. Returns the count or -1. */
+static long read_names(struct walk *w, const char *dir, size_t *first)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	long got;
+
+	*first = w->offs_used;
+	if (fd < 0)
+		return mkfs_fail(w->c, "cannot open directory %s: %s", dir, strerror(errno));
+	while ((got = syscall(SYS_getdents64, fd, w->dents, sizeof(w->dents))) > 0) {
+		for (long pos = 0; pos < got; ) {
+			const struct dent64 *d = (const struct dent64 *)(w->dents + pos);
+			size_t room, len;
+
+			if ((size_t)(got - pos) <= DENT_HDR || d->reclen <= DENT_HDR || d->reclen > got - pos) {
+				close(fd);
+				return mkfs_fail(w->c, "cannot read directory %s: bad record", dir);
+			}
+			pos += d->reclen;
+			room = d->reclen - DENT_HDR;
+			len = strnlen(d->name, room);
+			if (len == room || (d->name[0] == '.' && (len == 1 || (len == 2 && d->name[1] == '.'))))
+				continue;
+			if (grow((void **)&w->names, &w->names_cap, w->names_used + len + 1, 1) ||
+			    grow((void **)&w->offs, &w->offs_cap, w->offs_used + 1, sizeof(*w->offs))) {
+				close(fd);
+				return mkfs_fail(w->c, "out of memory");
+			}
+			w->offs[w->offs_used++] = w->names_used;
+			memcpy(w->names + w->names_used, d->name, len + 1);
+			w->names_used += len + 1;
 		}
-		if (!(v[n] = strdup(de->d_name)))
-			goto oom;
-		n++;
 	}
-	closedir(d);
-	if (n > 1)
-		qsort(v, n, sizeof(*v), name_cmp);
-	*out = v;
-	return (long)n;
-oom:
-	closedir(d);
-	while (n)
-		free(v[--n]);
-	free(v);
-	return mkfs_fail(c, "out of memory");
+	if (got < 0) {
+		int e = errno;
+		close(fd);
+		return mkfs_fail(w->c, "cannot read directory %s: %s", dir, strerror(e));
+	}
+	close(fd);
+	sort_names = w->names;
+	if (w->offs_used - *first > 1)
+		qsort(w->offs + *first, w->offs_used - *first, sizeof(*w->offs), name_cmp);
+	return (long)(w->offs_used - *first);
 }
 
-static void free_names(char **v, long n)
+/* Name i of the names pushed (valid until names are pushed again). */
+static const char *name_at(const struct walk *w, size_t i)
 {
-	while (n > 0)
-		free(v[--n]);
-	free(v);
+	return w->names + w->offs[i];
+}
+
+/* Drops the names of a directory, pushed from first on. */
+static void pop_names(struct walk *w, size_t first)
+{
+	if (first < w->offs_used)
+		w->names_used = w->offs[first];
+	w->offs_used = first;
 }
 
 /* Appends "/name" to the path; returns the old length or -1 when too long. */
@@ -144,15 +199,16 @@ static uint64_t xattr_bytes(const char *path)
 static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 {
 	struct mkfs_ctx *c = w->c;
-	char **names;
-	long n = read_names(c, w->path, &names);
+	size_t first;
+	long n = read_names(w, w->path, &first);
 	int ret = 0;
 
 	if (n < 0)
 		return -1;
 	for (long i = 0; i < n && !ret; i++) {
 		struct stat st;
-		int len = path_push(w, names[i]);
+		size_t nl = strlen(name_at(w, first + (size_t)i));
+		int len = path_push(w, name_at(w, first + (size_t)i));
 
 		if (len < 0) {
 			ret = -1;
@@ -162,7 +218,7 @@ static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 			ret = mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
 		} else if (!is_target(c, &st)) {
 			/* inode, ref, two dir entries, xattrs */
-			est->meta_bytes += 160 + 2 * 25 + 12 + 2 * (30 + 25) + 3 * strlen(names[i]) +
+			est->meta_bytes += 160 + 2 * 25 + 12 + 2 * (30 + 25) + 3 * nl +
 					   xattr_bytes(w->path);
 			if (S_ISDIR(st.st_mode)) {
 				ret = estimate_dir(w, est);
@@ -178,18 +234,22 @@ static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 		}
 		w->path[len] = 0;
 	}
-	free_names(names, n);
+	pop_names(w, first);
 	return ret;
 }
 
 int rootdir_estimate(struct mkfs_ctx *c, const char *dir, struct rootdir_estimate *est)
 {
 	struct walk w = { .c = c };
+	int ret;
 
 	if (strlen(dir) >= sizeof(w.path))
 		return mkfs_fail(c, "path too long: %s", dir);
 	strcpy(w.path, dir);
-	return estimate_dir(&w, est);
+	ret = estimate_dir(&w, est);
+	free(w.names);
+	free(w.offs);
+	return ret;
 }
 
 /* ---- populate ---- */
@@ -598,8 +658,8 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
  * (a DIR_ITEM and a DIR_INDEX each). */
 static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size)
 {
-	char **names;
-	long n = read_names(w->c, w->path, &names);
+	size_t first;
+	long n = read_names(w, w->path, &first);
 	uint64_t index = 2;     /* DIR_INDEX numbering starts after "." and ".." */
 	int ret = 0;
 
@@ -607,23 +667,26 @@ static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size)
 		return -1;
 	*dir_size = 0;
 	for (long i = 0; i < n && ret >= 0; i++) {
-		int len = path_push(w, names[i]);
+		const char *name = name_at(w, first + (size_t)i);
+		size_t nl = strlen(name);
+		int len = path_push(w, name);
+
 		if (len < 0) {
 			ret = -1;
 			break;
 		}
-		if (strlen(names[i]) > BTRFS_NAME_LEN_MAX)
+		if (nl > BTRFS_NAME_LEN_MAX)
 			ret = mkfs_fail(w->c, "name too long: %s", w->path);
 		else
-			ret = add_entry(w, dir, index, names[i]);
+			ret = add_entry(w, dir, index, name);   /* uses name before going deeper */
 		if (!ret) {
-			*dir_size += 2 * strlen(names[i]);
+			*dir_size += 2 * nl;
 			index++;
 		}
 		w->path[len] = 0;
 	}
 	ret = ret < 0 ? -1 : 0;
-	free_names(names, n);
+	pop_names(w, first);
 	return ret;
 }
 
@@ -664,6 +727,8 @@ int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 	ret = 0;
 out:
 	free(w.links);
+	free(w.names);
+	free(w.offs);
 	free(w.buf);
 	free(w.cbuf);
 	fs_deflater_free(&w.deflater);
