@@ -14,6 +14,7 @@
 #include "le.h"
 #include "csum.h"
 #include "fs.h"
+#include "sort.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -62,12 +63,12 @@ struct walk {
 
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-static const char *sort_names;  /* the arena while one directory's names are sorted */
-
-static int name_cmp(const void *a, const void *b)
+static inline int name_less(const char *arena, size_t a, size_t b)
 {
-	return strcmp(sort_names + *(const size_t *)a, sort_names + *(const size_t *)b);
+	return strcmp(arena + a, arena + b) < 0;
 }
+
+SORT_DEFINE(sort_names, size_t, const char *, name_less)
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -135,9 +136,7 @@ static long read_names(struct walk *w, const char *dir, size_t *first)
 		return mkfs_fail(w->c, "cannot read directory %s: %s", dir, strerror(e));
 	}
 	close(fd);
-	sort_names = w->names;
-	if (w->offs_used - *first > 1)
-		qsort(w->offs + *first, w->offs_used - *first, sizeof(*w->offs), name_cmp);
+	sort_names(w->names, w->offs + *first, w->offs_used - *first);
 	return (long)(w->offs_used - *first);
 }
 

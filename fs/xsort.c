@@ -4,6 +4,7 @@
  * process) followed by its bytes, in the collecting buffer and in the runs, so
  * fixed and variable sizes share one path. */
 #include "xsort.h"
+#include "sort.h"
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -140,55 +141,8 @@ static inline int rec_less(const struct xsort *s, uint32_t a, uint32_t b)
 	return s->cmp(s->buf + a + XSORT_HDR, s->buf + b + XSORT_HDR) < 0;
 }
 
-/* Sorts order[lo, hi) by the records: quicksort (median of three, the smaller
- * side first by recursion, the larger by looping), insertion sort for short
- * ranges. Only 4-byte offsets move. */
-static void sort_order(struct xsort *s, size_t lo, size_t hi)
-{
-	uint32_t *o = s->order, t;
-
-	while (hi - lo > 16) {
-		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi - 1;
-		uint32_t pivot;
-
-		if (rec_less(s, o[mid], o[lo]))
-			t = o[mid], o[mid] = o[lo], o[lo] = t;
-		if (rec_less(s, o[hi - 1], o[lo]))
-			t = o[hi - 1], o[hi - 1] = o[lo], o[lo] = t;
-		if (rec_less(s, o[hi - 1], o[mid]))
-			t = o[hi - 1], o[hi - 1] = o[mid], o[mid] = t;
-		pivot = o[mid];
-		for (;;) {
-			while (rec_less(s, o[i], pivot))
-				i++;
-			while (rec_less(s, pivot, o[j]))
-				j--;
-			if (i >= j)
-				break;
-			t = o[i], o[i] = o[j], o[j] = t;
-			i++;
-			j--;
-		}
-		/* [lo, j] <= pivot <= [j + 1, hi) */
-		if (j + 1 - lo < hi - (j + 1)) {
-			sort_order(s, lo, j + 1);
-			lo = j + 1;
-		} else {
-			sort_order(s, j + 1, hi);
-			hi = j + 1;
-		}
-	}
-	for (size_t i = lo + 1; i < hi; i++) {
-		uint32_t v = o[i];
-		size_t j = i;
-
-		while (j > lo && rec_less(s, v, o[j - 1])) {
-			o[j] = o[j - 1];
-			j--;
-		}
-		o[j] = v;
-	}
-}
+/* Sorts the order entries by their records (only 4-byte offsets move). */
+SORT_DEFINE(sort_order, uint32_t, const struct xsort *, rec_less)
 
 /* Writes the buffer's records in sorted order at off, through a staging buffer
  * (a record larger than it goes out directly). Returns the bytes written or a
@@ -249,7 +203,7 @@ static int spill_run(struct xsort *s)
 		s->cap_runs = nc;
 	}
 	if (s->len > 1)
-		sort_order(s, 0, s->len);
+		sort_order(s, s->order, s->len);
 	written = write_sorted(s, s->file_end);
 	if (written < 0)
 		return (int)written;
@@ -394,7 +348,7 @@ int xsort_finish(struct xsort *s)
 	s->reading = 1;
 	if (!s->nruns) {
 		if (s->len > 1)
-			sort_order(s, 0, s->len);
+			sort_order(s, s->order, s->len);
 		s->pos = 0;
 		return 0;
 	}
