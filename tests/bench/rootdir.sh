@@ -1,6 +1,8 @@
 # The --rootdir input of the mkfs benchmarks (sourced after tests/bench/lib.sh):
 # bench_rootdir_tree sets SRC to a generated tree, about 52k entries and 1 GiB, made
 # once (fixed seed) under BENCH_DIR, and reads it into the page cache.
+# bench_rootdir_many sets SRC to 100k files of 2-6 KiB (each its own data extent,
+# about 600 MiB), made and warmed the same way.
 ROOTDIR_VERSION=1
 
 bench_rootdir_tree() {
@@ -51,6 +53,30 @@ with open(os.path.join(root, "sparse"), "wb") as f:
         f.write(blob(4096))
 PY
 		echo "$ROOTDIR_VERSION" > "$SRC.stamp"
+	fi
+	(cd "$SRC" && timeout 600 tar -cf - . | cat > /dev/null)
+}
+
+bench_rootdir_many() {
+	SRC=$BENCH_DIR/rootdir-many
+	if [ "$(cat "$SRC.stamp" 2>/dev/null)" != 1 ]; then
+		echo "$BENCH_NAME: generating $SRC (once)"
+		rm -rf "$SRC" "$SRC.stamp"
+		timeout 900 python3 - "$SRC" <<'PY' || return 1
+import os, random, sys
+root = sys.argv[1]
+rng = random.Random(7)
+blob = rng.randbytes(1 << 20)
+for a in range(100):
+    d = os.path.join(root, "d%03d" % a)
+    os.makedirs(d)
+    for i in range(1000):
+        n = rng.randrange(2100, 6000)
+        off = rng.randrange(0, len(blob) - n)
+        with open(os.path.join(d, "f%04d" % i), "wb") as f:
+            f.write(blob[off:off + n])
+PY
+		echo 1 > "$SRC.stamp"
 	fi
 	(cd "$SRC" && timeout 600 tar -cf - . | cat > /dev/null)
 }
