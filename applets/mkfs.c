@@ -54,7 +54,9 @@ static const char usage[] =
 "\t-n|--nodesize SIZE      size of btree nodes (4KiB..64KiB, power of two)\n"
 "\t-s|--sectorsize SIZE    data block size (4KiB; 64KiB only mounts where the page size is 64KiB)\n"
 "\t-O|--features LIST      comma separated list of filesystem features (use '-O list-all' to list features)\n"
-"\t                        '-O ^block-group-tree' keeps the format mountable by kernels before 6.1\n"
+"\t                        default: extref, skinny-metadata, no-holes, free-space-tree, block-group-tree;\n"
+"\t                        the block-group-tree needs kernel 6.1+: '-O ^block-group-tree' makes a\n"
+"\t                        filesystem that older kernels mount\n"
 "\t-R|--runtime-features LIST\n"
 "\t                        comma separated list of runtime features (use '-R list-all' to list runtime features)\n"
 "\t-L|--label LABEL        set the filesystem label\n"
@@ -101,17 +103,17 @@ static const struct feature features[] = {
 	  "free space tree (space_cache=v2) (compat=4.5, safe=4.9, default=5.15)" },
 	{ "raid1c34", BTRFS_FEATURE_INCOMPAT_RAID1C34, 0, 0, "RAID1 with 3 or 4 copies (compat=5.5)" },
 	{ "block-group-tree", 0, BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE, 0,
-	  "block group tree to reduce mount time (compat=6.1)" },
+	  "block group tree to reduce mount time (compat=6.1, safe=6.6, default=6.19)" },
 };
 #define NFEATURES (sizeof(features) / sizeof(features[0]))
 
-/* Defaults: extref, skinny-metadata, no-holes and the free space tree. The
- * block-group-tree (upstream default since 6.19) stays opt-in: btrfs-progs 6.2
- * cannot open such filesystems. */
+/* Defaults as mkfs.btrfs 6.19: extref, skinny-metadata, no-holes, the free space
+ * tree and the block group tree (mountable by kernels 6.1 and newer). */
 #define DEFAULT_INCOMPAT (BTRFS_FEATURE_INCOMPAT_MIXED_BACKREF | BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF | \
 			  BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA | BTRFS_FEATURE_INCOMPAT_NO_HOLES)
 #define DEFAULT_COMPAT_RO (BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE | \
-			   BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID)
+			   BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID | \
+			   BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE)
 
 static void list_features(int runtime)
 {
@@ -641,10 +643,13 @@ static int settle_options(struct opts *o, int ndevs)
 	}
 	if ((cfg->data_profile | cfg->meta_profile) & (BTRFS_BLOCK_GROUP_RAID1C3 | BTRFS_BLOCK_GROUP_RAID1C4))
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID1C34;
+	/* the block group tree needs no-holes and the free space tree: without them it
+	 * is dropped (also when asked for explicitly), as mkfs.btrfs 6.19 does */
 	if ((cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE) &&
-	    !(cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE)) {
-		msg_error("block-group-tree feature requires free-space-tree feature");
-		return -1;
+	    (!(cfg->incompat & BTRFS_FEATURE_INCOMPAT_NO_HOLES) ||
+	     !(cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE))) {
+		msg_warn("disabling block-group-tree feature due to missing no-holes and free-space-tree features");
+		cfg->compat_ro &= ~BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE;
 	}
 	if (cfg->compress && !o->rootdir) {
 		msg_error("the option --compress must be used with --rootdir");
