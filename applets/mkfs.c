@@ -66,7 +66,8 @@ static const char usage[] =
 "\t-b|--byte-count SIZE    set size of each device to SIZE (filesystem size is sum of all device sizes)\n"
 "\t-r|--rootdir DIR        copy files from DIR to the image root directory\n"
 "\t--shrink                (with --rootdir) shrink the filled filesystem to minimal size\n"
-"\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: zlib, lzo, zstd\n"
+"\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: no (default), zlib (levels 1..9),\n"
+"\t                        lzo, zstd (levels 1..15); the default level is 3\n"
 "\t-K|--nodiscard          do not perform whole device TRIM\n"
 "\t-f|--force              force overwrite of existing filesystem\n"
 "  general:\n"
@@ -445,36 +446,41 @@ static int parse_csum(const char *s)
 	return -1;
 }
 
-/* ALGO[:LEVEL] for --compress. The engine compresses at level 3 (the kernel's
- * default for zlib and zstd); other valid levels are accepted. */
+/* ALGO[:LEVEL] for --compress, as mkfs.btrfs 6.19: zlib 1..9, zstd 1..15, lzo only 1
+ * (it has no levels); level 0 or none is the default (3). */
 static int parse_compress(const char *arg, struct mkfs_config *cfg)
 {
 	static const struct { const char *name; int type, built, max_level; uint64_t incompat; } a[] = {
 		{ "no", 0, 1, 0, 0 },
-		{ "zlib", FS_COMPRESS_ZLIB, CFG_COMPRESS_ZLIB, 9, 0 },
-		{ "lzo", FS_COMPRESS_LZO, CFG_COMPRESS_LZO, 0, BTRFS_FEATURE_INCOMPAT_COMPRESS_LZO },
-		{ "zstd", FS_COMPRESS_ZSTD, CFG_COMPRESS_ZSTD, 15, BTRFS_FEATURE_INCOMPAT_COMPRESS_ZSTD },
+		{ "zlib", FS_COMPRESS_ZLIB, CFG_COMPRESS_ZLIB, FS_ZLIB_MAX_LEVEL, 0 },
+		{ "lzo", FS_COMPRESS_LZO, CFG_COMPRESS_LZO, 1, BTRFS_FEATURE_INCOMPAT_COMPRESS_LZO },
+		{ "zstd", FS_COMPRESS_ZSTD, CFG_COMPRESS_ZSTD, FS_ZSTD_MAX_LEVEL,
+		  BTRFS_FEATURE_INCOMPAT_COMPRESS_ZSTD },
 	};
 	const char *colon = strchr(arg, ':');
 	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
 
 	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
-		uint64_t level;
-		if (strlen(a[i].name) != len || strncmp(arg, a[i].name, len))
+		uint64_t level = 0;
+		if (strlen(a[i].name) != len || strncmp(arg, a[i].name, len) || (colon && !a[i].type))
 			continue;
 		if (!a[i].built) {
 			msg_error("compression %s is not built in this configuration", a[i].name);
 			return -1;
 		}
-		if (colon && (cli_parse_u64(colon + 1, &level) || level < 1 || level > (uint64_t)a[i].max_level)) {
-			msg_error("invalid compression level for %s: %s", a[i].name, colon + 1);
+		if (colon && cli_parse_u64(colon + 1, &level))
+			return bad_value("compression level", colon + 1);
+		if (level > (uint64_t)a[i].max_level) {
+			msg_error("compression level %s out of range [1..%d] for %s", colon + 1,
+				  a[i].max_level, a[i].name);
 			return -1;
 		}
 		cfg->compress = a[i].type;
+		cfg->compress_level = a[i].type == FS_COMPRESS_LZO ? 0 : (int)level;
 		cfg->incompat |= a[i].incompat;
 		return 0;
 	}
-	return bad_value("compression (no, zlib, lzo, zstd[:LEVEL])", arg);
+	return bad_value("compression (no, zlib[:1..9], lzo, zstd[:1..15])", arg);
 }
 
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
