@@ -476,7 +476,7 @@ static int parse_compress(const char *arg, struct mkfs_config *cfg)
 			return -1;
 		}
 		cfg->compress = a[i].type;
-		cfg->compress_level = a[i].type == FS_COMPRESS_LZO ? 0 : (int)level;
+		cfg->compress_level = (int)level;
 		cfg->incompat |= a[i].incompat;
 		return 0;
 	}
