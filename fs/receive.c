@@ -88,6 +88,22 @@ static void close_write(struct receiver *r)
 	r->write_path[0] = 0;
 }
 
+/* Keeps fd, a regular file opened for writing, as the descriptor of path. */
+static void keep_write(struct receiver *r, int fd, const char *path)
+{
+	close_write(r);
+	r->write_fd = fd;
+	snprintf(r->write_path, sizeof(r->write_path), "%s", path);
+}
+
+/* The cached descriptor of path when it is the regular file last written or created, so
+ * that the commands following its data (chown, chmod, utimes, xattrs) need no lookup; -1
+ * otherwise. */
+static int cached_file(const struct receiver *r, const char *path)
+{
+	return r->write_fd >= 0 && !strcmp(r->write_path, path) ? r->write_fd : -1;
+}
+
 void recv_release(struct receiver *r)
 {
 	close_write(r);
@@ -418,8 +434,11 @@ static int do_create(struct receiver *r, const struct ss_cmd *c)
 		return -1;
 	switch (c->type) {
 	case SS_C_MKFILE:
+		/* kept open: the file's data and attributes follow (after a rename) */
 		fd = openat(t.dirfd, t.leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		ret = fd < 0 ? -1 : close(fd);
+		if (fd >= 0)
+			keep_write(r, fd, c->path);
+		ret = fd < 0 ? -1 : 0;
 		break;
 	case SS_C_MKDIR:
 		ret = mkdirat(t.dirfd, t.leaf, 0700);
@@ -453,10 +472,14 @@ static int do_rename_link(struct receiver *r, const struct ss_cmd *c)
 	int is_rename = c->type == SS_C_RENAME;
 	const char *from = is_rename ? c->path : c->path_link;
 	const char *to = is_rename ? c->path_to : c->path;
+	/* renaming the cached file keeps its descriptor, under the new name; any other
+	 * rename may change what the cached name means. A link changes no existing name. */
+	int moves_cached = is_rename && cached_file(r, from) >= 0;
 	struct target a, b;
 	int ret;
 
-	close_write(r);
+	if (is_rename && !moves_cached)
+		close_write(r);
 	if (resolve(r, from, 0, &a))
 		return -1;
 	if (resolve(r, to, 0, &b)) {
@@ -465,6 +488,8 @@ static int do_rename_link(struct receiver *r, const struct ss_cmd *c)
 	}
 	ret = is_rename ? renameat(a.dirfd, a.leaf, b.dirfd, b.leaf) :
 			  linkat(a.dirfd, a.leaf, b.dirfd, b.leaf, 0);
+	if (ret == 0 && moves_cached)
+		snprintf(r->write_path, sizeof(r->write_path), "%s", to);
 	if (ret < 0)
 		ret = rfail(r, 0, "%s %s -> %s failed: %s", is_rename ? "rename" : "link",
 			    is_rename ? from : to, is_rename ? to : from, strerror(errno));
@@ -497,8 +522,9 @@ static int write_fd(struct receiver *r, const char *path)
 	struct stat st;
 	int fd;
 
-	if (r->write_fd >= 0 && !strcmp(r->write_path, path))
-		return r->write_fd;
+	fd = cached_file(r, path);
+	if (fd >= 0)
+		return fd;
 	close_write(r);
 	if (resolve(r, path, 0, &t))
 		return -1;
@@ -512,8 +538,7 @@ static int write_fd(struct receiver *r, const char *path)
 		close(fd);
 		return rfail(r, 1, "refusing to write to %s: not a regular file", path);
 	}
-	r->write_fd = fd;
-	snprintf(r->write_path, sizeof(r->write_path), "%s", path);
+	keep_write(r, fd, path);
 	return fd;
 }
 
@@ -704,6 +729,13 @@ static int do_encoded_write(struct receiver *r, const struct ss_cmd *c)
 
 /* ---- metadata ---- */
 
+static int xattr_on_fd(int fd, const struct ss_cmd *c)
+{
+	return c->type == SS_C_SET_XATTR ?
+		fsetxattr(fd, c->xattr_name, c->xattr_data, c->xattr_len, 0) :
+		fremovexattr(fd, c->xattr_name);
+}
+
 /* Sets or removes an xattr on the entry itself, never through a symlink. */
 static int do_xattr(struct receiver *r, const struct ss_cmd *c)
 {
@@ -711,13 +743,17 @@ static int do_xattr(struct receiver *r, const struct ss_cmd *c)
 	struct target t;
 	struct stat st;
 
+	fd = cached_file(r, c->path);
+	if (fd >= 0) {
+		ret = xattr_on_fd(fd, c);
+		return ret < 0 ? op_fail(r, set ? "set_xattr" : "remove_xattr", c->path, errno) : 0;
+	}
 	if (resolve(r, c->path, 1, &t))
 		return -1;
 	ret = fstatat(t.dirfd, t.leaf, &st, AT_SYMLINK_NOFOLLOW);
 	if (ret == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
 		fd = openat(t.dirfd, t.leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		ret = fd < 0 ? -1 : set ? fsetxattr(fd, c->xattr_name, c->xattr_data, c->xattr_len, 0) :
-					  fremovexattr(fd, c->xattr_name);
+		ret = fd < 0 ? -1 : xattr_on_fd(fd, c);
 		if (fd >= 0)
 			close(fd);
 	} else if (ret == 0) {
@@ -743,8 +779,17 @@ static int do_attr(struct receiver *r, const struct ss_cmd *c)
 	};
 	struct target t;
 	struct stat st;
-	int ret = 0;
+	int ret = 0, fd;
 
+	if (c->type == SS_C_UTIMES && (c->atime.nsec >= 1000000000u || c->mtime.nsec >= 1000000000u))
+		return rfail(r, 0, "utimes %s: invalid nanoseconds", c->path);
+	fd = cached_file(r, c->path);
+	if (fd >= 0) {
+		ret = c->type == SS_C_CHMOD ? fchmod(fd, (mode_t)(c->mode & 07777)) :
+		      c->type == SS_C_CHOWN ? fchown(fd, (uid_t)c->uid, (gid_t)c->gid) :
+		      futimens(fd, ts);
+		return ret < 0 ? op_fail(r, ss_cmd_name(c->type), c->path, errno) : 0;
+	}
 	if (resolve(r, c->path, 1, &t))
 		return -1;
 	switch (c->type) {
@@ -761,10 +806,6 @@ static int do_attr(struct receiver *r, const struct ss_cmd *c)
 		ret = fchownat(t.dirfd, t.leaf, (uid_t)c->uid, (gid_t)c->gid, AT_SYMLINK_NOFOLLOW);
 		break;
 	case SS_C_UTIMES:
-		if (c->atime.nsec >= 1000000000u || c->mtime.nsec >= 1000000000u) {
-			target_close(&t);
-			return rfail(r, 0, "utimes %s: invalid nanoseconds", c->path);
-		}
 		ret = utimensat(t.dirfd, t.leaf, ts, AT_SYMLINK_NOFOLLOW);
 		break;
 	}
