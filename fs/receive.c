@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -55,6 +56,8 @@ static int rfail(struct receiver *r, int fatal, const char *fmt, ...)
 	return -1;
 }
 
+static void dir_cache_init(struct receiver *r);
+
 int recv_init(struct receiver *r, int dest_fd, int mnt_fd)
 {
 	char *path = NULL;
@@ -77,6 +80,7 @@ int recv_init(struct receiver *r, int dest_fd, int mnt_fd)
 	if (ret < 0)
 		return rfail(r, 1, "cannot resolve the subvolume of the mount point: %s",
 			     strerror(-ret));
+	dir_cache_init(r);
 	return 0;
 }
 
@@ -104,9 +108,15 @@ static int cached_file(const struct receiver *r, const char *path)
 	return r->write_fd >= 0 && !strcmp(r->write_path, path) ? r->write_fd : -1;
 }
 
+static void dir_cache_drop(struct receiver *r, const char *path);
+
 void recv_release(struct receiver *r)
 {
 	close_write(r);
+	dir_cache_drop(r, NULL);
+	free(r->dirs);
+	r->dirs = NULL;
+	r->dir_sets = 0;
 	fs_inflater_free(&r->inflater);
 	if (r->subvol_fd >= 0)
 		close(r->subvol_fd);
@@ -192,6 +202,101 @@ int recv_open_beneath(int root, const char *rel, int walk)
 	return fd;
 }
 
+/* ---- directory cache ----
+ *
+ * The directories that stream paths go through, each opened once (confined, as above)
+ * and kept as an O_PATH descriptor under its stream path: a stream names the same
+ * directories over and over (each file is renamed into its directory, then its parent
+ * gets new times), and an openat2 and a close for every command would be a third of the
+ * system calls. An entry names the same directory as long as no rename or removal of a
+ * directory touches its path or a parent's: those drop the entries for the old and the
+ * new path and everything below (entries are never moved, only dropped), and so does
+ * the end of the subvolume. Set-associative by a hash of the path; the least recently
+ * used entry of a set is replaced, so the entry just looked up stays open while a
+ * second path of the same command is resolved. */
+
+#define DIR_MAX_SETS 256
+
+static void dir_cache_init(struct receiver *r)
+{
+	unsigned sets = DIR_MAX_SETS, i;
+	struct rlimit rl;
+
+	/* at most a quarter of the descriptors the process may have */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		while (sets && (rlim_t)sets * RECV_DIR_WAYS * 4 > rl.rlim_cur)
+			sets /= 2;
+	r->dirs = sets ? malloc(sets * RECV_DIR_WAYS * sizeof(*r->dirs)) : NULL;
+	if (!r->dirs)
+		return;            /* no cache: every path is resolved afresh */
+	for (i = 0; i < sets * RECV_DIR_WAYS; i++)
+		r->dirs[i].fd = -1;
+	r->dir_sets = sets;
+}
+
+static void dir_forget(struct recv_dir *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+}
+
+/* Drops the entries of directory path and of those below it; all of them when NULL. */
+static void dir_cache_drop(struct receiver *r, const char *path)
+{
+	size_t n = path ? strlen(path) : 0, i;
+
+	for (i = 0; i < (size_t)r->dir_sets * RECV_DIR_WAYS; i++) {
+		struct recv_dir *d = &r->dirs[i];
+
+		if (d->fd >= 0 && (!path || (!strncmp(d->path, path, n) &&
+					     (!d->path[n] || d->path[n] == '/'))))
+			dir_forget(d);
+	}
+}
+
+/* FNV-1a */
+static uint32_t path_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+/* The cached descriptor of directory dir (a checked stream path), or -1 and in *slot
+ * the entry to fill once it is opened (NULL when dir cannot be cached). */
+static int dir_cache_get(struct receiver *r, const char *dir, struct recv_dir **slot)
+{
+	struct recv_dir *set, *victim;
+	unsigned i;
+
+	*slot = NULL;
+	if (!r->dirs || strlen(dir) >= RECV_DIR_KEY)
+		return -1;
+	set = r->dirs + (path_hash(dir) & (r->dir_sets - 1)) * RECV_DIR_WAYS;
+	victim = set;
+	for (i = 0; i < RECV_DIR_WAYS; i++) {
+		if (set[i].fd >= 0 && !strcmp(set[i].path, dir)) {
+			set[i].used = ++r->dir_clock;
+			return set[i].fd;
+		}
+		if (victim->fd >= 0 && (set[i].fd < 0 || set[i].used < victim->used))
+			victim = &set[i];
+	}
+	*slot = victim;
+	return -1;
+}
+
+static void dir_cache_put(struct receiver *r, struct recv_dir *slot, const char *dir, int fd)
+{
+	dir_forget(slot);
+	slot->fd = fd;
+	slot->used = ++r->dir_clock;
+	strcpy(slot->path, dir);
+}
+
 struct target {
 	int dirfd;                 /* parent directory (owned when != the root) */
 	int owned;
@@ -210,6 +315,7 @@ static void target_close(struct target *t)
 static int resolve_in(struct receiver *r, int root, const char *path, int allow_root,
 		      struct target *t)
 {
+	struct recv_dir *slot = NULL;
 	char *slash;
 
 	t->owned = 0;
@@ -228,6 +334,11 @@ static int resolve_in(struct receiver *r, int root, const char *path, int allow_
 	}
 	*slash = 0;
 	t->leaf = slash + 1;
+	if (root == r->subvol_fd) {
+		t->dirfd = dir_cache_get(r, t->buf, &slot);
+		if (t->dirfd >= 0)
+			return 0;
+	}
 	t->dirfd = recv_open_beneath(root, t->buf, 0);
 	if (t->dirfd < 0) {
 		int e = errno;
@@ -237,7 +348,10 @@ static int resolve_in(struct receiver *r, int root, const char *path, int allow_
 				     path);
 		return rfail(r, 0, "cannot open directory of %s: %s", path, strerror(e));
 	}
-	t->owned = 1;
+	if (slot)
+		dir_cache_put(r, slot, t->buf, t->dirfd);
+	else
+		t->owned = 1;
 	return 0;
 }
 
@@ -399,6 +513,7 @@ int recv_finish_subvol(struct receiver *r)
 	int fd = r->subvol_fd;
 
 	close_write(r);
+	dir_cache_drop(r, NULL);
 	if (fd < 0)
 		return 0;
 	r->subvol_fd = -1;
@@ -474,8 +589,9 @@ static int do_rename_link(struct receiver *r, const struct ss_cmd *c)
 	const char *to = is_rename ? c->path_to : c->path;
 	/* renaming the cached file keeps its descriptor, under the new name; any other
 	 * rename may change what the cached name means. A link changes no existing name. */
-	int moves_cached = is_rename && cached_file(r, from) >= 0;
+	int moves_cached = is_rename && cached_file(r, from) >= 0, moves_dir = 0;
 	struct target a, b;
+	struct stat st;
 	int ret;
 
 	if (is_rename && !moves_cached)
@@ -486,6 +602,10 @@ static int do_rename_link(struct receiver *r, const struct ss_cmd *c)
 		target_close(&a);
 		return -1;
 	}
+	/* a directory moved changes the meaning of cached directory paths (see above) */
+	if (is_rename && !moves_cached)
+		moves_dir = fstatat(a.dirfd, a.leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode);
 	ret = is_rename ? renameat(a.dirfd, a.leaf, b.dirfd, b.leaf) :
 			  linkat(a.dirfd, a.leaf, b.dirfd, b.leaf, 0);
 	if (ret == 0 && moves_cached)
@@ -495,6 +615,10 @@ static int do_rename_link(struct receiver *r, const struct ss_cmd *c)
 			    is_rename ? from : to, is_rename ? to : from, strerror(errno));
 	target_close(&a);
 	target_close(&b);
+	if (moves_dir) {
+		dir_cache_drop(r, from);
+		dir_cache_drop(r, to);
+	}
 	return ret;
 }
 
@@ -510,6 +634,8 @@ static int do_remove(struct receiver *r, const struct ss_cmd *c)
 	if (ret < 0)
 		ret = op_fail(r, ss_cmd_name(c->type), c->path, errno);
 	target_close(&t);
+	if (c->type == SS_C_RMDIR)
+		dir_cache_drop(r, c->path);
 	return ret;
 }
 
