@@ -215,11 +215,9 @@ int recv_open_beneath(int root, const char *rel, int walk)
  * used entry of a set is replaced, so the entry just looked up stays open while a
  * second path of the same command is resolved. */
 
-#define DIR_MAX_SETS 256
-
 static void dir_cache_init(struct receiver *r)
 {
-	unsigned sets = DIR_MAX_SETS, i;
+	unsigned sets = RECV_DIR_MAX_SETS, i;
 	struct rlimit rl;
 
 	/* at most a quarter of the descriptors the process may have */
