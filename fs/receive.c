@@ -8,7 +8,8 @@
  * linkat without AT_SYMLINK_FOLLOW). Data is only written to regular files. Subvolumes
  * named by the stream are single names created in the destination directory; parents and
  * clone sources are found by UUID in the destination filesystem's UUID tree and opened
- * beneath its mount point. */
+ * beneath its mount point. Directories so opened are kept open for later commands (see
+ * "directory cache"), and so is the regular file being created or written. */
 #include "receive.h"
 #include "fs.h"
 #include "subvol.h"
@@ -296,7 +297,7 @@ static void dir_cache_put(struct receiver *r, struct recv_dir *slot, const char 
 }
 
 struct target {
-	int dirfd;                 /* parent directory (owned when != the root) */
+	int dirfd;                 /* parent directory (owned: close it after use) */
 	int owned;
 	const char *leaf;          /* last component, "." for the root itself */
 	char buf[PATH_MAX];
