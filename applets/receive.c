@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -408,6 +409,18 @@ static int receive_all(const struct recv_opts *o, struct receiver *r, int fd)
 	return ret || errors ? -1 : 0;
 }
 
+/* The directory cache of the receiver takes up to a quarter of the descriptors the
+ * soft limit allows: raise it (within the hard limit) to what a full cache needs. */
+static void more_descriptors(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= RECV_FD_WANTED)
+		return;
+	rl.rlim_cur = rl.rlim_max < RECV_FD_WANTED ? rl.rlim_max : RECV_FD_WANTED;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 static int recv_run(const struct recv_opts *o, const char *dest, int fd)
 {
 	struct receiver r;
@@ -416,6 +429,7 @@ static int recv_run(const struct recv_opts *o, const char *dest, int fd)
 
 	if (open_destination(o, dest, full, &dest_fd, &mnt_fd))
 		goto out;
+	more_descriptors();
 	if (recv_init(&r, dest_fd, mnt_fd)) {
 		msg_error("%s", r.err);
 		goto out;
@@ -424,6 +438,7 @@ static int recv_run(const struct recv_opts *o, const char *dest, int fd)
 	if (o->chroot) {
 		if (chroot(full) || chdir("/")) {
 			msg_error("failed to chroot to %s: %s", full, strerror(errno));
+			recv_release(&r);
 			goto out;
 		}
 		fprintf(stderr, "Chroot to %s\n", full);

@@ -8,7 +8,8 @@
  * linkat without AT_SYMLINK_FOLLOW). Data is only written to regular files. Subvolumes
  * named by the stream are single names created in the destination directory; parents and
  * clone sources are found by UUID in the destination filesystem's UUID tree and opened
- * beneath its mount point. */
+ * beneath its mount point. Directories so opened are kept open for later commands (see
+ * "directory cache"), and so is the regular file being created or written. */
 #include "receive.h"
 #include "fs.h"
 #include "subvol.h"
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -55,6 +57,8 @@ static int rfail(struct receiver *r, int fatal, const char *fmt, ...)
 	return -1;
 }
 
+static void dir_cache_init(struct receiver *r);
+
 int recv_init(struct receiver *r, int dest_fd, int mnt_fd)
 {
 	char *path = NULL;
@@ -77,6 +81,7 @@ int recv_init(struct receiver *r, int dest_fd, int mnt_fd)
 	if (ret < 0)
 		return rfail(r, 1, "cannot resolve the subvolume of the mount point: %s",
 			     strerror(-ret));
+	dir_cache_init(r);
 	return 0;
 }
 
@@ -88,9 +93,31 @@ static void close_write(struct receiver *r)
 	r->write_path[0] = 0;
 }
 
+/* Keeps fd, a regular file opened for writing, as the descriptor of path. */
+static void keep_write(struct receiver *r, int fd, const char *path)
+{
+	close_write(r);
+	r->write_fd = fd;
+	snprintf(r->write_path, sizeof(r->write_path), "%s", path);
+}
+
+/* The cached descriptor of path when it is the regular file last written or created, so
+ * that the commands following its data (chown, chmod, utimes, xattrs) need no lookup; -1
+ * otherwise. */
+static int cached_file(const struct receiver *r, const char *path)
+{
+	return r->write_fd >= 0 && !strcmp(r->write_path, path) ? r->write_fd : -1;
+}
+
+static void dir_cache_drop(struct receiver *r, const char *path);
+
 void recv_release(struct receiver *r)
 {
 	close_write(r);
+	dir_cache_drop(r, NULL);
+	free(r->dirs);
+	r->dirs = NULL;
+	r->dir_sets = 0;
 	fs_inflater_free(&r->inflater);
 	if (r->subvol_fd >= 0)
 		close(r->subvol_fd);
@@ -176,8 +203,101 @@ int recv_open_beneath(int root, const char *rel, int walk)
 	return fd;
 }
 
+/* ---- directory cache ----
+ *
+ * The directories that stream paths go through, each opened once (confined, as above)
+ * and kept as an O_PATH descriptor under its stream path: a stream names the same
+ * directories over and over (each file is renamed into its directory, then its parent
+ * gets new times), and an openat2 and a close for every command would be a third of the
+ * system calls. An entry names the same directory as long as no rename or removal of a
+ * directory touches its path or a parent's: those drop the entries for the old and the
+ * new path and everything below (entries are never moved, only dropped), and so does
+ * the end of the subvolume. Set-associative by a hash of the path; the least recently
+ * used entry of a set is replaced, so the entry just looked up stays open while a
+ * second path of the same command is resolved. */
+
+static void dir_cache_init(struct receiver *r)
+{
+	unsigned sets = RECV_DIR_MAX_SETS, i;
+	struct rlimit rl;
+
+	/* at most a quarter of the descriptors the process may have */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		while (sets && (rlim_t)sets * RECV_DIR_WAYS * 4 > rl.rlim_cur)
+			sets /= 2;
+	r->dirs = sets ? malloc(sets * RECV_DIR_WAYS * sizeof(*r->dirs)) : NULL;
+	if (!r->dirs)
+		return;            /* no cache: every path is resolved afresh */
+	for (i = 0; i < sets * RECV_DIR_WAYS; i++)
+		r->dirs[i].fd = -1;
+	r->dir_sets = sets;
+}
+
+static void dir_forget(struct recv_dir *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+}
+
+/* Drops the entries of directory path and of those below it; all of them when NULL. */
+static void dir_cache_drop(struct receiver *r, const char *path)
+{
+	size_t n = path ? strlen(path) : 0, i;
+
+	for (i = 0; i < (size_t)r->dir_sets * RECV_DIR_WAYS; i++) {
+		struct recv_dir *d = &r->dirs[i];
+
+		if (d->fd >= 0 && (!path || (!strncmp(d->path, path, n) &&
+					     (!d->path[n] || d->path[n] == '/'))))
+			dir_forget(d);
+	}
+}
+
+/* FNV-1a */
+static uint32_t path_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+/* The cached descriptor of directory dir (a checked stream path), or -1 and in *slot
+ * the entry to fill once it is opened (NULL when dir cannot be cached). */
+static int dir_cache_get(struct receiver *r, const char *dir, struct recv_dir **slot)
+{
+	struct recv_dir *set, *victim;
+	unsigned i;
+
+	*slot = NULL;
+	if (!r->dirs || strlen(dir) >= RECV_DIR_KEY)
+		return -1;
+	set = r->dirs + (path_hash(dir) & (r->dir_sets - 1)) * RECV_DIR_WAYS;
+	victim = set;
+	for (i = 0; i < RECV_DIR_WAYS; i++) {
+		if (set[i].fd >= 0 && !strcmp(set[i].path, dir)) {
+			set[i].used = ++r->dir_clock;
+			return set[i].fd;
+		}
+		if (victim->fd >= 0 && (set[i].fd < 0 || set[i].used < victim->used))
+			victim = &set[i];
+	}
+	*slot = victim;
+	return -1;
+}
+
+static void dir_cache_put(struct receiver *r, struct recv_dir *slot, const char *dir, int fd)
+{
+	dir_forget(slot);
+	slot->fd = fd;
+	slot->used = ++r->dir_clock;
+	strcpy(slot->path, dir);
+}
+
 struct target {
-	int dirfd;                 /* parent directory (owned when != the root) */
+	int dirfd;                 /* parent directory (owned: close it after use) */
 	int owned;
 	const char *leaf;          /* last component, "." for the root itself */
 	char buf[PATH_MAX];
@@ -194,6 +314,7 @@ static void target_close(struct target *t)
 static int resolve_in(struct receiver *r, int root, const char *path, int allow_root,
 		      struct target *t)
 {
+	struct recv_dir *slot = NULL;
 	char *slash;
 
 	t->owned = 0;
@@ -212,6 +333,11 @@ static int resolve_in(struct receiver *r, int root, const char *path, int allow_
 	}
 	*slash = 0;
 	t->leaf = slash + 1;
+	if (root == r->subvol_fd) {
+		t->dirfd = dir_cache_get(r, t->buf, &slot);
+		if (t->dirfd >= 0)
+			return 0;
+	}
 	t->dirfd = recv_open_beneath(root, t->buf, 0);
 	if (t->dirfd < 0) {
 		int e = errno;
@@ -221,7 +347,10 @@ static int resolve_in(struct receiver *r, int root, const char *path, int allow_
 				     path);
 		return rfail(r, 0, "cannot open directory of %s: %s", path, strerror(e));
 	}
-	t->owned = 1;
+	if (slot)
+		dir_cache_put(r, slot, t->buf, t->dirfd);
+	else
+		t->owned = 1;
 	return 0;
 }
 
@@ -383,6 +512,7 @@ int recv_finish_subvol(struct receiver *r)
 	int fd = r->subvol_fd;
 
 	close_write(r);
+	dir_cache_drop(r, NULL);
 	if (fd < 0)
 		return 0;
 	r->subvol_fd = -1;
@@ -418,8 +548,11 @@ static int do_create(struct receiver *r, const struct ss_cmd *c)
 		return -1;
 	switch (c->type) {
 	case SS_C_MKFILE:
+		/* kept open: the file's data and attributes follow (after a rename) */
 		fd = openat(t.dirfd, t.leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		ret = fd < 0 ? -1 : close(fd);
+		if (fd >= 0)
+			keep_write(r, fd, c->path);
+		ret = fd < 0 ? -1 : 0;
 		break;
 	case SS_C_MKDIR:
 		ret = mkdirat(t.dirfd, t.leaf, 0700);
@@ -453,23 +586,38 @@ static int do_rename_link(struct receiver *r, const struct ss_cmd *c)
 	int is_rename = c->type == SS_C_RENAME;
 	const char *from = is_rename ? c->path : c->path_link;
 	const char *to = is_rename ? c->path_to : c->path;
+	/* renaming the cached file keeps its descriptor, under the new name; any other
+	 * rename may change what the cached name means. A link changes no existing name. */
+	int moves_cached = is_rename && cached_file(r, from) >= 0, moves_dir = 0;
 	struct target a, b;
+	struct stat st;
 	int ret;
 
-	close_write(r);
+	if (is_rename && !moves_cached)
+		close_write(r);
 	if (resolve(r, from, 0, &a))
 		return -1;
 	if (resolve(r, to, 0, &b)) {
 		target_close(&a);
 		return -1;
 	}
+	/* a directory moved changes the meaning of cached directory paths (see above) */
+	if (is_rename && !moves_cached)
+		moves_dir = fstatat(a.dirfd, a.leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode);
 	ret = is_rename ? renameat(a.dirfd, a.leaf, b.dirfd, b.leaf) :
 			  linkat(a.dirfd, a.leaf, b.dirfd, b.leaf, 0);
+	if (ret == 0 && moves_cached)
+		snprintf(r->write_path, sizeof(r->write_path), "%s", to);
 	if (ret < 0)
 		ret = rfail(r, 0, "%s %s -> %s failed: %s", is_rename ? "rename" : "link",
 			    is_rename ? from : to, is_rename ? to : from, strerror(errno));
 	target_close(&a);
 	target_close(&b);
+	if (moves_dir) {
+		dir_cache_drop(r, from);
+		dir_cache_drop(r, to);
+	}
 	return ret;
 }
 
@@ -485,6 +633,8 @@ static int do_remove(struct receiver *r, const struct ss_cmd *c)
 	if (ret < 0)
 		ret = op_fail(r, ss_cmd_name(c->type), c->path, errno);
 	target_close(&t);
+	if (c->type == SS_C_RMDIR)
+		dir_cache_drop(r, c->path);
 	return ret;
 }
 
@@ -497,8 +647,9 @@ static int write_fd(struct receiver *r, const char *path)
 	struct stat st;
 	int fd;
 
-	if (r->write_fd >= 0 && !strcmp(r->write_path, path))
-		return r->write_fd;
+	fd = cached_file(r, path);
+	if (fd >= 0)
+		return fd;
 	close_write(r);
 	if (resolve(r, path, 0, &t))
 		return -1;
@@ -512,8 +663,7 @@ static int write_fd(struct receiver *r, const char *path)
 		close(fd);
 		return rfail(r, 1, "refusing to write to %s: not a regular file", path);
 	}
-	r->write_fd = fd;
-	snprintf(r->write_path, sizeof(r->write_path), "%s", path);
+	keep_write(r, fd, path);
 	return fd;
 }
 
@@ -704,6 +854,13 @@ static int do_encoded_write(struct receiver *r, const struct ss_cmd *c)
 
 /* ---- metadata ---- */
 
+static int xattr_on_fd(int fd, const struct ss_cmd *c)
+{
+	return c->type == SS_C_SET_XATTR ?
+		fsetxattr(fd, c->xattr_name, c->xattr_data, c->xattr_len, 0) :
+		fremovexattr(fd, c->xattr_name);
+}
+
 /* Sets or removes an xattr on the entry itself, never through a symlink. */
 static int do_xattr(struct receiver *r, const struct ss_cmd *c)
 {
@@ -711,13 +868,17 @@ static int do_xattr(struct receiver *r, const struct ss_cmd *c)
 	struct target t;
 	struct stat st;
 
+	fd = cached_file(r, c->path);
+	if (fd >= 0) {
+		ret = xattr_on_fd(fd, c);
+		return ret < 0 ? op_fail(r, set ? "set_xattr" : "remove_xattr", c->path, errno) : 0;
+	}
 	if (resolve(r, c->path, 1, &t))
 		return -1;
 	ret = fstatat(t.dirfd, t.leaf, &st, AT_SYMLINK_NOFOLLOW);
 	if (ret == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
 		fd = openat(t.dirfd, t.leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		ret = fd < 0 ? -1 : set ? fsetxattr(fd, c->xattr_name, c->xattr_data, c->xattr_len, 0) :
-					  fremovexattr(fd, c->xattr_name);
+		ret = fd < 0 ? -1 : xattr_on_fd(fd, c);
 		if (fd >= 0)
 			close(fd);
 	} else if (ret == 0) {
@@ -743,8 +904,17 @@ static int do_attr(struct receiver *r, const struct ss_cmd *c)
 	};
 	struct target t;
 	struct stat st;
-	int ret = 0;
+	int ret = 0, fd;
 
+	if (c->type == SS_C_UTIMES && (c->atime.nsec >= 1000000000u || c->mtime.nsec >= 1000000000u))
+		return rfail(r, 0, "utimes %s: invalid nanoseconds", c->path);
+	fd = cached_file(r, c->path);
+	if (fd >= 0) {
+		ret = c->type == SS_C_CHMOD ? fchmod(fd, (mode_t)(c->mode & 07777)) :
+		      c->type == SS_C_CHOWN ? fchown(fd, (uid_t)c->uid, (gid_t)c->gid) :
+		      futimens(fd, ts);
+		return ret < 0 ? op_fail(r, ss_cmd_name(c->type), c->path, errno) : 0;
+	}
 	if (resolve(r, c->path, 1, &t))
 		return -1;
 	switch (c->type) {
@@ -761,10 +931,6 @@ static int do_attr(struct receiver *r, const struct ss_cmd *c)
 		ret = fchownat(t.dirfd, t.leaf, (uid_t)c->uid, (gid_t)c->gid, AT_SYMLINK_NOFOLLOW);
 		break;
 	case SS_C_UTIMES:
-		if (c->atime.nsec >= 1000000000u || c->mtime.nsec >= 1000000000u) {
-			target_close(&t);
-			return rfail(r, 0, "utimes %s: invalid nanoseconds", c->path);
-		}
 		ret = utimensat(t.dirfd, t.leaf, ts, AT_SYMLINK_NOFOLLOW);
 		break;
 	}

@@ -9,6 +9,17 @@
 #include <limits.h>
 #include <stdint.h>
 
+/* One cached directory of the subvolume being received (see receive.c). */
+#define RECV_DIR_KEY 116              /* longer directory paths are not cached */
+#define RECV_DIR_WAYS 8
+#define RECV_DIR_MAX_SETS 256
+#define RECV_FD_WANTED (4 * RECV_DIR_MAX_SETS * RECV_DIR_WAYS)
+struct recv_dir {
+	int fd;                       /* O_PATH, -1: free */
+	uint32_t used;                /* clock of the last use */
+	char path[RECV_DIR_KEY];
+};
+
 struct receiver {
 	int dest_fd;                  /* directory the subvolumes are created in */
 	int mnt_fd;                   /* root of the destination mount (UUID lookups) */
@@ -19,13 +30,18 @@ struct receiver {
 	uint64_t stransid;
 	int write_fd;                 /* cached for consecutive writes to one file */
 	char write_path[PATH_MAX];
+	struct recv_dir *dirs;        /* dir_sets sets of RECV_DIR_WAYS; NULL: no cache */
+	unsigned dir_sets;
+	uint32_t dir_clock;
 	int force_decompress;
 	struct fs_inflater inflater;  /* for encoded writes decompressed here */
 	int fatal;
 	char err[PATH_MAX + 256];
 };
 
-/* dest_fd and mnt_fd stay owned by the caller; they must be on the same filesystem. */
+/* dest_fd and mnt_fd stay owned by the caller; they must be on the same filesystem.
+ * The directory cache takes up to a quarter of the descriptors RLIMIT_NOFILE allows;
+ * a full one (RECV_DIR_MAX_SETS * RECV_DIR_WAYS) wants a limit of RECV_FD_WANTED. */
 int recv_init(struct receiver *r, int dest_fd, int mnt_fd);
 /* One command (not END). 0 or -1 with r->err (and r->fatal) set. */
 int recv_apply(struct receiver *r, const struct ss_cmd *c);

@@ -273,58 +273,78 @@ void ss_reader_free(struct ss_reader *r)
 	free(r->strings);
 	r->buf = NULL;
 	r->strings = NULL;
-	r->cap = 0;
+	r->cap = r->head = r->tail = r->strings_cap = 0;
 }
 
-/* Reads up to len bytes; returns how many (short only at end of input), -1 on error. */
-static ssize_t read_full(int fd, void *buf, size_t len)
+/* Makes need unconsumed bytes available at r->buf + r->head, reading as much as fits.
+ * 0: done; 1: the input ended first (r->tail - r->head bytes are there); -1: error. */
+static int fill(struct ss_reader *r, size_t need)
 {
-	size_t got = 0;
+	size_t have = r->tail - r->head;
 
-	while (got < len) {
-		ssize_t n = read(fd, (char *)buf + got, len - got);
+	if (have >= need)
+		return 0;
+	if (need > r->cap) {
+		size_t cap = need <= SS_READ_CHUNK ? SS_READ_CHUNK : need + SS_READ_CHUNK;
+		uint8_t *b = malloc(cap);
+
+		if (!b)
+			return fail(r->err, sizeof(r->err), "out of memory for a %zu-byte command", need);
+		if (have)
+			memcpy(b, r->buf + r->head, have);
+		free(r->buf);
+		r->buf = b;
+		r->cap = cap;
+	} else if (r->head && have) {
+		memmove(r->buf, r->buf + r->head, have);
+	}
+	r->head = 0;
+	r->tail = have;
+	while (r->tail < need) {
+		ssize_t n = read(r->fd, r->buf + r->tail, r->cap - r->tail);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return -1;
+			return fail(r->err, sizeof(r->err), "reading the stream at byte offset %llu: %s",
+				    (unsigned long long)(r->pos + r->tail), strerror(errno));
 		if (n == 0)
-			break;
-		got += (size_t)n;
+			return 1;
+		r->tail += (size_t)n;
 	}
-	return (ssize_t)got;
+	return 0;
 }
 
-static int read_or_fail(struct ss_reader *r, void *buf, size_t len, uint64_t start,
-			const char *what)
+/* The next len bytes of input, which fill() made available; they count as consumed. */
+static const uint8_t *consume(struct ss_reader *r, size_t len)
 {
-	ssize_t n = read_full(r->fd, buf, len);
+	const uint8_t *p = r->buf + r->head;
 
-	if (n < 0)
-		return fail(r->err, sizeof(r->err), "reading the stream at byte offset %llu: %s",
-			    (unsigned long long)r->pos, strerror(errno));
-	r->pos += (uint64_t)n;
-	if ((size_t)n < len)
-		return fail(r->err, sizeof(r->err), "stream truncated at byte offset %llu (%s at byte offset %llu)",
-			    (unsigned long long)r->pos, what, (unsigned long long)start);
-	return 0;
+	r->head += len;
+	r->pos += len;
+	return p;
+}
+
+static int truncated(struct ss_reader *r, const char *what, uint64_t start)
+{
+	return fail(r->err, sizeof(r->err), "stream truncated at byte offset %llu (%s at byte offset %llu)",
+		    (unsigned long long)(r->pos + (r->tail - r->head)), what,
+		    (unsigned long long)start);
 }
 
 int ss_read_header(struct ss_reader *r)
 {
-	uint8_t hdr[SS_HEADER_SIZE];
 	uint64_t start = r->pos;
-	ssize_t n = read_full(r->fd, hdr, sizeof(hdr));
+	const uint8_t *hdr;
+	int ret = fill(r, SS_HEADER_SIZE);
 
-	if (n < 0)
-		return fail(r->err, sizeof(r->err), "reading the stream at byte offset %llu: %s",
-			    (unsigned long long)start, strerror(errno));
-	if (n == 0)
+	if (ret < 0)
+		return -1;
+	if (ret == 1 && r->tail == r->head)
 		return 1;
-	r->pos += (uint64_t)n;
-	if ((size_t)n < sizeof(hdr))
-		return fail(r->err, sizeof(r->err), "stream truncated at byte offset %llu (stream header at byte offset %llu)",
-			    (unsigned long long)r->pos, (unsigned long long)start);
+	if (ret == 1)
+		return truncated(r, "stream header", start);
+	hdr = consume(r, SS_HEADER_SIZE);
 	if (memcmp(hdr, SS_MAGIC, sizeof(SS_MAGIC)))
 		return fail(r->err, sizeof(r->err), "no send stream header at byte offset %llu",
 			    (unsigned long long)start);
@@ -335,52 +355,50 @@ int ss_read_header(struct ss_reader *r)
 	return 0;
 }
 
-static int reserve(struct ss_reader *r, size_t need)
+/* Room for the NUL-terminated strings of a command of len bytes (each string is shorter
+ * than its attribute, header included). */
+static int reserve_strings(struct ss_reader *r, size_t len)
 {
-	uint8_t *b, *s;
+	char *s;
 
-	if (need <= r->cap)
+	if (len < r->strings_cap)
 		return 0;
-	b = realloc(r->buf, need);
-	if (b)
-		r->buf = b;
-	s = realloc(r->strings, need + 1);
-	if (s)
-		r->strings = s;
-	if (!b || !s)
-		return fail(r->err, sizeof(r->err), "out of memory for a %zu-byte command", need);
-	r->cap = need;
+	s = realloc(r->strings, len + 1);
+	if (!s)
+		return fail(r->err, sizeof(r->err), "out of memory for a %zu-byte command", len);
+	r->strings = s;
+	r->strings_cap = len + 1;
 	return 0;
 }
 
 int ss_read_cmd(struct ss_reader *r, struct ss_cmd *c)
 {
-	uint8_t hdr[SS_CMD_HEADER_SIZE];
 	uint64_t start = r->pos;
-	ssize_t n = read_full(r->fd, hdr, sizeof(hdr));
+	size_t total;
 	uint32_t len;
+	int ret = fill(r, SS_CMD_HEADER_SIZE);
 
-	if (n < 0)
-		return fail(r->err, sizeof(r->err), "reading the stream at byte offset %llu: %s",
-			    (unsigned long long)start, strerror(errno));
-	r->pos += (uint64_t)n;
-	if (n == 0)
+	if (ret < 0)
+		return -1;
+	if (ret == 1 && r->tail == r->head)
 		return fail(r->err, sizeof(r->err), "stream ends at byte offset %llu without an end command",
 			    (unsigned long long)start);
-	if ((size_t)n < sizeof(hdr))
-		return fail(r->err, sizeof(r->err), "stream truncated at byte offset %llu (command header at byte offset %llu)",
-			    (unsigned long long)r->pos, (unsigned long long)start);
-	len = get_le32(hdr);
+	if (ret == 1)
+		return truncated(r, "command header", start);
+	len = get_le32(r->buf + r->head);
 	if (len > SS_MAX_CMD_LEN)
 		return fail(r->err, sizeof(r->err), "command at byte offset %llu claims %u bytes (limit %u)",
 			    (unsigned long long)start, len, SS_MAX_CMD_LEN);
-	if (reserve(r, SS_CMD_HEADER_SIZE + (size_t)len))
+	total = SS_CMD_HEADER_SIZE + (size_t)len;
+	ret = fill(r, total);
+	if (ret < 0)
 		return -1;
-	memcpy(r->buf, hdr, sizeof(hdr));
-	if (read_or_fail(r, r->buf + SS_CMD_HEADER_SIZE, len, start, "command"))
+	if (ret == 1)
+		return truncated(r, "command", start);
+	if (reserve_strings(r, total))
 		return -1;
-	return ss_decode(r->buf, SS_CMD_HEADER_SIZE + (size_t)len, r->version, start,
-			 (char *)r->strings, c, r->err, sizeof(r->err));
+	return ss_decode(consume(r, total), total, r->version, start, r->strings, c, r->err,
+			 sizeof(r->err));
 }
 
 /* ---- writer ---- */

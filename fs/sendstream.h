@@ -71,14 +71,19 @@ struct ss_cmd {
 	struct ss_time atime, mtime, ctime, otime;
 };
 
-/* Reads a stream from a file descriptor, one command at a time (memory: the largest
- * command, at most SS_MAX_CMD_LEN, twice). */
+/* Reads a stream from a file descriptor through a buffer of SS_READ_CHUNK bytes or more,
+ * so that one read() call brings in many small commands; a decoded command points into
+ * the buffer (no copy of its data). Memory: the largest command, at most
+ * SS_MAX_CMD_LEN, twice, plus SS_READ_CHUNK. */
+#define SS_READ_CHUNK (256u << 10)
 struct ss_reader {
 	int fd;
 	uint32_t version;
 	uint64_t pos;                       /* bytes consumed so far */
-	uint8_t *buf, *strings;
-	size_t cap;
+	uint8_t *buf;                       /* unconsumed input: buf[head..tail) */
+	size_t cap, head, tail;
+	char *strings;                      /* NUL-terminated copies of string attributes */
+	size_t strings_cap;
 	char err[256];
 };
 

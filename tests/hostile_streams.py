@@ -62,10 +62,24 @@ def write(p, data=b"escaped\n"):
     return cmd(WRITE, (A_PATH, p), (A_OFF, 0), (A_DATA, data))
 
 
+def mkdir(p, ino=257):
+    return cmd(MKDIR, (A_PATH, p), (A_INO, ino))
+
+
+def rename(a, b):
+    return cmd(RENAME, (A_PATH, a), (A_PATH_TO, b))
+
+
+def symlink(p, dest, ino=300):
+    return cmd(SYMLINK, (A_PATH, p), (A_INO, ino), (A_LINK, dest))
+
+
 def build(kind, out):
     tgt = out + "/target"
     evil_link = cmd(SYMLINK, (A_PATH, "evil"), (A_INO, 300), (A_LINK, tgt))
     evil_dir = cmd(SYMLINK, (A_PATH, "evdir"), (A_INO, 301), (A_LINK, out))
+    def evil_link_at(p):
+        return symlink(p, tgt)
     rel_dir = cmd(SYMLINK, (A_PATH, "up"), (A_INO, 302), (A_LINK, "../../../../../../.."))
     kinds = {
         "dotdot": lambda: stream(mkfile("../../escaped-dotdot"), write("../../escaped-dotdot")),
@@ -101,6 +115,17 @@ def build(kind, out):
         "huge-offset": lambda: stream(mkfile("f"), cmd(WRITE, (A_PATH, "f"),
                                                        (A_OFF, 0xFFFFFFFFFFFFFFF0), (A_DATA, b"x" * 64))),
         "no-end": lambda: stream(mkfile("f"))[:-10],
+        # a name that receive has open (a directory or the file being written) is moved
+        # away and replaced by a symlink: the next use must not go through the old one
+        "moved-dir-symlink": lambda: stream(mkdir("d"), mkfile("d/f"), rename("d", "d2"),
+                                            symlink("d", out), mkfile("d/escaped")),
+        "moved-parent-symlink": lambda: stream(mkdir("a"), mkdir("a/b", 258), mkfile("a/b/f", 259),
+                                               rename("a", "a2"), symlink("a", out),
+                                               mkfile("a/b/escaped")),
+        "moved-file-symlink-write": lambda: stream(mkfile("f"), write("f", b"ok"), rename("f", "g"),
+                                                   evil_link_at("f"), write("f")),
+        "moved-file-symlink-chmod": lambda: stream(mkfile("f"), rename("f", "g"), evil_link_at("f"),
+                                                   cmd(CHMOD, (A_PATH, "f"), (A_MODE, 0o777))),
     }
     return kinds[kind]()
 
@@ -118,7 +143,8 @@ KINDS = ["dotdot", "dotdot-inner", "absolute", "symlink-write", "symlink-truncat
          "symlink-chmod", "symlink-xattr", "symlink-dir-create", "relative-symlink-dir",
          "link-outside", "link-dotdot", "rename-outside", "rename-dotdot", "clone-outside",
          "subvol-dotdot", "subvol-slash", "before-subvol", "truncated", "bad-crc",
-         "huge-length", "huge-offset", "unknown-command", "no-end"]
+         "huge-length", "huge-offset", "unknown-command", "no-end", "moved-dir-symlink",
+         "moved-parent-symlink", "moved-file-symlink-write", "moved-file-symlink-chmod"]
 
 if __name__ == "__main__":
     sys.exit(main())
