@@ -54,7 +54,9 @@ static const char usage[] =
 "\t-n|--nodesize SIZE      size of btree nodes (4KiB..64KiB, power of two)\n"
 "\t-s|--sectorsize SIZE    data block size (4KiB; 64KiB only mounts where the page size is 64KiB)\n"
 "\t-O|--features LIST      comma separated list of filesystem features (use '-O list-all' to list features)\n"
-"\t                        '-O ^block-group-tree' keeps the format mountable by kernels before 6.1\n"
+"\t                        default: extref, skinny-metadata, no-holes, free-space-tree, block-group-tree;\n"
+"\t                        the block-group-tree needs kernel 6.1+: '-O ^block-group-tree' makes a\n"
+"\t                        filesystem that older kernels mount\n"
 "\t-R|--runtime-features LIST\n"
 "\t                        comma separated list of runtime features (use '-R list-all' to list runtime features)\n"
 "\t-L|--label LABEL        set the filesystem label\n"
@@ -64,7 +66,8 @@ static const char usage[] =
 "\t-b|--byte-count SIZE    set size of each device to SIZE (filesystem size is sum of all device sizes)\n"
 "\t-r|--rootdir DIR        copy files from DIR to the image root directory\n"
 "\t--shrink                (with --rootdir) shrink the filled filesystem to minimal size\n"
-"\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: zlib, lzo, zstd\n"
+"\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: no (default), zlib (levels 1..9),\n"
+"\t                        lzo, zstd (levels 1..15); the default level is 3\n"
 "\t-K|--nodiscard          do not perform whole device TRIM\n"
 "\t-f|--force              force overwrite of existing filesystem\n"
 "  general:\n"
@@ -101,17 +104,17 @@ static const struct feature features[] = {
 	  "free space tree (space_cache=v2) (compat=4.5, safe=4.9, default=5.15)" },
 	{ "raid1c34", BTRFS_FEATURE_INCOMPAT_RAID1C34, 0, 0, "RAID1 with 3 or 4 copies (compat=5.5)" },
 	{ "block-group-tree", 0, BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE, 0,
-	  "block group tree to reduce mount time (compat=6.1)" },
+	  "block group tree to reduce mount time (compat=6.1, safe=6.6, default=6.19)" },
 };
 #define NFEATURES (sizeof(features) / sizeof(features[0]))
 
-/* Defaults: extref, skinny-metadata, no-holes and the free space tree. The
- * block-group-tree (upstream default since 6.19) stays opt-in: btrfs-progs 6.2
- * cannot open such filesystems. */
+/* Defaults as mkfs.btrfs 6.19: extref, skinny-metadata, no-holes, the free space
+ * tree and the block group tree (mountable by kernels 6.1 and newer). */
 #define DEFAULT_INCOMPAT (BTRFS_FEATURE_INCOMPAT_MIXED_BACKREF | BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF | \
 			  BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA | BTRFS_FEATURE_INCOMPAT_NO_HOLES)
 #define DEFAULT_COMPAT_RO (BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE | \
-			   BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID)
+			   BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID | \
+			   BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE)
 
 static void list_features(int runtime)
 {
@@ -443,36 +446,41 @@ static int parse_csum(const char *s)
 	return -1;
 }
 
-/* ALGO[:LEVEL] for --compress. The engine compresses at level 3 (the kernel's
- * default for zlib and zstd); other valid levels are accepted. */
+/* ALGO[:LEVEL] for --compress, as mkfs.btrfs 6.19: zlib 1..9, zstd 1..15, lzo only 1
+ * (it has no levels); level 0 or none is the default (3). */
 static int parse_compress(const char *arg, struct mkfs_config *cfg)
 {
 	static const struct { const char *name; int type, built, max_level; uint64_t incompat; } a[] = {
 		{ "no", 0, 1, 0, 0 },
-		{ "zlib", FS_COMPRESS_ZLIB, CFG_COMPRESS_ZLIB, 9, 0 },
-		{ "lzo", FS_COMPRESS_LZO, CFG_COMPRESS_LZO, 0, BTRFS_FEATURE_INCOMPAT_COMPRESS_LZO },
-		{ "zstd", FS_COMPRESS_ZSTD, CFG_COMPRESS_ZSTD, 15, BTRFS_FEATURE_INCOMPAT_COMPRESS_ZSTD },
+		{ "zlib", FS_COMPRESS_ZLIB, CFG_COMPRESS_ZLIB, FS_ZLIB_MAX_LEVEL, 0 },
+		{ "lzo", FS_COMPRESS_LZO, CFG_COMPRESS_LZO, 1, BTRFS_FEATURE_INCOMPAT_COMPRESS_LZO },
+		{ "zstd", FS_COMPRESS_ZSTD, CFG_COMPRESS_ZSTD, FS_ZSTD_MAX_LEVEL,
+		  BTRFS_FEATURE_INCOMPAT_COMPRESS_ZSTD },
 	};
 	const char *colon = strchr(arg, ':');
 	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
 
 	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
-		uint64_t level;
-		if (strlen(a[i].name) != len || strncmp(arg, a[i].name, len))
+		uint64_t level = 0;
+		if (strlen(a[i].name) != len || strncmp(arg, a[i].name, len) || (colon && !a[i].type))
 			continue;
 		if (!a[i].built) {
 			msg_error("compression %s is not built in this configuration", a[i].name);
 			return -1;
 		}
-		if (colon && (cli_parse_u64(colon + 1, &level) || level < 1 || level > (uint64_t)a[i].max_level)) {
-			msg_error("invalid compression level for %s: %s", a[i].name, colon + 1);
+		if (colon && cli_parse_u64(colon + 1, &level))
+			return bad_value("compression level", colon + 1);
+		if (level > (uint64_t)a[i].max_level) {
+			msg_error("compression level %s out of range [1..%d] for %s", colon + 1,
+				  a[i].max_level, a[i].name);
 			return -1;
 		}
 		cfg->compress = a[i].type;
+		cfg->compress_level = (int)level;
 		cfg->incompat |= a[i].incompat;
 		return 0;
 	}
-	return bad_value("compression (no, zlib, lzo, zstd[:LEVEL])", arg);
+	return bad_value("compression (no, zlib[:1..9], lzo, zstd[:1..15])", arg);
 }
 
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
@@ -641,10 +649,13 @@ static int settle_options(struct opts *o, int ndevs)
 	}
 	if ((cfg->data_profile | cfg->meta_profile) & (BTRFS_BLOCK_GROUP_RAID1C3 | BTRFS_BLOCK_GROUP_RAID1C4))
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID1C34;
+	/* the block group tree needs no-holes and the free space tree: without them it
+	 * is dropped (also when asked for explicitly), as mkfs.btrfs 6.19 does */
 	if ((cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE) &&
-	    !(cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE)) {
-		msg_error("block-group-tree feature requires free-space-tree feature");
-		return -1;
+	    (!(cfg->incompat & BTRFS_FEATURE_INCOMPAT_NO_HOLES) ||
+	     !(cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE))) {
+		msg_warn("disabling block-group-tree feature due to missing no-holes and free-space-tree features");
+		cfg->compat_ro &= ~BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE;
 	}
 	if (cfg->compress && !o->rootdir) {
 		msg_error("the option --compress must be used with --rootdir");

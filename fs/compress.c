@@ -67,15 +67,16 @@ static void zlib_inflater_free(void *z)
 	free(z);
 }
 
-/* compress2 equivalent (level 3) with the deflate state kept in *zp. */
-static int zlib_compress(void **zp, const void *in, size_t in_len, void *out, size_t out_cap,
-			 size_t *out_len)
+/* compress2 equivalent with the deflate state kept in *zp (made at level, then
+ * reset for each call). */
+static int zlib_compress(void **zp, int level, const void *in, size_t in_len, void *out,
+			 size_t out_cap, size_t *out_len)
 {
 	z_stream *z = *zp;
 
 	if (!z) {
 		z = calloc(1, sizeof(*z));
-		if (!z || deflateInit(z, 3) != Z_OK) {
+		if (!z || deflateInit(z, level) != Z_OK) {
 			free(z);
 			return -ENOMEM;
 		}
@@ -127,15 +128,17 @@ static int zstd_decompress(void **dp, const void *in, size_t in_len, void *out, 
 	return ret;
 }
 
-static int zstd_compress(void **cp, const void *in, size_t in_len, void *out, size_t out_cap,
-			 size_t *out_len)
+/* One frame with the content size known: zstd then keeps its window within the
+ * input (at most 128 KiB, what the kernel's decoder is sized for), at any level. */
+static int zstd_compress(void **cp, int level, const void *in, size_t in_len, void *out,
+			 size_t out_cap, size_t *out_len)
 {
 	ZSTD_CCtx *c = *cp;
 	size_t r;
 
 	if (!c && !(c = *cp = ZSTD_createCCtx()))
 		return -ENOMEM;
-	r = ZSTD_compressCCtx(c, out, out_cap, in, in_len, 3);
+	r = ZSTD_compressCCtx(c, out, out_cap, in, in_len, level);
 	if (ZSTD_isError(r))
 		return -E2BIG;
 	*out_len = r;
@@ -273,13 +276,13 @@ void fs_inflater_free(struct fs_inflater *inf)
 int fs_compress(struct fs_deflater *def, int type, const void *in, size_t in_len, void *out,
 		size_t out_cap, size_t *out_len, uint32_t sectorsize)
 {
-	int ret = -ENOTSUP;
+	int level = def->level ? def->level : FS_COMPRESS_DEFAULT_LEVEL, ret = -ENOTSUP;
 
-	(void)def; (void)in; (void)out; (void)out_cap; (void)out_len; (void)sectorsize;
+	(void)def; (void)in; (void)out; (void)out_cap; (void)out_len; (void)sectorsize; (void)level;
 	switch (type) {
 #if CFG_COMPRESS_ZLIB
 	case FS_COMPRESS_ZLIB:
-		ret = zlib_compress(&def->zlib, in, in_len, out, out_cap, out_len);
+		ret = zlib_compress(&def->zlib, level, in, in_len, out, out_cap, out_len);
 		break;
 #endif
 #if CFG_COMPRESS_LZO
@@ -290,7 +293,7 @@ int fs_compress(struct fs_deflater *def, int type, const void *in, size_t in_len
 #endif
 #if CFG_COMPRESS_ZSTD
 	case FS_COMPRESS_ZSTD:
-		ret = zstd_compress(&def->zstd, in, in_len, out, out_cap, out_len);
+		ret = zstd_compress(&def->zstd, level, in, in_len, out, out_cap, out_len);
 		break;
 #endif
 	}

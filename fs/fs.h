@@ -465,11 +465,18 @@ int fs_path_lookup(struct fs *fs, const struct fs_root *root, const char *path,
 int fs_decompress(struct fs_inflater *inf, int type, const void *in, size_t in_len, void *out,
 		  size_t out_len, size_t *got, uint32_t sectorsize);
 void fs_inflater_free(struct fs_inflater *inf);
-/* Compression state kept between calls, as struct fs_inflater. */
+/* Compression levels the kernel uses (mount -o compress=ALGO:LEVEL); lzo has none. */
+#define FS_COMPRESS_DEFAULT_LEVEL 3
+#define FS_ZLIB_MAX_LEVEL 9
+#define FS_ZSTD_MAX_LEVEL 15
+/* Compression state kept between calls, as struct fs_inflater. level: zlib
+ * 1..FS_ZLIB_MAX_LEVEL, zstd 1..FS_ZSTD_MAX_LEVEL, 0 for the default. Set it
+ * before the first call: it stays for the deflater's life. */
 struct fs_deflater {
 	void *zstd;                     /* ZSTD_CCtx */
 	void *zlib;                     /* z_stream */
 	void *lzo;                      /* lzo1x_1 work memory */
+	int level;
 };
 /* Compresses in into out (out_cap room); -E2BIG when it does not shrink. */
 int fs_compress(struct fs_deflater *def, int type, const void *in, size_t in_len, void *out,

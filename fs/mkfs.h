@@ -32,6 +32,7 @@ struct mkfs_config {
 	const char *rootdir;            /* populate from this directory (NULL: empty) */
 	int shrink;                     /* with rootdir: make the devices just big enough */
 	int compress;                   /* FS_COMPRESS_* (fs.h) for rootdir data; 0 none */
+	int compress_level;             /* its level (struct fs_deflater); 0 default */
 	const char *tmpdir;             /* temporary files of rootdir's item sorting */
 	size_t sort_mem;                /* their memory budget (0: 64 MiB) */
 	struct { dev_t dev; ino_t ino; } skip[64];  /* image files: not copied by --rootdir */

@@ -628,7 +628,8 @@ static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size)
 
 int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 {
-	struct walk w = { .c = c, .next_ino = BTRFS_FIRST_FREE_OBJECTID + 1 };
+	struct walk w = { .c = c, .next_ino = BTRFS_FIRST_FREE_OBJECTID + 1,
+			  .deflater.level = c->cfg->compress_level };
 	struct stat st;
 	uint64_t size;
 	int ret = -1;

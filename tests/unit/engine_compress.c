@@ -73,3 +73,51 @@ TEST(lzo_header_padding)
 	fs_inflater_free(&inf);
 	fs_deflater_free(&def);
 }
+
+/* Words from a small vocabulary: compresses well, and better at higher levels. */
+static void fill_words(uint8_t *b, size_t n)
+{
+	static const char *const words[] = { "extent ", "chunk ", "tree ", "block ", "group ",
+					     "inode ", "root ", "csum ", "leaf ", "node " };
+	uint32_t s = 7;
+	size_t i = 0;
+
+	while (i < n) {
+		const char *w;
+		s = s * 1103515245 + 12345;
+		w = words[(s >> 16) % 10];
+		while (*w && i < n)
+			b[i++] = (uint8_t)*w++;
+	}
+}
+
+/* The level of the deflater is used: the highest level makes smaller output than
+ * the lowest, and both decompress to the input. */
+TEST(compression_levels)
+{
+	static uint8_t in[128 * 1024], comp[2][128 * 1024], out[128 * 1024];
+	const struct { int type, max; } algos[] = {
+		{ FS_COMPRESS_ZLIB, FS_ZLIB_MAX_LEVEL }, { FS_COMPRESS_ZSTD, FS_ZSTD_MAX_LEVEL },
+	};
+	struct fs_inflater inf = { 0 };
+
+	fill_words(in, sizeof(in));
+	for (int a = 0; a < 2; a++) {
+		size_t clen[2], got;
+		int r = 0;
+
+		for (int k = 0; k < 2 && !r; k++) {
+			struct fs_deflater def = { .level = k ? algos[a].max : 1 };
+			r = fs_compress(&def, algos[a].type, in, sizeof(in), comp[k], sizeof(comp[k]), &clen[k], 4096);
+			fs_deflater_free(&def);
+			CHECK(r == 0 || r == -ENOTSUP);
+			if (!r) {
+				CHECK(fs_decompress(&inf, algos[a].type, comp[k], clen[k], out, sizeof(out), &got, 4096) == 0);
+				CHECK(got == sizeof(in) && !memcmp(in, out, sizeof(in)));
+			}
+		}
+		if (!r)
+			CHECK(clen[1] < clen[0]);
+	}
+	fs_inflater_free(&inf);
+}
