@@ -221,18 +221,37 @@ static int read_copy(struct fs *fs, uint64_t start, uint8_t *buf, size_t len, in
 	return ret;
 }
 
+/* Makes *buf (*cap bytes) hold at least want bytes; the contents are not kept. */
+static int reserve(uint8_t **buf, size_t *cap, size_t want)
+{
+	if (*cap >= want)
+		return 0;
+	free(*buf);
+	*cap = 0;
+	*buf = malloc(want);
+	if (!*buf)
+		return -ENOMEM;
+	*cap = want;
+	return 0;
+}
+
+/* Checksums cover whole sectors: an unaligned verified read goes through
+ * fs->align_buf, kept between calls (no allocation per read). */
 int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int verify)
 {
 	uint64_t start = verify ? logical / fs->sectorsize * fs->sectorsize : logical;
 	uint64_t end = verify ? (logical + len + fs->sectorsize - 1) / fs->sectorsize * fs->sectorsize
 			      : logical + len;
 	int copies = fs_num_copies(fs, logical);
-	uint8_t *tmp = start == logical && end == logical + len ? buf : malloc(end - start);
+	uint8_t *tmp = buf;
 	struct fs_error first;
 	int ret = -EIO;
 
-	if (!tmp)
-		return fs_err(&fs->err, -ENOMEM, "out of memory");
+	if (start != logical || end != logical + len) {
+		if (reserve(&fs->align_buf, &fs->align_buf_cap, end - start))
+			return fs_err(&fs->err, -ENOMEM, "out of memory");
+		tmp = fs->align_buf;
+	}
 	if (!copies)
 		ret = fs_err_at(&fs->err, -EUCLEAN, 0, logical, "data address not mapped by any chunk");
 	for (int m = 1; m <= copies; m++) {
@@ -248,8 +267,6 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
 		fs->err = first;
 	if (!ret && tmp != buf)
 		memcpy(buf, tmp + (logical - start), len);
-	if (tmp != buf)
-		free(tmp);
 	return ret;
 }
 
@@ -285,20 +302,6 @@ void fs_file_close(struct fs_file *f)
 	}
 	f->ext_buf = NULL;
 	f->ext_buf_cap = f->ext_buf_len = 0;
-}
-
-/* Makes *buf (*cap bytes) hold at least want bytes; the contents are not kept. */
-static int reserve(uint8_t **buf, size_t *cap, size_t want)
-{
-	if (*cap >= want)
-		return 0;
-	free(*buf);
-	*cap = 0;
-	*buf = malloc(want);
-	if (!*buf)
-		return -ENOMEM;
-	*cap = want;
-	return 0;
 }
 
 /* Decodes compressed bytes into f->ext_buf (at least `want` bytes of room). */

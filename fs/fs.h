@@ -151,6 +151,8 @@ struct fs {
 	struct fs_inflater inflater;    /* for file extents (fs_file_pread) */
 	uint8_t *disk_buf;              /* compressed extent being read, grown as needed */
 	size_t disk_buf_cap;
+	uint8_t *align_buf;             /* fs_read_data's whole sectors around an unaligned range */
+	size_t align_buf_cap;
 	uint8_t *spare_ext_buf;         /* a closed file's ext_buf, for the next file */
 	size_t spare_ext_cap;
 };

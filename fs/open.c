@@ -279,6 +279,7 @@ void fs_close(struct fs *fs)
 	free(fs->devs);
 	fs_inflater_free(&fs->inflater);
 	free(fs->disk_buf);
+	free(fs->align_buf);
 	free(fs->spare_ext_buf);
 	free(fs);
 }

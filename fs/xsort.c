@@ -35,7 +35,7 @@ struct xsort {
 	xsort_cmp_fn cmp;
 	size_t mem;
 	const char *tmpdir;
-	uint8_t *buf;           /* collecting, then the in-memory result */
+	uint8_t *buf;           /* collecting; then the in-memory result or the runs' buffers */
 	size_t buf_cap, buf_used;
 	uint32_t *order;        /* offsets of buf's records, sorted (records never move) */
 	size_t len, order_cap, pos;
@@ -258,6 +258,7 @@ static int make_room(struct xsort *s, size_t sz)
 int xsort_add_var(struct xsort *s, const void *rec, size_t len)
 {
 	uint32_t l = (uint32_t)len;
+	uint8_t *p;
 	int ret;
 
 	if (s->reading || len > s->max_rec)
@@ -266,9 +267,14 @@ int xsort_add_var(struct xsort *s, const void *rec, size_t len)
 	if (ret < 0)
 		return ret;
 	s->order[s->len++] = (uint32_t)s->buf_used;
-	memset(s->buf + s->buf_used, 0, stored_size(len));
-	memcpy(s->buf + s->buf_used, &l, sizeof(l));
-	memcpy(s->buf + s->buf_used + XSORT_HDR, rec, len);
+	/* only the header's and the last word's padding are zeroed: a memset of the
+	 * whole record (variable size, so not inlined well) costs more than the copy */
+	p = s->buf + s->buf_used;
+	memcpy(p, &l, sizeof(l));
+	memset(p + sizeof(l), 0, XSORT_HDR - sizeof(l));
+	if (len & 7)
+		memset(p + XSORT_HDR + (len & ~(size_t)7), 0, 8);
+	memcpy(p + XSORT_HDR, rec, len);
 	s->buf_used += stored_size(len);
 	s->total++;
 	return 0;
@@ -355,26 +361,28 @@ int xsort_finish(struct xsort *s)
 	ret = spill_run(s);
 	if (ret < 0)
 		return ret;
-	free(s->buf);
 	free(s->order);
-	s->buf = NULL;
 	s->order = NULL;
-	per_run = s->mem / s->nruns;
+	/* the run buffers are carved from the collecting buffer (its pages are in
+	 * already), grown only when one whole record per run does not fit */
+	per_run = s->buf_cap / s->nruns & ~(size_t)7;
 	if (per_run < XSORT_MIN_RUN_BUF)
 		per_run = XSORT_MIN_RUN_BUF;
-	/* one whole record must fit */
 	if (per_run < stored_size(s->max_rec))
 		per_run = stored_size(s->max_rec);
+	if (per_run * s->nruns > s->buf_cap) {
+		free(s->buf);
+		s->buf_cap = per_run * s->nruns;
+		s->buf = buf_alloc(s->buf_cap);
+	}
 	s->heap = malloc(s->nruns * sizeof(*s->heap));
-	if (!s->heap)
+	if (!s->heap || !s->buf)
 		return -ENOMEM;
 	for (i = 0; i < s->nruns; i++) {
 		struct xsort_run *r = &s->runs[i];
 
 		r->buf_cap = per_run;
-		r->buf = malloc(r->buf_cap);
-		if (!r->buf)
-			return -ENOMEM;
+		r->buf = s->buf + i * per_run;
 		ret = run_fill(r, s->fd);
 		if (ret < 0)
 			return ret;
@@ -449,8 +457,6 @@ void xsort_free(struct xsort *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nruns; i++)
-		free(s->runs[i].buf);
 	free(s->runs);
 	free(s->heap);
 	free(s->buf);
