@@ -1,6 +1,7 @@
 /* Chunk and device-extent allocator of the write side (see alloc.h). */
 #include "alloc.h"
 #include "format.h"
+#include "pio.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,23 +212,6 @@ static struct alloc_chunk *chunk_of(struct alloc *a, uint64_t logical)
 	return NULL;
 }
 
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 int alloc_write(struct alloc *a, uint64_t logical, const void *buf, size_t len)
 {
 	struct alloc_chunk *c = chunk_of(a, logical);
@@ -243,7 +227,7 @@ int alloc_write(struct alloc *a, uint64_t logical, const void *buf, size_t len)
 		n = len < sp.room ? len : (size_t)sp.room;
 		for (int i = sp.first; i < sp.first + sp.count; i++) {
 			const struct alloc_stripe *s = &c->stripe[i];
-			int ret = pwrite_all(a->devs[s->dev].fd, p, n, s->phys + sp.dev_off);
+			int ret = pio_all(a->devs[s->dev].fd, (void *)p, n, (off_t)(s->phys + sp.dev_off), 1);
 			if (ret)
 				return ret;
 		}
@@ -387,7 +371,7 @@ static int parity_of_row(struct alloc *a, const struct alloc_chunk *c, uint64_t 
 	}
 	for (int k = 0; k < (raid6 ? 2 : 1); k++) {
 		const struct alloc_stripe *s = &c->stripe[(f + (uint64_t)nd + (uint64_t)k) % (uint64_t)n];
-		ret = pwrite_all(a->devs[s->dev].fd, k ? q : p, ALLOC_STRIPE_LEN, s->phys + off);
+		ret = pio_all(a->devs[s->dev].fd, k ? q : p, ALLOC_STRIPE_LEN, (off_t)(s->phys + off), 1);
 		if (ret)
 			return ret;
 	}

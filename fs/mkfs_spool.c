@@ -2,6 +2,7 @@
  * (see mkfs_int.h). Plain pread/pwrite through one buffer, no stdio: the C
  * library's stream buffers are small (1 KiB with musl), a syscall every few items. */
 #include "mkfs_int.h"
+#include "pio.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,47 +28,17 @@ void spool_free(struct spool *s)
 	s->fd = -1;
 }
 
-static int open_tmp(struct spool *s)
-{
-	size_t n = strlen(s->tmpdir) + 32;
-	char *path = malloc(n);
-	int e;
-
-	if (!path)
-		return -ENOMEM;
-	snprintf(path, n, "%s/btrfsbox-mkfs.XXXXXX", s->tmpdir);
-	s->fd = mkstemp(path);
-	e = errno;
-	if (s->fd >= 0)
-		unlink(path);       /* gone when closed, even after a crash */
-	free(path);
-	return s->fd < 0 ? -e : 0;
-}
-
-/* The whole of len bytes at off, written (do_write) or read; -errno, -EIO when short. */
-static int io_all(int fd, uint8_t *p, size_t len, off_t off, int do_write)
-{
-	while (len) {
-		ssize_t n = do_write ? pwrite(fd, p, len, off) : pread(fd, p, len, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 /* Writes the buffer to the file (made on the first spill). */
 static int spill(struct spool *s)
 {
 	int ret;
 
-	if (s->fd < 0 && (ret = open_tmp(s)) < 0)
-		return ret;
-	ret = io_all(s->fd, s->buf, s->len, s->end, 1);
+	if (s->fd < 0) {
+		if ((ret = pio_tmpfile(s->tmpdir, "mkfs")) < 0)
+			return ret;
+		s->fd = ret;
+	}
+	ret = pio_all(s->fd, s->buf, s->len, s->end, 1);
 	if (ret)
 		return ret;
 	s->end += (off_t)s->len;
@@ -128,7 +99,7 @@ int spool_read(struct spool *s, size_t len, const void **out)
 		want = s->cap - have;
 		if ((off_t)want > s->end - s->next)
 			want = (size_t)(s->end - s->next);
-		ret = io_all(s->fd, s->buf + have, want, s->next, 0);
+		ret = pio_all(s->fd, s->buf + have, want, s->next, 0);
 		if (ret)
 			return ret;
 		s->next += (off_t)want;

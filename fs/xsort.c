@@ -4,6 +4,7 @@
  * process) followed by its bytes, in the collecting buffer and in the runs, so
  * fixed and variable sizes share one path. */
 #include "xsort.h"
+#include "pio.h"
 #include "sort.h"
 #include <errno.h>
 #include <stdint.h>
@@ -89,53 +90,6 @@ struct xsort *xsort_new(size_t rec_size, xsort_cmp_fn cmp, size_t mem, const cha
 	return s;
 }
 
-static int open_tmpfile(struct xsort *s)
-{
-	size_t n = strlen(s->tmpdir) + 32;
-	char *path = malloc(n);
-
-	if (!path)
-		return -ENOMEM;
-	snprintf(path, n, "%s/btrfsbox-sort.XXXXXX", s->tmpdir);
-	s->fd = mkstemp(path);
-	if (s->fd < 0) {
-		int e = errno;
-		free(path);
-		return -e;
-	}
-	unlink(path);           /* gone when closed, even after a crash */
-	free(path);
-	return 0;
-}
-
-/* The whole of len bytes at off, written (do_write) or read; -errno, or -EIO when short. */
-static int io_all(int fd, void *buf, size_t len, off_t off, int do_write)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = do_write ? pwrite(fd, p, len, off) : pread(fd, p, len, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t len, off_t off)
-{
-	return io_all(fd, (void *)buf, len, off, 1);
-}
-
-static int read_all(int fd, void *buf, size_t len, off_t off)
-{
-	return io_all(fd, buf, len, off, 0);
-}
-
 static inline int rec_less(const struct xsort *s, uint32_t a, uint32_t b)
 {
 	return s->cmp(s->buf + a + XSORT_HDR, s->buf + b + XSORT_HDR) < 0;
@@ -161,14 +115,14 @@ static ssize_t write_sorted(struct xsort *s, off_t off)
 		size_t sz = stored_size(get_len(rec));
 
 		if (n + sz > XSORT_STAGE) {
-			ret = write_all(s->fd, stage, n, off);
+			ret = pio_all(s->fd, stage, n, off, 1);
 			off += (off_t)n;
 			n = 0;
 		}
 		if (ret)
 			break;
 		if (sz > XSORT_STAGE) {
-			ret = write_all(s->fd, rec, sz, off);
+			ret = pio_all(s->fd, (void *)rec, sz, off, 1);
 			off += (off_t)sz;
 		} else {
 			memcpy(stage + n, rec, sz);
@@ -176,7 +130,7 @@ static ssize_t write_sorted(struct xsort *s, off_t off)
 		}
 	}
 	if (!ret && n) {
-		ret = write_all(s->fd, stage, n, off);
+		ret = pio_all(s->fd, stage, n, off, 1);
 		off += (off_t)n;
 	}
 	free(stage);
@@ -192,8 +146,11 @@ static int spill_run(struct xsort *s)
 
 	if (!s->len)
 		return 0;
-	if (s->fd < 0 && (ret = open_tmpfile(s)) < 0)
-		return ret;
+	if (s->fd < 0) {
+		if ((ret = pio_tmpfile(s->tmpdir, "sort")) < 0)
+			return ret;
+		s->fd = ret;
+	}
 	if (s->nruns == s->cap_runs) {
 		size_t nc = s->cap_runs ? s->cap_runs * 2 : 16;
 		void *p = realloc(s->runs, nc * sizeof(*s->runs));
@@ -304,7 +261,7 @@ static int run_fill(struct xsort_run *r, int fd)
 	want = r->buf_cap - have;
 	if ((off_t)want > r->end - r->next)
 		want = (size_t)(r->end - r->next);
-	ret = read_all(fd, r->buf + have, want, r->next);
+	ret = pio_all(fd, r->buf + have, want, r->next, 0);
 	if (ret < 0)
 		return ret;
 	r->next += (off_t)want;
