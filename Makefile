@@ -82,7 +82,7 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/cflags | $(GEN)/stamp $(DEPS_STAMP)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(if $(shell grep -l '^//build:O2' $< 2>/dev/null),-O2) -MMD -MP -c $< -o $@
 
-$(BIN): $(OBJS) $(BUILD)/cflags
+$(BIN): $(OBJS) $(BUILD)/cflags $(DEPS_STAMP)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -Wl,-Map=$(BUILD)/btrfsbox.map -o $@ $(OBJS) $(LDLIBS)
 

@@ -83,6 +83,8 @@ struct restore {
 		size_t cap, used;
 	} dirs_seen;
 	int depth;
+	struct dir_entry **batch_bufs;  /* entry buffer of each depth, reused (batch_buf) */
+	int nbatch_bufs;
 	struct { uint64_t logical; int mirror; } bad_seen[BAD_SEEN];  /* bad copies reported */
 	int bad_next;
 	struct fs_root root_tree;
@@ -842,6 +844,25 @@ static int enter_dir(struct restore *r, uint64_t tree, uint64_t ino)
 	return 0;
 }
 
+/* The entry buffer of the directory just entered: one per depth, kept for the next
+ * directory at that depth instead of an allocation per directory. */
+static struct dir_entry *batch_buf(struct restore *r)
+{
+	int d = r->depth - 1;
+
+	if (d >= r->nbatch_bufs) {
+		struct dir_entry **p = realloc(r->batch_bufs, sizeof(*p) * (size_t)(d + 1));
+		if (!p)
+			return NULL;
+		p[d] = NULL;
+		r->batch_bufs = p;
+		r->nbatch_bufs = d + 1;
+	}
+	if (!r->batch_bufs[d])
+		r->batch_bufs[d] = malloc(sizeof(struct dir_entry) * DIR_BATCH);
+	return r->batch_bufs[d];
+}
+
 static int restore_dir(struct restore *r, const struct fs_root *root, uint64_t ino, int dirfd)
 {
 	static const struct fs_range_ops ops = { dir_item, dir_lost, 1, report_stale };
@@ -851,7 +872,7 @@ static int restore_dir(struct restore *r, const struct fs_root *root, uint64_t i
 
 	if (enter_dir(r, root->objectid, ino))
 		return 0;
-	b.e = malloc(sizeof(*b.e) * DIR_BATCH);
+	b.e = batch_buf(r);
 	if (!b.e) {
 		lose(r, "out of memory");
 		r->depth--;
@@ -866,7 +887,6 @@ static int restore_dir(struct restore *r, const struct fs_root *root, uint64_t i
 		fs_range_visit(r->fs, root, &lo, &hi, &ops, &b);
 		ret = restore_batch(r, root, &b, dirfd);
 	}
-	free(b.e);
 	r->depth--;
 	if (!ret && (r->metadata || r->xattrs) && !r->out.dry_run) {
 		int have = !get_inode(r, root, ino, &ii);
@@ -1360,6 +1380,9 @@ out:
 	free(r->path.s);
 	free(r->loss_path);
 	free(r->dirs_seen.slot);
+	for (int d = 0; d < r->nbatch_bufs; d++)
+		free(r->batch_bufs[d]);
+	free(r->batch_bufs);
 	return r->lost ? 1 : 0;
 }
 

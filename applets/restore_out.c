@@ -3,6 +3,7 @@
 #if CFG_APPLET_RESTORE
 #include "restore_out.h"
 #include "cli.h"
+#include "le.h"
 #include "units.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -180,9 +181,18 @@ int rout_symlink(struct rout *o, int parent, const char *name, const char *targe
 	return 0;
 }
 
+/* Eight bytes at a time (musl's memcmp goes byte by byte), stopping at the
+ * first non-zero 32 bytes. */
 static int all_zero(const unsigned char *p, size_t len)
 {
-	return len && !p[0] && !memcmp(p, p + 1, len - 1);
+	size_t i = 0;
+	uint64_t acc = 0;
+
+	for (; i + 32 <= len && !acc; i += 32)
+		acc = get_le64(p + i) | get_le64(p + i + 8) | get_le64(p + i + 16) | get_le64(p + i + 24);
+	for (; i < len && !acc; i++)
+		acc = p[i];
+	return len && !acc;
 }
 
 int rout_write(struct rout *o, int fd, const void *buf, size_t len, uint64_t off, const char *path)

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #define HDR_SIZE sizeof(struct btrfs_header)
-#define CACHE_BUCKETS 1024
+#define CACHE_BUCKET_BITS 10
+#define CACHE_BUCKETS (1 << CACHE_BUCKET_BITS)
 
 struct fs_block_cache {
 	struct fs_block *buckets[CACHE_BUCKETS];
@@ -160,7 +161,9 @@ static void lru_push_head(struct fs_block_cache *c, struct fs_block *b)
 
 static struct fs_block **bucket(struct fs_block_cache *c, uint64_t bytenr)
 {
-	return &c->buckets[(bytenr >> 12) % CACHE_BUCKETS];
+	/* Fibonacci hashing: tree blocks are nodesize-aligned, so the low bits of
+	 * bytenr >> 12 alone would leave most buckets empty. */
+	return &c->buckets[((bytenr >> 12) * 0x9E3779B97F4A7C15ull) >> (64 - CACHE_BUCKET_BITS)];
 }
 
 static void cache_remove(struct fs_block_cache *c, struct fs_block *b)
@@ -431,6 +434,38 @@ int fs_node_key(const struct fs_block *b, uint32_t slot, struct fs_key *key)
 		return -EINVAL;
 	fs_key_from_disk(key, &p->key);
 	return 0;
+}
+
+/* Key of item or pointer slot, whichever b holds. */
+static int block_key(const struct fs_block *b, uint32_t slot, struct fs_key *k)
+{
+	return fs_block_level(b) ? fs_node_key(b, slot, k) : fs_item_key(b, slot, k);
+}
+
+uint32_t fs_block_lower_bound(const struct fs_block *b, const struct fs_key *key)
+{
+	uint32_t lo = 0, hi = fs_block_nritems(b);
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		struct fs_key k;
+
+		if (block_key(b, mid, &k) || fs_key_cmp(&k, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+uint32_t fs_node_child_slot(const struct fs_block *b, const struct fs_key *key)
+{
+	uint32_t slot = fs_block_lower_bound(b, key);
+	struct fs_key k;
+
+	if (slot == fs_block_nritems(b) || fs_node_key(b, slot, &k) || fs_key_cmp(&k, key) > 0)
+		slot = slot ? slot - 1 : 0;
+	return slot;
 }
 
 uint64_t fs_node_blockptr(const struct fs_block *b, uint32_t slot)

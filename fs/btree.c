@@ -28,28 +28,6 @@ const uint8_t *fs_path_data(const struct fs_path *p, uint32_t *size)
 	return p->levels ? fs_item_data(p->nodes[0], (uint32_t)p->slots[0], size) : NULL;
 }
 
-static int slot_key(const struct fs_block *b, uint32_t slot, struct fs_key *k)
-{
-	return fs_block_level(b) ? fs_node_key(b, slot, k) : fs_item_key(b, slot, k);
-}
-
-/* First slot whose key is >= key (nritems when none). */
-static uint32_t lower_bound(const struct fs_block *b, const struct fs_key *key)
-{
-	uint32_t lo = 0, hi = fs_block_nritems(b);
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		struct fs_key k;
-		slot_key(b, mid, &k);
-		if (fs_key_cmp(&k, key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Child `slot` of node parent, verified against the pointer's key, level and generation. */
 static struct fs_block *read_child(struct fs *fs, const struct fs_block *parent, uint32_t slot, uint64_t tree)
 {
@@ -162,19 +140,15 @@ int fs_search(struct fs *fs, const struct fs_root *root, const struct fs_key *ke
 	path_set(fs, p, b, 0);
 	for (level = p->levels - 1; level > 0; level--) {
 		const struct fs_block *node = p->nodes[level];
-		uint32_t slot = lower_bound(node, key);
-		struct fs_key k;
+		uint32_t slot = fs_node_child_slot(node, key);
 
-		/* descend into the last pointer whose key is <= key */
-		if (slot == fs_block_nritems(node) || (fs_node_key(node, slot, &k), fs_key_cmp(&k, key) > 0))
-			slot = slot ? slot - 1 : 0;
 		p->slots[level] = (int)slot;
 		b = read_child(fs, node, slot, p->tree);
 		if (!b)
 			return fs->err.code ? fs->err.code : -EIO;
 		path_set(fs, p, b, 0);
 	}
-	p->slots[0] = (int)lower_bound(p->nodes[0], key);
+	p->slots[0] = (int)fs_block_lower_bound(p->nodes[0], key);
 	if (p->slots[0] < (int)fs_block_nritems(p->nodes[0]))
 		return 0;
 	if (!fs_block_nritems(p->nodes[0]) && p->levels == 1) {

@@ -254,6 +254,11 @@ const uint8_t *fs_item_data(const struct fs_block *b, uint32_t slot, uint32_t *s
 int fs_node_key(const struct fs_block *b, uint32_t slot, struct fs_key *key);
 uint64_t fs_node_blockptr(const struct fs_block *b, uint32_t slot);
 uint64_t fs_node_ptr_generation(const struct fs_block *b, uint32_t slot);
+/* Binary searches of a verified block (its keys are in order): the first slot
+ * whose key is >= key (nritems when none), and the node pointer whose subtree
+ * holds key (the last one whose key is <= key; 0 when all are greater). */
+uint32_t fs_block_lower_bound(const struct fs_block *b, const struct fs_key *key);
+uint32_t fs_node_child_slot(const struct fs_block *b, const struct fs_key *key);
 
 /* ---- trees (fs/btree.c) ----------------------------------------------- */
 

@@ -65,7 +65,7 @@ static int visit_leaf(const struct range_walk *w, const struct fs_block *b)
 {
 	uint32_t n = fs_block_nritems(b);
 
-	for (uint32_t slot = 0; slot < n; slot++) {
+	for (uint32_t slot = fs_block_lower_bound(b, w->lo); slot < n; slot++) {
 		struct fs_key k;
 		const uint8_t *data;
 		uint32_t size;
@@ -73,8 +73,6 @@ static int visit_leaf(const struct range_walk *w, const struct fs_block *b)
 
 		if (fs_item_key(b, slot, &k))
 			break;
-		if (fs_key_cmp(&k, w->lo) < 0)
-			continue;
 		if (fs_key_cmp(&k, w->hi) > 0)
 			return 0;
 		data = fs_item_data(b, slot, &size);
@@ -88,19 +86,12 @@ static int visit_leaf(const struct range_walk *w, const struct fs_block *b)
 /* Visits block b, whose keys are below `upper` (NULL: no bound). */
 static int visit_block(const struct range_walk *w, const struct fs_block *b, const struct fs_key *upper)
 {
-	uint32_t n = fs_block_nritems(b), start = 0;
+	uint32_t n = fs_block_nritems(b);
 	int level = fs_block_level(b);
 
 	if (!level)
 		return visit_leaf(w, b);
-	/* the last pointer whose key is <= lo holds lo */
-	for (uint32_t s = 1; s < n; s++) {
-		struct fs_key k;
-		if (fs_node_key(b, s, &k) || fs_key_cmp(&k, w->lo) > 0)
-			break;
-		start = s;
-	}
-	for (uint32_t s = start; s < n; s++) {
+	for (uint32_t s = fs_node_child_slot(b, w->lo); s < n; s++) {
 		struct fs_key first, next;
 		const struct fs_key *bound = upper;
 		struct fs_block *child;

@@ -4,7 +4,8 @@
 # once with python3 and cached in BENCH_DIR) into a 4 GiB sparse file; --rootdir of
 # 100k small data files (memory must not grow with the data extents: their extent
 # and csum items are spooled); mkfs of a 1 TiB sparse file; ours against the
-# reference. Warm cache, median of BENCH_RUNS (1 TiB: BENCH_RUNS + 2).
+# reference. The image is on a tmpfs when there is room (see bench_tmpfs_dir).
+# Warm cache, median of BENCH_RUNS (1 TiB: BENCH_RUNS + 2).
 BENCH_NAME=mkfs
 . "$(dirname "$0")/bench/lib.sh"
 bench_need_ref
@@ -13,14 +14,15 @@ command -v python3 > /dev/null || bench_skip "needs python3 to generate the --ro
 . "$(dirname "$0")/bench/rootdir.sh"
 bench_rootdir_tree || { echo "mkfs: FAIL: cannot generate $SRC"; exit 1; }
 
+bench_img_on_tmpfs
 BENCH_PREP=bench_img_prep
 size=4G
-bench_vs "mkfs --rootdir" box '"$BOX" mkfs.btrfs -f --rootdir "$SRC" "$W/mkfs.img"' \
-	ref '"$REF_MKFS" -f --rootdir "$SRC" "$W/mkfs.img"'
+bench_vs "mkfs --rootdir" box '"$BOX" mkfs.btrfs -f --rootdir "$SRC" "$MKFS_IMG"' \
+	ref '"$REF_MKFS" -f --rootdir "$SRC" "$MKFS_IMG"'
 [ $? = 2 ] && exit 0
 bench_rootdir_many || { echo "mkfs: FAIL: cannot generate $SRC"; exit 1; }
-bench_vs "mkfs --rootdir 100k data files" box '"$BOX" mkfs.btrfs -f --rootdir "$SRC" "$W/mkfs.img"' \
-	ref '"$REF_MKFS" -f --rootdir "$SRC" "$W/mkfs.img"'
+bench_vs "mkfs --rootdir 100k data files" box '"$BOX" mkfs.btrfs -f --rootdir "$SRC" "$MKFS_IMG"' \
+	ref '"$REF_MKFS" -f --rootdir "$SRC" "$MKFS_IMG"'
 size=1T BENCH_RUNS=$((BENCH_RUNS + 2))
-bench_vs "mkfs 1 TiB" box '"$BOX" mkfs.btrfs -f "$W/mkfs.img"' ref '"$REF_MKFS" -f "$W/mkfs.img"'
+bench_vs "mkfs 1 TiB" box '"$BOX" mkfs.btrfs -f "$MKFS_IMG"' ref '"$REF_MKFS" -f "$MKFS_IMG"'
 exit 0

@@ -11,13 +11,18 @@
 #       each under GNU time and timeout, and prints the medians and ratios:
 #       "LABEL: A 1.38 s / 17 MiB, B 3.56 s / 306 MiB, speed x2.58, memory x0.06"
 #       speed = time B / time A (above 1: A is faster), memory = peak RSS A / peak RSS B.
+#       BENCH_CPU=1 appends "user CPU x1.02" (user time B / user time A): when the kernel
+#       does the same work for both commands, their user time compares them without
+#       the noise of page cache and writeback, which dominates the wall time.
 #       Before each run BENCH_PREP TAG is called, after it BENCH_POST TAG (shell functions,
 #       default none, untimed); when BENCH_POST writes a byte count to $W/TAG.bytes, the
 #       line shows throughput as well. Returns 2 (after a SKIP line) when A is not built
 #       yet (placeholder or unknown command), 1 when a run failed.
 #
 # $W is a scratch directory under BENCH_DIR; at exit everything mounted below it is
-# unmounted, loop devices backed by files below it are detached, and it is removed.
+# unmounted, loop devices backed by files below it are detached, and it is removed
+# (with the directories bench_tmpfs_dir made). MKFS_IMG ($W/mkfs.img, or on a tmpfs
+# after bench_img_on_tmpfs) is the target of the mkfs commands.
 : "${BOX:?BOX must name the btrfsbox binary}"
 : "${BENCH_NAME:?set BENCH_NAME before sourcing tests/bench/lib.sh}"
 REF_BTRFS=${REF_BTRFS:-/usr/bin/btrfs}
@@ -33,10 +38,12 @@ BENCH_PREP=:
 BENCH_POST=:
 BENCH_STDOUT=/dev/null
 W=
+BENCH_TMP_DIRS=
 
 bench_skip() { echo "$BENCH_NAME: SKIP: $*"; exit 0; }
 
 bench_cleanup() {
+	for d in $BENCH_TMP_DIRS; do rm -rf "$d"; done
 	[ -n "$W" ] && [ -d "$W" ] || return 0
 	awk -v w="$W" 'index($2, w "/") == 1 { print $2 }' /proc/self/mounts | sort -r |
 	while read -r m; do
@@ -84,33 +91,53 @@ bench_big_image() {
 	) 9> "$BENCH_DIR/.lock" || { echo "$BENCH_NAME: FAIL: cannot build $IMG (see $BENCH_DIR/make-big.log)"; exit 1; }
 }
 
+# Waits (at most 20 s) until the guest's free page reporting to the hypervisor
+# (virtio-balloon) has caught up with what the last run freed (a restore frees a GiB of
+# tmpfs pages): a run that overlaps the reporting is slower by a varying amount, up to
+# 40% on the 2-CPU test machines. No-op without page reporting. (Shell functions
+# share variables: these names are its own.)
+bench_settle() {
+	settle_f=/sys/module/page_reporting/parameters/reported_kib
+	[ -r "$settle_f" ] || return 0
+	settle_n=0 settle_prev= settle_cur=$(cat "$settle_f")
+	while [ "$settle_cur" != "$settle_prev" ] && [ $settle_n -lt 20 ]; do
+		settle_prev=$settle_cur
+		sleep 1
+		settle_cur=$(cat "$settle_f") settle_n=$((settle_n + 1))
+	done
+}
+
 bench_warm() { for f in "$@"; do timeout 600 cat "$f" > /dev/null; done; }
 
-# bench_run TAG CMD: one timed run; appends "seconds KiB exit" to $W/TAG.runs.
+# bench_run TAG CMD: one timed run; appends "seconds KiB user-seconds exit" to $W/TAG.runs.
 bench_run() {
 	tag=$1
 	$BENCH_PREP "$tag"
+	bench_settle
 	eval "set -- $2"
-	"$GNU_TIME" -f '%e %M' -o "$W/time" timeout "$BENCH_TIMEOUT" "$@" > "$BENCH_STDOUT" 2> "$W/$tag.err"
+	"$GNU_TIME" -f '%e %M %U' -o "$W/time" timeout "$BENCH_TIMEOUT" "$@" > "$BENCH_STDOUT" 2> "$W/$tag.err"
 	rc=$?
 	echo "$(tail -1 "$W/time") $rc" >> "$W/$tag.runs"
 	$BENCH_POST "$tag"
 	return $rc
 }
 
-# Hooks for commands writing into $OUT (restore): a fresh empty directory before each
-# run; afterwards the bytes of regular files go to $W/TAG.bytes, the entry count to
-# $W/TAG.entries, and the directory is removed. It is on a tmpfs when /dev/shm has
-# BENCH_OUT_GB (default 8) GiB free, else under $W: both tools write to the same
-# filesystem either way, and a tmpfs keeps the disk (and deleting 200k files from it)
-# out of the measurement. BENCH_OUT_DIR=dir overrides.
-bench_out_dir() {
+# bench_tmpfs_dir NAME: TMPD = a new directory on a tmpfs when /dev/shm has BENCH_OUT_GB
+# (default 8) GiB free, else under $W; removed at exit. Both commands of a comparison
+# write to the same filesystem either way, and a tmpfs keeps the disk and its writeback
+# (and deleting 200k files from it) out of the measurement. BENCH_OUT_DIR=dir overrides.
+bench_tmpfs_dir() {
 	base=${BENCH_OUT_DIR:-}
 	[ -z "$base" ] && [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -ge \
 		$((${BENCH_OUT_GB:-8} * 1048576)) ] 2>/dev/null && base=/dev/shm
-	OUT=$(mktemp -d "${base:-$W}/btrfsbox-bench-out.XXXXXX") && rmdir "$OUT" || exit 1
-	trap 'rm -rf "$OUT"; bench_cleanup' EXIT
+	TMPD=$(mktemp -d "${base:-$W}/btrfsbox-bench-$1.XXXXXX") || exit 1
+	BENCH_TMP_DIRS="$BENCH_TMP_DIRS $TMPD"
 }
+
+# Hooks for commands writing into $OUT (restore): a fresh empty directory before each
+# run (made by bench_out_dir, see bench_tmpfs_dir); afterwards the bytes of regular
+# files go to $W/TAG.bytes, the entry count to $W/TAG.entries, and it is removed.
+bench_out_dir() { bench_tmpfs_dir out; OUT=$TMPD/out; }
 bench_out_prep() { rm -rf "$OUT"; mkdir "$OUT"; }
 bench_out_post() {
 	find "$OUT" -type f -printf '%s\n' | awk '{ n += $1 } END { printf "%d\n", n }' > "$W/$1.bytes"
@@ -123,8 +150,9 @@ bench_same_output() {
 		echo "$1: WARNING: outputs differ: $2 $(cat "$W/$2.bytes") bytes in $(cat "$W/$2.entries") entries," \
 			"$3 $(cat "$W/$3.bytes") bytes in $(cat "$W/$3.entries") entries"
 }
-# Hook for commands writing an image: a fresh sparse $W/mkfs.img of $size before each run.
-bench_img_prep() { rm -f "$W/mkfs.img"; truncate -s "$size" "$W/mkfs.img"; }
+# Hook for commands writing an image: a fresh sparse $MKFS_IMG of $size before each run.
+bench_img_prep() { rm -f "$MKFS_IMG"; truncate -s "$size" "$MKFS_IMG"; }
+bench_img_on_tmpfs() { bench_tmpfs_dir img; MKFS_IMG=$TMPD/mkfs.img; }
 
 bench_median() { # FILE FIELD
 	sort -n -k"$2","$2" "$1" | awk -v f="$2" '{ v[NR] = $f } END { print v[int((NR + 1) / 2)] }'
@@ -156,10 +184,13 @@ bench_vs() {
 	tb=$(bench_median "$W/$tag_b.runs" 1) kb=$(bench_median "$W/$tag_b.runs" 2)
 	echo "$label: $(bench_figures "$tag_a" "$ta" "$ka"), $(bench_figures "$tag_b" "$tb" "$kb"), $(awk \
 		-v ta="$ta" -v tb="$tb" -v ka="$ka" -v kb="$kb" 'BEGIN {
-		printf "speed x%.2f, memory x%.2f", (ta > 0 ? tb / ta : 0), (kb > 0 ? ka / kb : 0) }')"
+		printf "speed x%.2f, memory x%.2f", (ta > 0 ? tb / ta : 0), (kb > 0 ? ka / kb : 0) }')$(
+		[ "${BENCH_CPU:-0}" = 1 ] && awk -v ua="$(bench_median "$W/$tag_a.runs" 3)" \
+			-v ub="$(bench_median "$W/$tag_b.runs" 3)" 'BEGIN {
+			printf ", user CPU x%.2f (%.2f s, %.2f s)", (ua > 0 ? ub / ua : 0), ua, ub }')"
 	status=0
 	for tag in "$tag_a" "$tag_b"; do
-		rcs=$(awk '$3 != 0 { printf " %s", $3 }' "$W/$tag.runs")
+		rcs=$(awk '$4 != 0 { printf " %s", $4 }' "$W/$tag.runs")
 		[ -z "$rcs" ] && continue
 		echo "$label: WARNING: $tag exited non-zero (exit$rcs): $(tail -1 "$W/$tag.err")"
 		status=1
@@ -171,5 +202,6 @@ bench_need_root
 [ -x "$GNU_TIME" ] || bench_skip "needs GNU time ($GNU_TIME; package 'time')"
 mkdir -p "$BENCH_DIR" || bench_skip "cannot create $BENCH_DIR"
 W=$(mktemp -d "$BENCH_DIR/$BENCH_NAME.XXXXXX") || bench_skip "cannot create a scratch dir in $BENCH_DIR"
+MKFS_IMG=$W/mkfs.img
 trap 'bench_cleanup' EXIT
 trap 'exit 1' INT TERM
