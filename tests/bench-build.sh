@@ -3,14 +3,15 @@
 # not be slower): btrfs check and btrfs restore of the standard large image and
 # mkfs.btrfs --rootdir of the generated tree. $BOX is the musl build; the glibc build is
 # made here (make CC=gcc BUILD=build/glibc BIN=build/glibc/btrfsbox). speed above 1
-# means the musl build is faster. Warm cache, median of BENCH_RUNS (default 5 here).
-# Both builds make the same system calls, so most of the wall time is the kernel's and
-# varies from run to run by more than the builds differ: restore output and the mkfs
-# image go to a tmpfs, and "user CPU" compares the time spent in the builds' own code
-# (ours, libc's malloc, memcpy and string functions, zlib, lzo, zstd).
+# means the musl build is faster. Warm cache, median of BENCH_RUNS (default 9 here:
+# single runs of the same binary differ by up to 2x on the test VMs).
+# Both builds make the same system calls, so most of the wall time is the kernel's,
+# and it varies from run to run by more than the builds differ: restore output and the
+# mkfs image go to a tmpfs, runs wait for the VM's page reporting (bench_settle) and
+# take turns at going first. perf record -e cpu-clock:u shows where the builds differ
+# in their own code (ours, libc's malloc, memcpy and string functions, zlib, lzo, zstd).
 BENCH_NAME=build
-BENCH_RUNS=${BENCH_RUNS:-5}
-BENCH_CPU=1
+BENCH_RUNS=${BENCH_RUNS:-9}
 . "$(dirname "$0")/bench/lib.sh"
 top=$(cd "$(dirname "$0")/.." && pwd)
 GLIBC=$top/build/glibc/btrfsbox

@@ -11,9 +11,8 @@
 #       each under GNU time and timeout, and prints the medians and ratios:
 #       "LABEL: A 1.38 s / 17 MiB, B 3.56 s / 306 MiB, speed x2.58, memory x0.06"
 #       speed = time B / time A (above 1: A is faster), memory = peak RSS A / peak RSS B.
-#       BENCH_CPU=1 appends "user CPU x1.02" (user time B / user time A): when the kernel
-#       does the same work for both commands, their user time compares them without
-#       the noise of page cache and writeback, which dominates the wall time.
+#       The order alternates (A B, B A, A B, ...) so that a drift of the machine's speed
+#       during the runs favours neither command.
 #       Before each run BENCH_PREP TAG is called, after it BENCH_POST TAG (shell functions,
 #       default none, untimed); when BENCH_POST writes a byte count to $W/TAG.bytes, the
 #       line shows throughput as well. Returns 2 (after a SKIP line) when A is not built
@@ -109,13 +108,13 @@ bench_settle() {
 
 bench_warm() { for f in "$@"; do timeout 600 cat "$f" > /dev/null; done; }
 
-# bench_run TAG CMD: one timed run; appends "seconds KiB user-seconds exit" to $W/TAG.runs.
+# bench_run TAG CMD: one timed run; appends "seconds KiB exit" to $W/TAG.runs.
 bench_run() {
 	tag=$1
 	$BENCH_PREP "$tag"
 	bench_settle
 	eval "set -- $2"
-	"$GNU_TIME" -f '%e %M %U' -o "$W/time" timeout "$BENCH_TIMEOUT" "$@" > "$BENCH_STDOUT" 2> "$W/$tag.err"
+	"$GNU_TIME" -f '%e %M' -o "$W/time" timeout "$BENCH_TIMEOUT" "$@" > "$BENCH_STDOUT" 2> "$W/$tag.err"
 	rc=$?
 	echo "$(tail -1 "$W/time") $rc" >> "$W/$tag.runs"
 	$BENCH_POST "$tag"
@@ -176,21 +175,23 @@ bench_vs() {
 	bench_run "$tag_b" "$cmd_b"
 	i=1
 	while [ $i -lt "$BENCH_RUNS" ]; do
-		bench_run "$tag_a" "$cmd_a"
-		bench_run "$tag_b" "$cmd_b"
+		if [ $((i % 2)) = 1 ]; then
+			bench_run "$tag_b" "$cmd_b"
+			bench_run "$tag_a" "$cmd_a"
+		else
+			bench_run "$tag_a" "$cmd_a"
+			bench_run "$tag_b" "$cmd_b"
+		fi
 		i=$((i + 1))
 	done
 	ta=$(bench_median "$W/$tag_a.runs" 1) ka=$(bench_median "$W/$tag_a.runs" 2)
 	tb=$(bench_median "$W/$tag_b.runs" 1) kb=$(bench_median "$W/$tag_b.runs" 2)
 	echo "$label: $(bench_figures "$tag_a" "$ta" "$ka"), $(bench_figures "$tag_b" "$tb" "$kb"), $(awk \
 		-v ta="$ta" -v tb="$tb" -v ka="$ka" -v kb="$kb" 'BEGIN {
-		printf "speed x%.2f, memory x%.2f", (ta > 0 ? tb / ta : 0), (kb > 0 ? ka / kb : 0) }')$(
-		[ "${BENCH_CPU:-0}" = 1 ] && awk -v ua="$(bench_median "$W/$tag_a.runs" 3)" \
-			-v ub="$(bench_median "$W/$tag_b.runs" 3)" 'BEGIN {
-			printf ", user CPU x%.2f (%.2f s, %.2f s)", (ua > 0 ? ub / ua : 0), ua, ub }')"
+		printf "speed x%.2f, memory x%.2f", (ta > 0 ? tb / ta : 0), (kb > 0 ? ka / kb : 0) }')"
 	status=0
 	for tag in "$tag_a" "$tag_b"; do
-		rcs=$(awk '$4 != 0 { printf " %s", $4 }' "$W/$tag.runs")
+		rcs=$(awk '$3 != 0 { printf " %s", $3 }' "$W/$tag.runs")
 		[ -z "$rcs" ] && continue
 		echo "$label: WARNING: $tag exited non-zero (exit$rcs): $(tail -1 "$W/$tag.err")"
 		status=1
