@@ -854,7 +854,7 @@ static struct dir_entry *batch_buf(struct restore *r)
 		struct dir_entry **p = realloc(r->batch_bufs, sizeof(*p) * (size_t)(d + 1));
 		if (!p)
 			return NULL;
-		p[d] = NULL;
+		memset(p + r->nbatch_bufs, 0, sizeof(*p) * (size_t)(d + 1 - r->nbatch_bufs));
 		r->batch_bufs = p;
 		r->nbatch_bufs = d + 1;
 	}
