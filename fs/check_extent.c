@@ -184,12 +184,25 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 
 	if (fs_extent_item(data, size, key->type, &ei) < 0) {
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, 0,
-		       "corrupt extent record: key [%llu,%u,%llu]", (unsigned long long)key->objectid,
+		       "corrupted or unsupported extent item found, item size=%u expect minimal size=%zu (key [%llu,%u,%llu])",
+		       size, sizeof(struct btrfs_extent_item), (unsigned long long)key->objectid,
 		       key->type, (unsigned long long)key->offset);
 		return;
 	}
 	h.meta = key->type == BTRFS_METADATA_ITEM_KEY || (ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK);
 	h.n = key->type == BTRFS_METADATA_ITEM_KEY ? c->fs->nodesize : key->offset;
+	if (key->objectid % c->fs->sectorsize)
+		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
+		       "ignoring invalid extent, bytenr %llu is not aligned to %u",
+		       (unsigned long long)key->objectid, c->fs->sectorsize);
+	if (h.meta && h.n != c->fs->nodesize)
+		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
+		       "ignore invalid metadata extent, length %llu does not equal to %u",
+		       (unsigned long long)h.n, c->fs->nodesize);
+	else if (h.n % c->fs->sectorsize)
+		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
+		       "ignore invalid data extent, length %llu is not aligned to %u",
+		       (unsigned long long)h.n, c->fs->sectorsize);
 	h.refs = ei.refs;
 	h.flags = ei.flags;
 	if (key->type == BTRFS_METADATA_ITEM_KEY) {
@@ -207,11 +220,11 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
 		       "extent [%llu %llu] has invalid flags 0x%llx", (unsigned long long)key->objectid,
 		       (unsigned long long)h.n, (unsigned long long)ei.flags);
-	if (ei.generation > c->super_gen)
+	if (ei.generation > c->super_gen + 1)
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
 		       "invalid generation for extent %llu, have %llu expect (0, %llu]",
 		       (unsigned long long)key->objectid, (unsigned long long)ei.generation,
-		       (unsigned long long)c->super_gen);
+		       (unsigned long long)c->super_gen + 1);
 	emit(w, &h);
 
 	pos = ei.refs_start;
@@ -221,11 +234,10 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 		if (ir.type == FS_EXTENT_OWNER_REF_KEY)
 			continue;       /* simple quota owner, not a reference */
 		seq = inline_ref_seq(&ir);
-		if ((int)ir.type < last_type || ((int)ir.type == last_type && seq >= last_seq))
+		if ((int)ir.type < last_type || ((int)ir.type == last_type && seq > last_seq))
 			ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
-			       "extent [%llu %llu] inline ref out of order: type %u seq 0x%llx after type %d seq 0x%llx",
-			       (unsigned long long)key->objectid, (unsigned long long)h.n, ir.type,
-			       (unsigned long long)seq, last_type, (unsigned long long)last_seq);
+			       "inline extent refs out of order: key [%llu,%u,%llu]",
+			       (unsigned long long)key->objectid, key->type, (unsigned long long)h.n);
 		last_type = ir.type;
 		last_seq = seq;
 		switch (ir.type) {
@@ -245,7 +257,7 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 	if (ret < 0)
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
 		       "corrupt extent record: key [%llu,%u,%llu] has a bad inline ref",
-		       (unsigned long long)key->objectid, key->type, (unsigned long long)key->offset);
+		       (unsigned long long)key->objectid, key->type, (unsigned long long)h.n);
 }
 
 static void found_keyed_ref(struct walk *w, const struct fs_key *key, const uint8_t *data,
@@ -547,7 +559,7 @@ struct xgroup {
 	uint64_t bytenr;
 	int found, want;
 	uint64_t fsize, frefs, fflags, wsize;
-	int fmeta, wmeta, flevel;
+	int fmeta, wmeta, flevel, wlevel;
 	uint64_t fsum, wsum;
 	int bad_refs;
 };
@@ -625,6 +637,9 @@ static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_e
 		       "extent [%llu %llu] is referenced with size %llu",
 		       (unsigned long long)g->bytenr, (unsigned long long)g->fsize,
 		       (unsigned long long)g->wsize);
+	if (g->want && g->wmeta && g->fmeta && g->wlevel != g->flevel)
+		ck_err(c, 0, 0, g->bytenr, size, "metadata level mismatch on [%llu, %llu]",
+		       (unsigned long long)g->bytenr, (unsigned long long)size);
 	if (g->want && g->wmeta != g->fmeta)
 		ck_err(c, 0, 0, g->bytenr, size, "extent [%llu %llu] is used as %s but its item says %s",
 		       (unsigned long long)g->bytenr, (unsigned long long)size,
@@ -682,7 +697,7 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 		if (r.type == XR_HEAD) {
 			if (r.src == XR_FOUND) {
 				if (g.found)
-					ck_err(c, 0, 0, r.bytenr, r.n, "duplicate extent item for %llu",
+					ck_err(c, 0, 0, r.bytenr, r.n, "extent item %llu has multiple extent items",
 					       (unsigned long long)r.bytenr);
 				g.found = 1;
 				g.fsize = r.n;
@@ -695,6 +710,7 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 				if (r.n > g.wsize)
 					g.wsize = r.n;
 				g.wmeta = r.meta;
+				g.wlevel = r.level;
 			}
 			continue;
 		}
@@ -715,17 +731,24 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 	return ret;
 }
 
+/* Block group items' used bytes, and their sum the superblock's. */
 static void check_block_group_usage(struct check_ctx *c)
 {
+	uint64_t used = 0, super_used = get_le64(&c->fs->sb.bytes_used);
+
 	for (int i = 0; i < c->nbgs; i++) {
 		struct check_bg *bg = &c->bgs[i];
 
+		used += bg->used_found;
 		if (bg->used_found != bg->used_item)
 			ck_err(c, 0, 0, bg->start, bg->len,
 			       "block group [%llu %llu] used %llu but extent items used %llu",
 			       (unsigned long long)bg->start, (unsigned long long)bg->len,
 			       (unsigned long long)bg->used_item, (unsigned long long)bg->used_found);
 	}
+	if (used != super_used)
+		ck_err(c, 0, 0, 0, 0, "super bytes used %llu mismatches actual used %llu",
+		       (unsigned long long)super_used, (unsigned long long)used);
 }
 
 int check_extents(struct check_ctx *c)
