@@ -8,12 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct log_range {
+	uint64_t start, len, ino, file_offset;
+};
+
 struct range_list {
-	struct check_range *r;
+	struct log_range *r;
 	size_t n, cap;
 };
 
-static int range_add(struct range_list *l, uint64_t start, uint64_t len, uint64_t root, uint64_t ino)
+static int range_add(struct range_list *l, uint64_t start, uint64_t len, uint64_t ino,
+		     uint64_t file_offset)
 {
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? l->cap * 2 : 32;
@@ -23,14 +28,13 @@ static int range_add(struct range_list *l, uint64_t start, uint64_t len, uint64_
 		l->r = p;
 		l->cap = nc;
 	}
-	l->r[l->n++] = (struct check_range){ start, len, root, ino, 0 };
+	l->r[l->n++] = (struct log_range){ start, len, ino, file_offset };
 	return 0;
 }
 
 struct log_walk {
 	struct check_ctx *c;
-	uint64_t root;                  /* the subvolume the log belongs to */
-	uint64_t ino, flags;            /* the last logged inode item */
+	uint64_t csum_ino;              /* the last logged inode item, when it has checksums */
 	struct range_list need, have;
 	int err;
 };
@@ -42,28 +46,26 @@ static void log_item(struct log_walk *lw, const struct fs_key *key, const uint8_
 	if (key->type == BTRFS_INODE_ITEM_KEY) {
 		const struct btrfs_inode_item *ii = fs_inode_item(data, size);
 
-		lw->ino = key->objectid;
-		lw->flags = ii ? get_le64(&ii->flags) : 0;
+		lw->csum_ino = ii && !(get_le64(&ii->flags) & INODE_FLAG_NODATASUM) ? key->objectid : 0;
 	} else if (key->type == BTRFS_EXTENT_CSUM_KEY && key->objectid == BTRFS_EXTENT_CSUM_OBJECTID) {
 		uint32_t count = fs_csum_item_count(size, c->fs->csum_size);
 
 		if (count && !lw->err)
 			lw->err = range_add(&lw->have, key->offset, (uint64_t)count * c->fs->sectorsize,
-					    lw->root, 0);
+					    0, 0);
 	} else if (key->type == BTRFS_EXTENT_DATA_KEY) {
 		struct fs_file_extent fe;
 
+		/* as the reference: extents of an inode logged with its item */
 		if (fs_file_extent(data, size, &fe) < 0 || fe.type != BTRFS_FILE_EXTENT_REG ||
-		    !fe.disk_bytenr || lw->err)
-			return;
-		if (lw->ino == key->objectid && (lw->flags & INODE_FLAG_NODATASUM))
+		    !fe.disk_bytenr || lw->err || key->objectid != lw->csum_ino)
 			return;
 		if (fe.compression)
-			lw->err = range_add(&lw->need, fe.disk_bytenr, fe.disk_num_bytes, lw->root,
-					    key->objectid);
+			lw->err = range_add(&lw->need, fe.disk_bytenr, fe.disk_num_bytes, key->objectid,
+					    key->offset);
 		else
-			lw->err = range_add(&lw->need, fe.disk_bytenr + fe.offset, fe.num_bytes, lw->root,
-					    key->objectid);
+			lw->err = range_add(&lw->need, fe.disk_bytenr + fe.offset, fe.num_bytes,
+					    key->objectid, key->offset);
 	}
 }
 
@@ -127,23 +129,24 @@ static uint64_t covered_to(struct log_walk *lw, uint64_t pos)
 
 static void check_one_log(struct check_ctx *c, uint64_t root, const struct btrfs_root_item *ri)
 {
-	struct log_walk lw = { .c = c, .root = root };
+	struct log_walk lw = { .c = c };
 	struct fs_walk_ops ops = { .leaf = log_leaf, .error = log_error };
 	struct fs_root log = { .objectid = BTRFS_TREE_LOG_OBJECTID, .bytenr = get_le64(&ri->bytenr),
 			       .generation = get_le64(&ri->generation), .level = ri->level };
 
 	fs_tree_walk(c->fs, &log, &ops, &lw);
 	for (size_t i = 0; i < lw.need.n && !lw.err; i++) {
-		struct check_range *r = &lw.need.r[i];
+		struct log_range *r = &lw.need.r[i];
 		uint64_t pos = r->start, to;
 
 		while (pos < r->start + r->len && (to = covered_to(&lw, pos)) > pos)
 			pos = to;
 		if (pos < r->start + r->len)
 			ck_err(c, root, r->ino, r->start, r->len,
-			       "log tree of root %llu: inode %llu data [%llu %llu] has no checksum",
+			       "csum missing in log (root %llu inode %llu offset %llu address 0x%llx length %llu)",
 			       (unsigned long long)root, (unsigned long long)r->ino,
-			       (unsigned long long)r->start, (unsigned long long)r->len);
+			       (unsigned long long)r->file_offset, (unsigned long long)r->start,
+			       (unsigned long long)r->len);
 	}
 	free(lw.need.r);
 	free(lw.have.r);
