@@ -348,7 +348,7 @@ static void leaf_file_extent(struct walk *w, const struct fs_block *b, const str
 
 /* Item data is packed from the end of the leaf down: each item ends where the
  * previous one starts (the kernel refuses leaves with gaps or overlaps). */
-static void check_leaf_packing(struct walk *w, const struct fs_block *b)
+void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *b)
 {
 	const struct btrfs_item *items = (const void *)(b->data + sizeof(struct btrfs_header));
 	uint32_t n = fs_block_nritems(b);
@@ -358,7 +358,7 @@ static void check_leaf_packing(struct walk *w, const struct fs_block *b)
 		uint64_t end = (uint64_t)get_le32(&items[i].offset) + get_le32(&items[i].size);
 
 		if (end != expect) {
-			ck_err(w->c, w->tree, 0, b->bytenr, b->size,
+			ck_err(c, tree, 0, b->bytenr, b->size,
 			       "corrupt leaf: root=%llu block=%llu slot=%u, unexpected item end, have %llu expect %llu",
 			       (unsigned long long)fs_block_owner(b), (unsigned long long)b->bytenr, i,
 			       (unsigned long long)end, (unsigned long long)expect);
@@ -374,7 +374,7 @@ static void walk_leaf(struct walk *w, const struct fs_block *b, int full_backref
 	uint32_t n = fs_block_nritems(b);
 
 	c->st->btree_space_waste += leaf_free_space(b);
-	check_leaf_packing(w, b);
+	ck_leaf_packing(c, w->tree, b);
 	for (uint32_t i = 0; i < n; i++) {
 		struct fs_key key;
 		const uint8_t *data;

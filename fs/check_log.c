@@ -35,6 +35,7 @@ static int range_add(struct range_list *l, uint64_t start, uint64_t len, uint64_
 struct log_walk {
 	struct check_ctx *c;
 	uint64_t csum_ino;              /* the last logged inode item, when it has checksums */
+	uint64_t root;                  /* the subvolume the log belongs to */
 	struct range_list need, have;
 	int err;
 };
@@ -69,10 +70,55 @@ static void log_item(struct log_walk *lw, const struct fs_key *key, const uint8_
 	}
 }
 
+/* Items of a log leaf must be well formed like those of a subvolume (what a
+ * log leaves out, links and counts, is not looked at). */
+static void log_item_shape(struct log_walk *lw, const struct fs_block *b, uint32_t slot,
+			   const struct fs_key *key, const uint8_t *data, uint32_t size)
+{
+	struct fs_file_extent fe;
+	struct fs_dir_entry de;
+	struct fs_inode_ref ir;
+	uint32_t pos = 0;
+	int r = 0, entries = 1;         /* entries: at least one record */
+
+	switch (key->type) {
+	case BTRFS_INODE_ITEM_KEY:
+		r = fs_inode_item(data, size) ? 0 : -1;
+		break;
+	case BTRFS_EXTENT_DATA_KEY:
+		r = fs_file_extent(data, size, &fe);
+		break;
+	case BTRFS_DIR_ITEM_KEY:
+	case BTRFS_DIR_INDEX_KEY:
+	case BTRFS_XATTR_ITEM_KEY:
+		while ((r = fs_dir_entry_next(data, size, &pos, &de)) == 1)
+			;
+		entries = pos > 0;
+		break;
+	case BTRFS_INODE_REF_KEY:
+	case BTRFS_INODE_EXTREF_KEY:
+		while ((r = key->type == BTRFS_INODE_REF_KEY ? fs_inode_ref_next(data, size, &pos, &ir)
+							      : fs_inode_extref_next(data, size, &pos, &ir)) == 1)
+			;
+		entries = pos > 0;
+		break;
+	case BTRFS_EXTENT_CSUM_KEY:
+		entries = size && !(size % lw->c->fs->csum_size);
+		break;
+	}
+	if (r < 0 || !entries)
+		ck_err(lw->c, BTRFS_TREE_LOG_OBJECTID, key->objectid, b->bytenr, 0,
+		       "corrupt leaf: log tree of root %llu block=%llu slot=%u, invalid item [%llu %u %llu] size %u",
+		       (unsigned long long)lw->root, (unsigned long long)b->bytenr, slot,
+		       (unsigned long long)key->objectid, key->type, (unsigned long long)key->offset, size);
+}
+
 static int log_leaf(void *ctx, const struct fs_block *b)
 {
 	struct log_walk *lw = ctx;
 	uint32_t n = fs_block_nritems(b);
+
+	ck_leaf_packing(lw->c, BTRFS_TREE_LOG_OBJECTID, b);
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct fs_key key;
@@ -81,8 +127,10 @@ static int log_leaf(void *ctx, const struct fs_block *b)
 
 		fs_item_key(b, i, &key);
 		data = fs_item_data(b, i, &size);
-		if (data)
-			log_item(lw, &key, data, size);
+		if (!data)
+			continue;
+		log_item_shape(lw, b, i, &key, data, size);
+		log_item(lw, &key, data, size);
 	}
 	return lw->err;
 }
@@ -94,6 +142,32 @@ static void log_error(void *ctx, const struct fs_error *e)
 	ck_fs_error(lw->c, e);
 }
 
+static int log_range_cmp(const void *a, const void *b)
+{
+	const struct log_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Sorts the ranges and joins those that overlap or touch. */
+static void merge_ranges(struct range_list *l)
+{
+	size_t n = 0;
+
+	if (!l->n)
+		return;
+	qsort(l->r, l->n, sizeof(*l->r), log_range_cmp);
+	for (size_t i = 1; i < l->n; i++) {
+		struct log_range *p = &l->r[n], *r = &l->r[i];
+
+		if (r->start > p->start + p->len)
+			l->r[++n] = *r;
+		else if (r->start + r->len > p->start + p->len)
+			p->len = r->start + r->len - p->start;
+	}
+	l->n = n + 1;
+}
+
 /* End of the checksummed range containing pos (from the log or the csum
  * tree), or pos when none does. */
 static uint64_t covered_to(struct log_walk *lw, uint64_t pos)
@@ -103,11 +177,19 @@ static uint64_t covered_to(struct log_walk *lw, uint64_t pos)
 	struct fs_path p;
 	uint64_t end = pos;
 
-	for (size_t i = 0; i < lw->have.n; i++)
-		if (lw->have.r[i].start <= pos && pos < lw->have.r[i].start + lw->have.r[i].len &&
-		    lw->have.r[i].start + lw->have.r[i].len > end)
-			end = lw->have.r[i].start + lw->have.r[i].len;
-	if (end > pos || !c->have_csum_root)
+	size_t lo = 0, hi = lw->have.n;
+
+	while (lo < hi) {       /* the last logged range starting at or before pos */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (lw->have.r[mid].start <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && lw->have.r[lo - 1].start + lw->have.r[lo - 1].len > pos)
+		return lw->have.r[lo - 1].start + lw->have.r[lo - 1].len;
+	if (!c->have_csum_root)
 		return end;
 	fs_path_init(&p);
 	if (fs_search_le(c->fs, &c->csum_root, &k, &p) == 0) {
@@ -129,12 +211,13 @@ static uint64_t covered_to(struct log_walk *lw, uint64_t pos)
 
 static void check_one_log(struct check_ctx *c, uint64_t root, const struct btrfs_root_item *ri)
 {
-	struct log_walk lw = { .c = c };
+	struct log_walk lw = { .c = c, .root = root };
 	struct fs_walk_ops ops = { .leaf = log_leaf, .error = log_error };
 	struct fs_root log = { .objectid = BTRFS_TREE_LOG_OBJECTID, .bytenr = get_le64(&ri->bytenr),
 			       .generation = get_le64(&ri->generation), .level = ri->level };
 
 	fs_tree_walk(c->fs, &log, &ops, &lw);
+	merge_ranges(&lw.have);
 	for (size_t i = 0; i < lw.need.n && !lw.err; i++) {
 		struct log_range *r = &lw.need.r[i];
 		uint64_t pos = r->start, to;
