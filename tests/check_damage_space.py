@@ -5,11 +5,11 @@ checksums kept valid. Built on tests/check_damage.py (same image model:
 single-profile metadata, items located through the reference's dump-tree).
 
 usage: check_damage_space.py BTRFS IMAGE OP ARGS...
-  key-add OWNER KEYRE FIELD DELTA [FIELD DELTA]   objectid/offset of the first item
+  key-add OWNER KEYRE FIELD DELTA [FIELD DELTA]   objectid/offset of the last item
                                                   whose key matches (never slot 0)
   field-add OWNER KEYRE OFF SIZE DELTA [last]     the SIZE-byte integer at OFF of the
                                                   item data (first or last match)
-  delete OWNER KEYRE                              removes the first matching item
+  delete OWNER KEYRE                              removes the last matching item
   super-add FIELD DELTA                           bytes_used, total_bytes, num_devices
   v1-entry offset|bytes DELTA                     first entry of the first v1 cache file
 OWNER and KEYRE are regular expressions on dump-tree's owner name and key text
@@ -35,7 +35,7 @@ def add_int(buf, off, size, delta):
 
 
 def key_add(img, owner, key_re, pairs):
-    leaf, slot = img.find(owner, key_re)
+    leaf, slot = img.find(owner, key_re, last=True)
     b = img.read(leaf)
     base = item(b, slot)[0]
     for field, delta in pairs:
@@ -101,7 +101,7 @@ def main():
     elif op == "field-add":
         field_add(img, a[0], a[1], int(a[2]), int(a[3]), int(a[4]), a[5:] == ["last"])
     elif op == "delete":
-        leaf, slot = img.find(a[0], a[1])
+        leaf, slot = img.find(a[0], a[1], last=True)
         b = img.read(leaf)
         delete_item(b, slot)
         img.write(leaf, b)
