@@ -38,10 +38,10 @@ static int span_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The ranges of bg that hold superblock copies, sorted and merged: each
- * copy's device offset mapped back into the chunk, a whole stripe unit
- * around it (the kernel keeps it out of use). *bytes sums them as the
- * reference counts a block group's bytes_super. */
+/* The ranges of bg that hold superblock copies: each copy's device offset
+ * mapped back into the chunk, a whole stripe unit around it (the kernel keeps
+ * it out of use), in no particular order. *bytes sums them as the reference
+ * counts a block group's bytes_super. */
 static struct span *super_spans(struct check_ctx *c, const struct check_bg *bg, int *n,
 				uint64_t *bytes)
 {
@@ -98,14 +98,7 @@ static struct span *super_spans(struct check_ctx *c, const struct check_bg *bg, 
 			k++;
 		}
 	}
-	qsort(s, k, sizeof(*s), span_cmp);
-	for (int i = 0; i < k; i++)
-		if (*n && s[i].start <= s[*n - 1].end) {
-			if (s[i].end > s[*n - 1].end)
-				s[*n - 1].end = s[i].end;
-		} else {
-			s[(*n)++] = s[i];
-		}
+	*n = k;
 	return s;
 }
 
@@ -288,17 +281,20 @@ static int ranges_next(struct ranges *r, uint64_t *s, uint64_t *e)
 
 	for (;;) {
 		if (r->cs < r->ce) {
-			int i = 0;
+			uint64_t cut = r->ce, skip = 0;
 
-			while (i < r->nex && r->ex[i].end <= r->cs)
-				i++;
-			if (i < r->nex && r->ex[i].start <= r->cs) {
-				r->cs = r->ex[i].end < r->ce ? r->ex[i].end : r->ce;
+			for (int i = 0; i < r->nex; i++) {
+				if (r->ex[i].start <= r->cs && r->ex[i].end > r->cs)
+					skip = r->ex[i].end;
+				else if (r->ex[i].start > r->cs && r->ex[i].start < cut)
+					cut = r->ex[i].start;
+			}
+			if (skip) {
+				r->cs = skip < r->ce ? skip : r->ce;
 				continue;
 			}
 			*s = r->cs;
-			*e = i < r->nex && r->ex[i].start < r->ce ? r->ex[i].start : r->ce;
-			r->cs = *e;
+			*e = r->cs = cut;
 			return 1;
 		}
 		if (!r->pending && !raw_next(r, &r->ps, &r->pe))
@@ -387,25 +383,22 @@ static void fst_info_done(struct check_ctx *c, struct fst_info *fi)
 	fi->have = 0;
 }
 
+/* A FREE_SPACE_INFO must start a block group (one whose length differs is
+ * reported with the block group: its own info is not found). */
 static void fst_info_item(struct check_ctx *c, struct fst_info *fi, const struct fs_key *key,
 			  const uint8_t *data, uint32_t size)
 {
-	const struct btrfs_free_space_info *in = (const void *)data;
-	const struct check_bg *bg = ck_bg_find(c, key->objectid);
+	struct btrfs_free_space_info in = { 0 };
 
 	fst_info_done(c, fi);
-	if (size < sizeof(*in)) {
-		ck_err(c, FST, 0, key->objectid, key->offset, "free space info [%llu %llu] is too short",
-		       (unsigned long long)key->objectid, (unsigned long long)key->offset);
-		return;
-	}
+	memcpy(&in, data, size < sizeof(in) ? size : sizeof(in));
 	memset(fi, 0, sizeof(*fi));
 	fi->have = 1;
 	fi->start = key->objectid;
 	fi->end = key->objectid + key->offset;
-	fi->count = get_le32(&in->extent_count);
-	fi->flags = get_le32(&in->flags);
-	if (!bg) {
+	fi->count = get_le32(&in.extent_count);
+	fi->flags = get_le32(&in.flags);
+	if (!ck_bg_find(c, key->objectid)) {
 		/* mkfs.btrfs before 6.3 left the info of its temporary chunks,
 		 * below the first block group: harmless, so only a warning */
 		int stale = c->nbgs && fi->end <= c->bgs[0].start;
@@ -414,26 +407,19 @@ static void fst_info_item(struct check_ctx *c, struct fst_info *fi, const struct
 			   "Space key logical %llu length %llu has no corresponding block group%s",
 			   (unsigned long long)fi->start, (unsigned long long)key->offset,
 			   stale ? " (left over by an older mkfs.btrfs)" : "");
-	} else if (bg->start != fi->start || bg->len != key->offset) {
-		ck_err(c, FST, 0, fi->start, key->offset,
-		       "free space info [%llu %llu] does not match block group [%llu %llu]",
-		       (unsigned long long)fi->start, (unsigned long long)key->offset,
-		       (unsigned long long)bg->start, (unsigned long long)bg->len);
 	}
 }
 
+/* Free extents counted over the bitmaps of an info: runs of set bits, a run
+ * going on into the next bitmap when it starts where the last one ended. */
 static void fst_bitmap_runs(struct check_ctx *c, struct fst_info *fi, const struct fs_key *key,
 			    const uint8_t *data, uint32_t size)
 {
 	uint64_t count = key->offset / c->fs->sectorsize;
 	int prev = fi->run_end && fi->run_end == key->objectid;
 
-	if (count > (uint64_t)size * 8) {
-		ck_err(c, FST, 0, key->objectid, key->offset,
-		       "free space bitmap [%llu %llu] is too short (%u bytes)",
-		       (unsigned long long)key->objectid, (unsigned long long)key->offset, size);
-		count = (uint64_t)size * 8;
-	}
+	if (count > (uint64_t)size * 8)
+		count = (uint64_t)size * 8;     /* the rest is missing free space */
 	for (uint64_t i = 0; i < count; i++) {
 		int bit = bit_set(data, i);
 
@@ -446,33 +432,21 @@ static void fst_bitmap_runs(struct check_ctx *c, struct fst_info *fi, const stru
 static void fst_entry(struct check_ctx *c, struct fst_info *fi, const struct fs_key *key,
 		      const uint8_t *data, uint32_t size)
 {
-	int bitmap = key->type == BTRFS_FREE_SPACE_BITMAP_KEY;
-	const char *what = bitmap ? "bitmap" : "extent";
+	int bitmap = fi->flags & BTRFS_FREE_SPACE_USING_BITMAPS;
 	uint64_t s = key->objectid, e = s + key->offset;
 
-	if (!fi->have || s >= fi->end) {
-		if (fi->have)
-			ck_err(c, FST, 0, s, key->offset,
-			       "free space %s starts at %llu, beyond end of block group %llu-%llu", what,
-			       (unsigned long long)s, (unsigned long long)fi->start,
-			       (unsigned long long)fi->end);
-		else
-			ck_err(c, FST, 0, s, key->offset,
-			       "Failed to find a space info key at %llu [%llu %u %llu]",
-			       (unsigned long long)s, (unsigned long long)s, key->type,
-			       (unsigned long long)key->offset);
+	if (key->type != (bitmap ? BTRFS_FREE_SPACE_BITMAP_KEY : BTRFS_FREE_SPACE_EXTENT_KEY)) {
+		ck_err(c, FST, 0, s, 0, "unexpected key of type %u", key->type);
 		return;
 	}
-	if (e > fi->end)
+	if (s >= fi->end || e > fi->end)
 		ck_err(c, FST, 0, s, key->offset,
-		       "free space %s ends at %llu, beyond end of block group %llu-%llu", what,
-		       (unsigned long long)e, (unsigned long long)fi->start, (unsigned long long)fi->end);
-	if (bitmap != !!(fi->flags & BTRFS_FREE_SPACE_USING_BITMAPS)) {
-		ck_err(c, FST, 0, s, key->offset,
-		       "unexpected key of type %u in the free space %s of block group %llu", key->type,
-		       bitmap ? "extents" : "bitmaps", (unsigned long long)fi->start);
+		       "free space %s %s at %llu, beyond end of block group %llu-%llu",
+		       bitmap ? "bitmap" : "extent", s >= fi->end ? "starts" : "ends",
+		       (unsigned long long)(s >= fi->end ? s : e), (unsigned long long)fi->start,
+		       (unsigned long long)fi->end);
+	if (s >= fi->end)
 		return;
-	}
 	if (bitmap) {
 		fst_bitmap_runs(c, fi, key, data, size);
 		return;
@@ -499,10 +473,8 @@ static void check_fst_items(struct check_ctx *c, const struct fs_root *fst)
 	while (ck_cursor_next(&cu, &key, &data, &size)) {
 		if (key.type == BTRFS_FREE_SPACE_INFO_KEY)
 			fst_info_item(c, &fi, &key, data, size);
-		else if (key.type == BTRFS_FREE_SPACE_EXTENT_KEY || key.type == BTRFS_FREE_SPACE_BITMAP_KEY)
-			fst_entry(c, &fi, &key, data, size);
 		else
-			ck_err(c, FST, 0, key.objectid, 0, "unexpected key of type %u", key.type);
+			fst_entry(c, &fi, &key, data, size);
 	}
 	fst_info_done(c, &fi);
 	ck_cursor_release(&cu);
