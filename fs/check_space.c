@@ -24,7 +24,7 @@
 #include <string.h>
 
 #define FST BTRFS_FREE_SPACE_TREE_OBJECTID
-#define V1_MAX_SIZE (32u << 20)         /* larger cache files are not looked at */
+#define V1_MAX_SIZE (8u << 20)          /* larger cache files are not looked at */
 #define CACHE_INODE_MODE 0100600        /* S_IFREG | 0600 */
 
 struct span {
