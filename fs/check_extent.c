@@ -21,7 +21,7 @@ enum { XR_FOUND = 0, XR_WANT = 1 };
 
 struct xref {
 	uint64_t bytenr;
-	uint64_t a, b, c;       /* root or parent; objectid; offset (data refs) */
+	uint64_t a, b, c;       /* root or parent; objectid; offset (data refs); head: generation */
 	uint64_t n;             /* head: extent size; ref: count */
 	uint64_t refs;          /* found head: refs of the extent item */
 	uint64_t flags;         /* found head: extent flags */
@@ -205,6 +205,7 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 		       (unsigned long long)h.n, c->fs->sectorsize);
 	h.refs = ei.refs;
 	h.flags = ei.flags;
+	h.c = ei.generation;
 	if (key->type == BTRFS_METADATA_ITEM_KEY) {
 		if (key->offset >= BTRFS_MAX_LEVEL)
 			ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
@@ -475,8 +476,9 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 		return;
 	h.n = c->fs->nodesize;
 	h.level = (uint8_t)(level < 0 ? 0 : level);
-	emit(w, &h);
 	b = fs_block_read(c->fs, bytenr, &exp);
+	h.c = b ? fs_block_generation(b) : 0;
+	emit(w, &h);
 	if (!b) {
 		struct fs_error e = c->fs->err;
 
@@ -558,7 +560,7 @@ static int walk_root_item(struct check_ctx *c, const struct fs_key *key, const u
 struct xgroup {
 	uint64_t bytenr;
 	int found, want;
-	uint64_t fsize, frefs, fflags, wsize;
+	uint64_t fsize, frefs, fflags, wsize, fgen, wgen;
 	int fmeta, wmeta, flevel, wlevel;
 	uint64_t fsum, wsum;
 	int bad_refs;
@@ -640,6 +642,12 @@ static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_e
 	if (g->want && g->wmeta && g->fmeta && g->wlevel != g->flevel)
 		ck_err(c, 0, 0, g->bytenr, size, "metadata level mismatch on [%llu, %llu]",
 		       (unsigned long long)g->bytenr, (unsigned long long)size);
+	/* a tree block's extent item is made with it: same transaction */
+	if (g->want && g->wmeta && g->fmeta && g->wgen && g->wgen != g->fgen)
+		ck_err(c, 0, 0, g->bytenr, size,
+		       "extent[%llu %llu] backref generation mismatch, wanted: %llu, have: %llu",
+		       (unsigned long long)g->bytenr, (unsigned long long)size,
+		       (unsigned long long)g->wgen, (unsigned long long)g->fgen);
 	if (g->want && g->wmeta != g->fmeta)
 		ck_err(c, 0, 0, g->bytenr, size, "extent [%llu %llu] is used as %s but its item says %s",
 		       (unsigned long long)g->bytenr, (unsigned long long)size,
@@ -705,12 +713,14 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 				g.fflags = r.flags;
 				g.fmeta = r.meta;
 				g.flevel = r.level;
+				g.fgen = r.c;
 			} else {
 				g.want = 1;
 				if (r.n > g.wsize)
 					g.wsize = r.n;
 				g.wmeta = r.meta;
 				g.wlevel = r.level;
+				g.wgen = r.c;
 			}
 			continue;
 		}
