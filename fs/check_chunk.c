@@ -234,12 +234,11 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 	return 0;
 }
 
-/* Device items against their extents, the devices and the superblock (which
- * mismatches the reference only warns about is said where). */
+/* Device items against their extents, the devices and the superblock (a
+ * superblock total above the devices' is only a warning, as in 6.19). */
 static void check_devices(struct check_ctx *c, struct devs *ds)
 {
 	struct fs *fs = c->fs;
-	const struct btrfs_dev_item *sdi = &fs->sb.dev_item;
 	uint64_t sum = 0, super_devs = get_le64(&fs->sb.num_devices);
 	unsigned long long super_total = get_le64(&fs->sb.total_bytes);
 
@@ -264,13 +263,6 @@ static void check_devices(struct check_ctx *c, struct devs *ds)
 			ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
 			       "block device size is smaller than total_bytes in device item, has %llu expect >= %llu",
 			       (unsigned long long)fd->size, total);
-		if (d->devid != get_le64(&sdi->devid))
-			continue;
-		if (total != get_le64(&sdi->total_bytes) || used != get_le64(&sdi->bytes_used))
-			ck_warn(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
-				"device %llu's total_bytes/bytes_used were %llu/%llu in tree but %llu/%llu in superblock",
-				id, total, used, (unsigned long long)get_le64(&sdi->total_bytes),
-				(unsigned long long)get_le64(&sdi->bytes_used));
 	}
 	if (super_devs != (uint64_t)ds->n)
 		ck_err(c, 0, 0, 0, 0, "super num devices mismatch, have %llu expect %d",

@@ -9,6 +9,7 @@
  * extent in bytenr order. How a reference is recorded depends on the referencing
  * block: when its extent item has FULL_BACKREF, children are referenced by that
  * block's address (shared refs), else by the block's owner tree (keyed refs). */
+#include "config.h"
 #include "check_internal.h"
 #include "csum.h"
 #include "le.h"
@@ -191,18 +192,15 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 	}
 	h.meta = key->type == BTRFS_METADATA_ITEM_KEY || (ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK);
 	h.n = key->type == BTRFS_METADATA_ITEM_KEY ? c->fs->nodesize : key->offset;
-	if (key->objectid % c->fs->sectorsize)
+	if (CFG_CHECK_THOROUGH && key->objectid % c->fs->sectorsize)
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
 		       "ignoring invalid extent, bytenr %llu is not aligned to %u",
 		       (unsigned long long)key->objectid, c->fs->sectorsize);
-	if (h.meta && h.n != c->fs->nodesize)
+	if (CFG_CHECK_THOROUGH && (h.meta ? h.n != c->fs->nodesize : h.n % c->fs->sectorsize != 0))
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
-		       "ignore invalid metadata extent, length %llu does not equal to %u",
-		       (unsigned long long)h.n, c->fs->nodesize);
-	else if (h.n % c->fs->sectorsize)
-		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
-		       "ignore invalid data extent, length %llu is not aligned to %u",
-		       (unsigned long long)h.n, c->fs->sectorsize);
+		       "ignore invalid %s extent, length %llu %s %u", h.meta ? "metadata" : "data",
+		       (unsigned long long)h.n, h.meta ? "does not equal to" : "is not aligned to",
+		       h.meta ? c->fs->nodesize : c->fs->sectorsize);
 	h.refs = ei.refs;
 	h.flags = ei.flags;
 	h.c = ei.generation;
@@ -643,7 +641,7 @@ static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_e
 		ck_err(c, 0, 0, g->bytenr, size, "metadata level mismatch on [%llu, %llu]",
 		       (unsigned long long)g->bytenr, (unsigned long long)size);
 	/* a tree block's extent item is made with it: same transaction */
-	if (g->want && g->wmeta && g->fmeta && g->wgen && g->wgen != g->fgen)
+	if (CFG_CHECK_THOROUGH && g->want && g->wmeta && g->fmeta && g->wgen && g->wgen != g->fgen)
 		ck_err(c, 0, 0, g->bytenr, size,
 		       "extent[%llu %llu] backref generation mismatch, wanted: %llu, have: %llu",
 		       (unsigned long long)g->bytenr, (unsigned long long)size,

@@ -1,7 +1,9 @@
-/* The tree log (replayed at the next mount): a logged regular extent of a file
- * with checksums must have them, logged with it or already in the csum tree,
- * or the replay would leave data without checksums. Logs are small (one
- * transaction's fsyncs), so their ranges are kept in memory. */
+/* The tree log (replayed at the next mount). Its blocks are read and checked
+ * like any tree block (checksums, keys, levels, leaf packing); what a log
+ * leaves out (links, counts, extent items) is not an error. A logged regular
+ * extent of a file with checksums must have them, logged with it or already
+ * in the csum tree, or the replay would leave data without checksums. Logs
+ * are small (one transaction's fsyncs), so their ranges are kept in memory. */
 #include "check_internal.h"
 #include "le.h"
 #include <errno.h>
@@ -35,7 +37,6 @@ static int range_add(struct range_list *l, uint64_t start, uint64_t len, uint64_
 struct log_walk {
 	struct check_ctx *c;
 	uint64_t csum_ino;              /* the last logged inode item, when it has checksums */
-	uint64_t root;                  /* the subvolume the log belongs to */
 	struct range_list need, have;
 	int err;
 };
@@ -70,49 +71,6 @@ static void log_item(struct log_walk *lw, const struct fs_key *key, const uint8_
 	}
 }
 
-/* Items of a log leaf must be well formed like those of a subvolume (what a
- * log leaves out, links and counts, is not looked at). */
-static void log_item_shape(struct log_walk *lw, const struct fs_block *b, uint32_t slot,
-			   const struct fs_key *key, const uint8_t *data, uint32_t size)
-{
-	struct fs_file_extent fe;
-	struct fs_dir_entry de;
-	struct fs_inode_ref ir;
-	uint32_t pos = 0;
-	int r = 0, entries = 1;         /* entries: at least one record */
-
-	switch (key->type) {
-	case BTRFS_INODE_ITEM_KEY:
-		r = fs_inode_item(data, size) ? 0 : -1;
-		break;
-	case BTRFS_EXTENT_DATA_KEY:
-		r = fs_file_extent(data, size, &fe);
-		break;
-	case BTRFS_DIR_ITEM_KEY:
-	case BTRFS_DIR_INDEX_KEY:
-	case BTRFS_XATTR_ITEM_KEY:
-		while ((r = fs_dir_entry_next(data, size, &pos, &de)) == 1)
-			;
-		entries = pos > 0;
-		break;
-	case BTRFS_INODE_REF_KEY:
-	case BTRFS_INODE_EXTREF_KEY:
-		while ((r = key->type == BTRFS_INODE_REF_KEY ? fs_inode_ref_next(data, size, &pos, &ir)
-							      : fs_inode_extref_next(data, size, &pos, &ir)) == 1)
-			;
-		entries = pos > 0;
-		break;
-	case BTRFS_EXTENT_CSUM_KEY:
-		entries = size && !(size % lw->c->fs->csum_size);
-		break;
-	}
-	if (r < 0 || !entries)
-		ck_err(lw->c, BTRFS_TREE_LOG_OBJECTID, key->objectid, b->bytenr, 0,
-		       "corrupt leaf: log tree of root %llu block=%llu slot=%u, invalid item [%llu %u %llu] size %u",
-		       (unsigned long long)lw->root, (unsigned long long)b->bytenr, slot,
-		       (unsigned long long)key->objectid, key->type, (unsigned long long)key->offset, size);
-}
-
 static int log_leaf(void *ctx, const struct fs_block *b)
 {
 	struct log_walk *lw = ctx;
@@ -127,10 +85,8 @@ static int log_leaf(void *ctx, const struct fs_block *b)
 
 		fs_item_key(b, i, &key);
 		data = fs_item_data(b, i, &size);
-		if (!data)
-			continue;
-		log_item_shape(lw, b, i, &key, data, size);
-		log_item(lw, &key, data, size);
+		if (data)
+			log_item(lw, &key, data, size);
 	}
 	return lw->err;
 }
@@ -211,7 +167,7 @@ static uint64_t covered_to(struct log_walk *lw, uint64_t pos)
 
 static void check_one_log(struct check_ctx *c, uint64_t root, const struct btrfs_root_item *ri)
 {
-	struct log_walk lw = { .c = c, .root = root };
+	struct log_walk lw = { .c = c };
 	struct fs_walk_ops ops = { .leaf = log_leaf, .error = log_error };
 	struct fs_root log = { .objectid = BTRFS_TREE_LOG_OBJECTID, .bytenr = get_le64(&ri->bytenr),
 			       .generation = get_le64(&ri->generation), .level = ri->level };

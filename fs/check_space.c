@@ -16,6 +16,18 @@
  * extent items are produced as coalesced ranges in address order and
  * compared pairwise, as the reference's verify_space_cache does. Only a v1
  * cache file (the kernel sizes them at 64 KiB per 256 MiB) is held in memory. */
+//config:config CHECK_THOROUGH
+//config:	bool "btrfsck: thorough cross-checks"
+//config:	default y
+//config:	depends on APPLET_CHECK
+//config:	help
+//config:	  Read each block group's v1 free space cache as the kernel does and
+//config:	  compare it with the extent tree (without it only the cache inodes'
+//config:	  mode is checked: the v1 cache is deprecated and the kernel verifies
+//config:	  it before use); leave the stripes holding superblock copies out of
+//config:	  free space comparisons, as btrfs-progs does; check that extent items
+//config:	  are aligned and that a tree block's extent item has its generation.
+#include "config.h"
 #include "check_internal.h"
 #include "csum.h"
 #include "le.h"
@@ -31,96 +43,11 @@ struct span {
 	uint64_t start, end;
 };
 
-static int span_cmp(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The ranges of bg that hold superblock copies: each copy's device offset
- * mapped back into the chunk, a whole stripe unit around it (the kernel keeps
- * it out of use), in no particular order. *bytes sums them as the reference
- * counts a block group's bytes_super. */
-static struct span *super_spans(struct check_ctx *c, const struct check_bg *bg, int *n,
-				uint64_t *bytes)
-{
-	const struct fs_chunk *ch = fs_chunk_find(c->fs, bg->start);
-	uint64_t bg_end = bg->start + bg->len, sl, per_dev, rlen, t;
-	uint64_t nst, sub, ndata = 1;
-	struct span *s;
-	int k = 0;
-
-	*n = 0;
-	*bytes = 0;
-	if (!ch || ch->logical != bg->start || !ch->num_stripes)
-		return NULL;
-	s = malloc((3 * (size_t)ch->num_stripes + 1) * sizeof(*s));
-	if (!s)
-		return NULL;
-	if (bg->start < BTRFS_SUPER_OFFSET) {
-		s[k++] = (struct span){ bg->start, BTRFS_SUPER_OFFSET };
-		*bytes += BTRFS_SUPER_OFFSET - bg->start;
-	}
-	t = ch->type;
-	nst = ch->num_stripes;
-	sub = ch->sub_stripes ? ch->sub_stripes : 1;
-	sl = ch->stripe_len ? ch->stripe_len : 65536;
-	if (t & BTRFS_BLOCK_GROUP_RAID10)
-		ndata = nst / sub ? nst / sub : 1;
-	else if (t & BTRFS_BLOCK_GROUP_RAID0)
-		ndata = nst;
-	else if (t & (BTRFS_BLOCK_GROUP_RAID5 | BTRFS_BLOCK_GROUP_RAID6))
-		ndata = nst > 2 ? nst - ((t & BTRFS_BLOCK_GROUP_RAID5) ? 1 : 2) : 1;
-	per_dev = ch->length / ndata;
-	rlen = (t & (BTRFS_BLOCK_GROUP_RAID5 | BTRFS_BLOCK_GROUP_RAID6)) ? sl * ndata : sl;
-	for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++) {
-		uint64_t phys = btrfs_super_offset(m);
-
-		for (uint64_t i = 0; i < nst; i++) {
-			uint64_t off = ch->stripes[i].offset, nr, log;
-			int dup = 0;
-
-			if (off > phys || off + per_dev <= phys)
-				continue;
-			nr = (phys - off) / sl;
-			if (t & BTRFS_BLOCK_GROUP_RAID10)
-				nr = (nr * nst + i) / sub;
-			else if (t & BTRFS_BLOCK_GROUP_RAID0)
-				nr = nr * nst + i;
-			log = bg->start + nr * rlen;
-			for (int j = 0; j < k; j++)
-				dup |= s[j].start == log;
-			if (dup || log >= bg_end)
-				continue;
-			s[k] = (struct span){ log, log + (rlen < bg_end - log ? rlen : bg_end - log) };
-			*bytes += s[k].end - s[k].start;
-			k++;
-		}
-	}
-	*n = k;
-	return s;
-}
-
 /* ---- free ranges of one block group, in address order -------------------------- */
 
 enum { SRC_EXTENTS, SRC_FST, SRC_V1 };
 
-struct v1_bitmap {             /* starts like struct span: sorted by span_cmp */
-	uint64_t start;
-	const uint8_t *bits;
-};
-
-/* A loaded v1 cache file: extent entries and bitmaps, each sorted. */
-struct v1_cache {
-	uint8_t *buf;
-	struct span *ext;
-	struct v1_bitmap *bm;
-	size_t next, nbm;
-	size_t iext, ibm;
-	uint64_t rs, re;        /* next bitmap run */
-	int run;                /* 0 not read, 1 held, 2 no more */
-};
+struct v1_cache;
 
 struct ranges {
 	struct check_ctx *c;
@@ -228,6 +155,94 @@ static int ext_raw(struct ranges *r, uint64_t *s, uint64_t *e)
 	return 1;
 }
 
+#if CFG_CHECK_THOROUGH
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The ranges of bg that hold superblock copies: each copy's device offset
+ * mapped back into the chunk, a whole stripe unit around it (the kernel keeps
+ * it out of use), in no particular order. *bytes sums them as the reference
+ * counts a block group's bytes_super. */
+static struct span *super_spans(struct check_ctx *c, const struct check_bg *bg, int *n,
+				uint64_t *bytes)
+{
+	const struct fs_chunk *ch = fs_chunk_find(c->fs, bg->start);
+	uint64_t bg_end = bg->start + bg->len, sl, per_dev, rlen, t;
+	uint64_t nst, sub, ndata = 1;
+	struct span *s;
+	int k = 0;
+
+	*n = 0;
+	*bytes = 0;
+	if (!ch || ch->logical != bg->start || !ch->num_stripes)
+		return NULL;
+	s = malloc((3 * (size_t)ch->num_stripes + 1) * sizeof(*s));
+	if (!s)
+		return NULL;
+	if (bg->start < BTRFS_SUPER_OFFSET) {
+		s[k++] = (struct span){ bg->start, BTRFS_SUPER_OFFSET };
+		*bytes += BTRFS_SUPER_OFFSET - bg->start;
+	}
+	t = ch->type;
+	nst = ch->num_stripes;
+	sub = ch->sub_stripes ? ch->sub_stripes : 1;
+	sl = ch->stripe_len ? ch->stripe_len : 65536;
+	if (t & BTRFS_BLOCK_GROUP_RAID10)
+		ndata = nst / sub ? nst / sub : 1;
+	else if (t & BTRFS_BLOCK_GROUP_RAID0)
+		ndata = nst;
+	else if (t & (BTRFS_BLOCK_GROUP_RAID5 | BTRFS_BLOCK_GROUP_RAID6))
+		ndata = nst > 2 ? nst - ((t & BTRFS_BLOCK_GROUP_RAID5) ? 1 : 2) : 1;
+	per_dev = ch->length / ndata;
+	rlen = (t & (BTRFS_BLOCK_GROUP_RAID5 | BTRFS_BLOCK_GROUP_RAID6)) ? sl * ndata : sl;
+	for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++) {
+		uint64_t phys = btrfs_super_offset(m);
+
+		for (uint64_t i = 0; i < nst; i++) {
+			uint64_t off = ch->stripes[i].offset, nr, log;
+			int dup = 0;
+
+			if (off > phys || off + per_dev <= phys)
+				continue;
+			nr = (phys - off) / sl;
+			if (t & BTRFS_BLOCK_GROUP_RAID10)
+				nr = (nr * nst + i) / sub;
+			else if (t & BTRFS_BLOCK_GROUP_RAID0)
+				nr = nr * nst + i;
+			log = bg->start + nr * rlen;
+			for (int j = 0; j < k; j++)
+				dup |= s[j].start == log;
+			if (dup || log >= bg_end)
+				continue;
+			s[k] = (struct span){ log, log + (rlen < bg_end - log ? rlen : bg_end - log) };
+			*bytes += s[k].end - s[k].start;
+			k++;
+		}
+	}
+	*n = k;
+	return s;
+}
+
+struct v1_bitmap {             /* starts like struct span: sorted by span_cmp */
+	uint64_t start;
+	const uint8_t *bits;
+};
+
+/* A loaded v1 cache file: extent entries and bitmaps, each sorted. */
+struct v1_cache {
+	uint8_t *buf;
+	struct span *ext;
+	struct v1_bitmap *bm;
+	size_t next, nbm;
+	size_t iext, ibm;
+	uint64_t rs, re;        /* next bitmap run */
+	int run;                /* 0 not read, 1 held, 2 no more */
+};
+
 static int v1_run(struct ranges *r, uint64_t *s, uint64_t *e)
 {
 	struct v1_cache *v = r->v1;
@@ -262,14 +277,20 @@ static int v1_raw(struct ranges *r, uint64_t *s, uint64_t *e)
 	return 1;
 }
 
+#endif
+
 static int raw_next(struct ranges *r, uint64_t *s, uint64_t *e)
 {
 	int ret;
 
 	if (r->done)
 		return 0;
-	ret = r->src == SRC_EXTENTS ? ext_raw(r, s, e) : r->src == SRC_FST ? fst_raw(r, s, e)
-									   : v1_raw(r, s, e);
+#if CFG_CHECK_THOROUGH
+	if (r->src == SRC_V1)
+		ret = v1_raw(r, s, e);
+	else
+#endif
+		ret = r->src == SRC_EXTENTS ? ext_raw(r, s, e) : fst_raw(r, s, e);
 	r->done = !ret;
 	return ret;
 }
@@ -283,7 +304,7 @@ static int ranges_next(struct ranges *r, uint64_t *s, uint64_t *e)
 		if (r->cs < r->ce) {
 			uint64_t cut = r->ce, skip = 0;
 
-			for (int i = 0; i < r->nex; i++) {
+			for (int i = 0; CFG_CHECK_THOROUGH && i < r->nex; i++) {
 				if (r->ex[i].start <= r->cs && r->ex[i].end > r->cs)
 					skip = r->ex[i].end;
 				else if (r->ex[i].start > r->cs && r->ex[i].start < cut)
@@ -336,7 +357,11 @@ static void compare_free(struct check_ctx *c, uint64_t tree, const struct check_
 			 struct ranges *cr, struct ranges *er)
 {
 	uint64_t cs = 0, ce = 0, gs, ge;
-	int have = ranges_next(cr, &cs, &ce), left = 0;
+	static const char *const msgs[] = {     /* the reference's words, arguments in order */
+		"there is no free space entry for %llu-%llu", "wanted offset %llu, found %llu",
+		"wanted bytes %llu, found %llu for off %llu",
+	};
+	int have = ranges_next(cr, &cs, &ce), left = 0, kind;
 	char why[120] = "";
 
 	while (!*why && ranges_next(er, &gs, &ge)) {
@@ -344,18 +369,14 @@ static void compare_free(struct check_ctx *c, uint64_t tree, const struct check_
 			left = 1;
 			have = ranges_next(cr, &cs, &ce);
 		}
-		if (!have || cs > gs)
-			snprintf(why, sizeof(why), "there is no free space entry for %llu-%llu",
-				 (unsigned long long)gs, (unsigned long long)ge);
-		else if (cs != gs)
-			snprintf(why, sizeof(why), "wanted offset %llu, found %llu",
-				 (unsigned long long)gs, (unsigned long long)cs);
-		else if (ce != ge)
-			snprintf(why, sizeof(why), "wanted bytes %llu, found %llu for off %llu",
-				 (unsigned long long)(ge - gs), (unsigned long long)(ce - cs),
-				 (unsigned long long)gs);
-		else
+		if (have && cs == gs && ce == ge) {
 			have = ranges_next(cr, &cs, &ce);
+			continue;
+		}
+		kind = !have || cs > gs ? 0 : cs != gs ? 1 : 2;
+		snprintf(why, sizeof(why), msgs[kind], (unsigned long long)(kind == 2 ? ge - gs : gs),
+			 (unsigned long long)(kind == 0 ? ge : kind == 1 ? cs : ce - cs),
+			 (unsigned long long)gs);
 	}
 	if (!*why && (have || left))
 		snprintf(why, sizeof(why), "There are still entries left in the space cache");
@@ -504,6 +525,7 @@ static void check_bg_fst(struct check_ctx *c, const struct fs_root *fst, const s
 	ck_cursor_release(&er.cu);
 }
 
+#if CFG_CHECK_THOROUGH
 /* ---- free space cache (v1) ------------------------------------------------------------- */
 
 static int v1_page_ok(const struct v1_cache *v, uint32_t ss, uint64_t pages, uint64_t pg)
@@ -647,6 +669,8 @@ static void check_bg_v1(struct check_ctx *c, const struct check_bg *bg, const st
 	free(v.bm);
 }
 
+#endif
+
 int check_free_space(struct check_ctx *c)
 {
 	uint64_t ro = get_le64(&c->fs->sb.compat_ro_flags);
@@ -668,14 +692,17 @@ int check_free_space(struct check_ctx *c)
 		return 0;
 	}
 	for (int i = 0; i < c->nbgs; i++) {
-		uint64_t bytes_super;
-		int nex;
-		struct span *ex = super_spans(c, &c->bgs[i], &nex, &bytes_super);
+		uint64_t bytes_super = 0;
+		int nex = 0;
+		struct span *ex = NULL;
 
+#if CFG_CHECK_THOROUGH
+		ex = super_spans(c, &c->bgs[i], &nex, &bytes_super);
+		if (!fst)
+			check_bg_v1(c, &c->bgs[i], ex, nex, bytes_super);
+#endif
 		if (fst)
 			check_bg_fst(c, &fst_root, &c->bgs[i], ex, nex);
-		else
-			check_bg_v1(c, &c->bgs[i], ex, nex, bytes_super);
 		free(ex);
 		ck_progress(c, (uint64_t)i);
 	}
