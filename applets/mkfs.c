@@ -52,7 +52,8 @@ static const char usage[] =
 "\t--csum TYPE\n"
 "\t--checksum TYPE         checksum algorithm to use, crc32c (default), xxhash, sha256, blake2\n"
 "\t-n|--nodesize SIZE      size of btree nodes (4KiB..64KiB, power of two)\n"
-"\t-s|--sectorsize SIZE    data block size (4KiB; 64KiB only mounts where the page size is 64KiB)\n"
+"\t-s|--sectorsize SIZE    data block size (default 4KiB, may not be mountable by current kernel\n"
+"\t                        if CPU page size is different)\n"
 "\t-O|--features LIST      comma separated list of filesystem features (use '-O list-all' to list features)\n"
 "\t                        default: extref, skinny-metadata, no-holes, free-space-tree, block-group-tree;\n"
 "\t                        the block-group-tree needs kernel 6.1+: '-O ^block-group-tree' makes a\n"
@@ -535,7 +536,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 's':
 			if (parse_size(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
-				return bad_value("sectorsize (4KiB, or 64KiB on 64KiB-page systems)", optarg);
+				return bad_value("sectorsize (a power of two from 4KiB to 64KiB)", optarg);
 			cfg->sectorsize = (uint32_t)v;
 			break;
 		case 'O': case 'R':
@@ -598,17 +599,35 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* Whether the running kernel lists the sector size as supported. */
+static int kernel_supports_sectorsize(uint32_t size)
+{
+	char buf[128], want[16];
+	FILE *f = fopen("/sys/fs/btrfs/features/supported_sectorsizes", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	snprintf(want, sizeof(want), "%u", size);
+	while (!found && fscanf(f, "%127s", buf) == 1)
+		found = !strcmp(buf, want);
+	fclose(f);
+	return found;
+}
+
 /* Checks that the options fit together; fills in defaults. */
 static int settle_options(struct opts *o, int ndevs)
 {
 	struct mkfs_config *cfg = &o->cfg;
 	long page = sysconf(_SC_PAGESIZE);
 
-	if (cfg->sectorsize != 4096 && cfg->sectorsize != (uint32_t)page) {
-		msg_error("sectorsize %u is not supported: it must be 4096 or the page size (%ld)",
-			  cfg->sectorsize, page);
-		return -1;
-	}
+	if (cfg->sectorsize != (uint32_t)page && !kernel_supports_sectorsize(cfg->sectorsize))
+		msg_warn("sectorsize %u does not match host CPU page size %ld, with kernels 6.x and up\n"
+			 "\t the 4KiB sectorsize is supported on all architectures but other combinations\n"
+			 "\t may fail the filesystem mount, use \"--sectorsize %ld\" to override that\n",
+			 cfg->sectorsize, page, page);
+	if (!o->nodesize_set && cfg->nodesize < cfg->sectorsize)
+		cfg->nodesize = cfg->sectorsize;
 	if (cfg->mixed || (cfg->incompat & BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS)) {
 		cfg->mixed = 1;
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS;
@@ -687,8 +706,8 @@ static void print_summary(const struct opts *o, const struct target *t, int ndev
 	char u[UUID_STR_LEN], feat[256];
 
 	uuid_unparse(cfg->fsid, u);
-	printf("btrfs-progs v%s\nSee https://btrfs.readthedocs.io for more information.\n\n",
-	       BTRFS_PROGS_COMPAT);
+	printf("btrfsbox v%s\nSee https://btrfs.readthedocs.io for more information.\n\n",
+	       BTRFSBOX_VERSION);
 	printf("Label:              %s\n", cfg->label[0] ? cfg->label : "(null)");
 	printf("UUID:               %s\n", u);
 	printf("Node size:          %u\n", cfg->nodesize);
@@ -737,6 +756,7 @@ static int run(struct opts *o, int ndevs, char **paths)
 	struct mkfs_device *d = calloc((size_t)ndevs, sizeof(*d));
 	struct mkfs_result res;
 	char err[512];
+	uint64_t total = 0;
 	int ret = 1, ssd = 1;
 
 	if (!t || !d) {
@@ -780,13 +800,18 @@ static int run(struct opts *o, int ndevs, char **paths)
 		}
 		ssd &= !rotational(&t[i].st);
 	}
+	for (int i = 0; i < ndevs; i++) {
+		if (total + d[i].size < total) {
+			msg_error("adding device of %llu (%s) bytes would exceed max file system size",
+				  (unsigned long long)d[i].size, pretty_size(d[i].size, UNITS_DEFAULT));
+			goto out;
+		}
+		total += d[i].size;
+	}
 	for (int i = 0; i < ndevs; i++)
 		if (o->discard)
 			discard_device(&t[i], d[i].size, o->verbose > 0);
 	if (o->cfg.mixed) {
-		uint64_t total = 0;
-		for (int i = 0; i < ndevs; i++)
-			total += d[i].size;
 		if (total > (1ULL << 30))
 			msg_warn("mixed block groups are meant for filesystems up to 1GiB; this one has %s",
 				 pretty_size(total, UNITS_DEFAULT));
