@@ -786,8 +786,9 @@ static int run(struct opts *o, int ndevs, char **paths)
 			}
 			d[i].size = d[i].dev_size = o->byte_count;
 		}
-		/* like mkfs.btrfs, an image file grows to what --rootdir needs */
-		d[i].grow = o->rootdir && ndevs == 1 && !o->byte_count && S_ISREG(t[i].st.st_mode);
+		/* like mkfs.btrfs, an image file grows to what --rootdir needs (also
+		 * beyond -b) */
+		d[i].grow = o->rootdir && ndevs == 1 && S_ISREG(t[i].st.st_mode);
 		if (o->dev_uuid_set) {
 			memcpy(d[i].uuid, o->dev_uuid, 16);
 		} else if (o->cfg.reproducible && o->fsid_set) {

@@ -345,7 +345,10 @@ static int add_data_chunks(struct mkfs_ctx *c, uint64_t type, uint64_t want, con
 	return 0;
 }
 
-static int layout_chunks(struct mkfs_ctx *c, const struct rootdir_estimate *est)
+/* tight: --rootdir on a device too small for the usual chunk sizes: only what the
+ * estimate needs (data, a MiB for the stripes around superblock copies; metadata
+ * twice its items and 4 MiB, as below), a 4 MiB system chunk. */
+static int layout_chunks(struct mkfs_ctx *c, const struct rootdir_estimate *est, int tight)
 {
 	const struct mkfs_config *cfg = c->cfg;
 	uint64_t total = fs_bytes(c), meta, data, sys = 8 * MIB;
@@ -365,6 +368,11 @@ static int layout_chunks(struct mkfs_ctx *c, const struct rootdir_estimate *est)
 	if (total < 256 * MIB && !est->data_bytes) {
 		sys = 4 * MIB;
 		meta = 16 * MIB;
+	}
+	if (tight) {
+		sys = 4 * MIB;
+		meta = round_up(est->meta_bytes * 2 + 4 * MIB, MIB);
+		data = round_up(est->data_bytes + MIB, MIB);
 	}
 	meta = round_down(meta, ALLOC_STRIPE_LEN);
 	if (add_chunk(c, BTRFS_BLOCK_GROUP_SYSTEM | mprof, sys, "system"))
@@ -996,7 +1004,7 @@ static int shrink_devices(struct mkfs_ctx *c, struct mkfs_device *devs)
 
 /* Lays out the chunks on devices of the given sizes. */
 static int try_layout(struct mkfs_ctx *c, const struct mkfs_device *devs, int ndevs,
-		      const uint64_t *size, const struct rootdir_estimate *est)
+		      const uint64_t *size, const struct rootdir_estimate *est, int tight)
 {
 	alloc_free(&c->al);
 	alloc_init(&c->al);
@@ -1008,7 +1016,7 @@ static int try_layout(struct mkfs_ctx *c, const struct mkfs_device *devs, int nd
 		d->next_phys = ALLOC_DEV_START;
 		memcpy(d->uuid, devs[i].uuid, BTRFS_UUID_SIZE);
 	}
-	return layout_chunks(c, est);
+	return layout_chunks(c, est, tight);
 }
 
 /* Chunk layout; an image file marked growable is enlarged (by whole MiBs, the least
@@ -1024,13 +1032,15 @@ static int place_chunks(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs,
 		if (devs[i].grow)
 			g = i;
 	}
-	if (!try_layout(c, devs, ndevs, size, est))
+	if (!try_layout(c, devs, ndevs, size, est, 0))
+		return 0;
+	if ((est->data_bytes || est->meta_bytes) && !try_layout(c, devs, ndevs, size, est, 1))
 		return 0;
 	if (g < 0)
 		return -1;
 	lo = size[g] / MIB;
 	hi = lo < 64 ? 128 : 2 * lo;
-	for (size[g] = hi * MIB; try_layout(c, devs, ndevs, size, est); size[g] = hi * MIB) {
+	for (size[g] = hi * MIB; try_layout(c, devs, ndevs, size, est, 0); size[g] = hi * MIB) {
 		if (hi > (1ULL << 40))
 			return -1;
 		lo = hi;
@@ -1039,17 +1049,19 @@ static int place_chunks(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs,
 	while (hi - lo > 1) {       /* hi works, lo does not */
 		uint64_t mid = lo + (hi - lo) / 2;
 		size[g] = mid * MIB;
-		if (try_layout(c, devs, ndevs, size, est))
+		if (try_layout(c, devs, ndevs, size, est, 0))
 			lo = mid;
 		else
 			hi = mid;
 	}
 	size[g] = hi * MIB;
-	if (try_layout(c, devs, ndevs, size, est))
+	if (try_layout(c, devs, ndevs, size, est, 0))
 		return -1;
-	if (ftruncate(devs[g].fd, (off_t)size[g]))
+	if (size[g] > devs[g].dev_size && ftruncate(devs[g].fd, (off_t)size[g]))
 		return mkfs_fail(c, "cannot grow %s: %s", devs[g].path, strerror(errno));
-	devs[g].size = devs[g].dev_size = size[g];
+	devs[g].size = size[g];
+	if (size[g] > devs[g].dev_size)
+		devs[g].dev_size = size[g];
 	return 0;
 }
 
