@@ -271,40 +271,6 @@ struct recv_opts {
 	int nsearch;
 };
 
-struct mount_root_query {
-	const char *path;
-	char *out;
-	size_t outlen, best;
-};
-
-/* Keeps the mount point that is the longest prefix of the path so far. */
-static int mount_root_candidate(const struct sys_mount *m, void *ctx)
-{
-	struct mount_root_query *q = ctx;
-	size_t n = strlen(m->target);
-
-	if (strncmp(q->path, m->target, n) ||
-	    (q->path[n] && q->path[n] != '/' && strcmp(m->target, "/")))
-		return 0;
-	if (n >= q->best && n < q->outlen) {
-		q->best = n;
-		/* a later mount over the same point hides the earlier one */
-		snprintf(q->out, q->outlen, "%s", strcmp(m->fstype, "btrfs") ? "" : m->target);
-	}
-	return 0;
-}
-
-/* The btrfs mount point that is the longest prefix of path (an absolute real path). */
-static int find_mount_root(const char *path, char *out, size_t outlen)
-{
-	struct mount_root_query q = { path, out, outlen, 0 };
-
-	out[0] = 0;
-	if (sysfile_each_mount(mount_root_candidate, &q) < 0)
-		return -1;
-	return out[0] ? 0 : -1;
-}
-
 /* Whether fds a and b are on the same btrfs filesystem. */
 static int same_fs(int a, int b)
 {
@@ -351,7 +317,7 @@ static int open_destination(const struct recv_opts *o, const char *dest, char *f
 	}
 	if (o->root_mount)
 		snprintf(root, sizeof(root), "%s", o->root_mount);
-	else if (find_mount_root(full, root, sizeof(root))) {
+	else if (sysfile_btrfs_mount_root(full, root, sizeof(root))) {
 		msg_error("%s doesn't belong to btrfs mount point", full);
 		return -1;
 	}
