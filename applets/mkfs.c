@@ -69,6 +69,11 @@ static const char usage[] =
 "\t--shrink                (with --rootdir) shrink the filled filesystem to minimal size\n"
 "\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: no (default), zlib (levels 1..9),\n"
 "\t                        lzo, zstd (levels 1..15); the default level is 3\n"
+"\t-u|--subvol [TYPE:]DIR  (with --rootdir) make DIR a subvolume; TYPE rw (default), ro,\n"
+"\t                        default or default-ro (also the default subvolume; once)\n"
+"\t--inode-flags FLAGS:PATH\n"
+"\t                        (with --rootdir) set nodatacow (implies nodatasum for files)\n"
+"\t                        and/or nodatasum on PATH\n"
 "\t-K|--nodiscard          do not perform whole device TRIM\n"
 "\t-f|--force              force overwrite of existing filesystem\n"
 "  general:\n"
@@ -106,6 +111,8 @@ static const struct feature features[] = {
 	{ "raid1c34", BTRFS_FEATURE_INCOMPAT_RAID1C34, 0, 0, "RAID1 with 3 or 4 copies (compat=5.5)" },
 	{ "block-group-tree", 0, BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE, 0,
 	  "block group tree to reduce mount time (compat=6.1, safe=6.6, default=6.19)" },
+	{ "squota", BTRFS_FEATURE_INCOMPAT_SIMPLE_QUOTA_BIT, 0, 0,
+	  "squota support (simple accounting qgroups) (compat=6.7)" },
 };
 #define NFEATURES (sizeof(features) / sizeof(features[0]))
 
@@ -117,11 +124,12 @@ static const struct feature features[] = {
 			   BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID | \
 			   BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE)
 
+/* -O lists all (as 6.19), -R the runtime ones (as 6.2). */
 static void list_features(int runtime)
 {
 	fprintf(stderr, "%s features available:\n", runtime ? "Runtime" : "Filesystem");
 	for (size_t i = 0; i < NFEATURES; i++)
-		if (runtime ? features[i].runtime : features[i].runtime != 2)
+		if (!runtime || features[i].runtime)
 			fprintf(stderr, "%-20s- %s\n", features[i].name, features[i].desc);
 }
 
@@ -138,18 +146,14 @@ static int parse_features(char *list, int runtime, struct mkfs_config *cfg)
 			return 1;
 		}
 		for (i = 0; i < NFEATURES; i++)
-			if (!strcmp(features[i].name, name) && (runtime ? features[i].runtime :
-								  features[i].runtime != 2))
+			if (!strcmp(features[i].name, name) && (!runtime || features[i].runtime))
 				break;
 		if (i == NFEATURES) {
 			msg_error("unrecognized %sfeature '%s'", runtime ? "runtime " : "", name);
 			return -1;
 		}
-		if (features[i].runtime == 2) {
-			if (!off) {
-				msg_error("runtime feature 'quota' is not supported by this mkfs.btrfs");
-				return -1;
-			}
+		if (features[i].runtime == 2) {     /* quota: no superblock bit */
+			cfg->quota = off ? 0 : MKFS_QUOTA;
 			continue;
 		}
 		if (off) {
@@ -170,10 +174,11 @@ static void features_string(const struct mkfs_config *cfg, int runtime, char *bu
 	buf[0] = 0;
 	for (size_t i = 0; i < NFEATURES; i++) {
 		const struct feature *f = &features[i];
-		if ((f->runtime != 0) != runtime || f->runtime == 2)
+		if ((f->runtime != 0) != runtime)
 			continue;
 		if ((f->incompat && (cfg->incompat & f->incompat)) ||
-		    (f->compat_ro && (cfg->compat_ro & f->compat_ro)))
+		    (f->compat_ro && (cfg->compat_ro & f->compat_ro)) ||
+		    (f->runtime == 2 && cfg->quota == MKFS_QUOTA))
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "", f->name);
 	}
 	if (!n)
@@ -421,12 +426,20 @@ static void discard_device(struct target *t, uint64_t size, int verbose)
 
 /* ---- main ---- */
 
+#define MAX_PATH_OPTS 256
+
 struct opts {
 	struct mkfs_config cfg;
 	int force, verbose, discard, nodesize_set, meta_set, data_set, dev_uuid_set, fsid_set;
 	uint64_t byte_count;
 	uint8_t dev_uuid[16];
 	char *rootdir;
+	/* --subvol and --inode-flags: paths below --rootdir, resolved by settle_options */
+	struct mkfs_subvol_spec subvol[MAX_PATH_OPTS];
+	const char *subvol_path[MAX_PATH_OPTS];
+	struct mkfs_inode_flags iflags[MAX_PATH_OPTS];
+	const char *iflags_path[MAX_PATH_OPTS];
+	int nsubvols, niflags;
 };
 
 static int bad_value(const char *what, const char *val)
@@ -486,9 +499,132 @@ static int parse_compress(const char *arg, struct mkfs_config *cfg)
 
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
+static int too_many(const char *opt)
+{
+	msg_error("at most %d %s options", MAX_PATH_OPTS, opt);
+	return -1;
+}
+
+/* --subvol [rw:|ro:|default:|default-ro:]DIR (a prefix that is none of these is part
+ * of the path, as 6.19) */
+static int parse_subvol(const char *arg, struct opts *o)
+{
+	static const char *const types[] = { "rw:", "ro:", "default:", "default-ro:" };
+	struct mkfs_subvol_spec *sv = &o->subvol[o->nsubvols];
+
+	if (o->nsubvols == MAX_PATH_OPTS)
+		return too_many("--subvol");
+	for (int t = 0; t < 4; t++)
+		if (!strncmp(arg, types[t], strlen(types[t]))) {
+			arg += strlen(types[t]);
+			sv->ro = t & 1;
+			sv->is_default = t >= 2;
+			break;
+		}
+	for (int i = 0; sv->is_default && i < o->nsubvols; i++)
+		if (o->subvol[i].is_default) {
+			msg_error("default subvolume can only be specified once");
+			return -1;
+		}
+	o->subvol_path[o->nsubvols++] = arg;
+	return 0;
+}
+
+/* --inode-flags nodatacow|nodatasum[,...]:PATH */
+static int parse_inode_flags(const char *arg, struct opts *o)
+{
+	const char *colon = strchr(arg, ':');
+	uint64_t flags = 0;
+
+	if (o->niflags == MAX_PATH_OPTS)
+		return too_many("--inode-flags");
+	if (!colon) {
+		msg_error("invalid inode flags: %s", arg);
+		return -1;
+	}
+	for (const char *p = arg; p < colon; ) {
+		size_t n = strcspn(p, ",:");
+		if (n == 9 && !strncmp(p, "nodatacow", 9)) {
+			flags |= BTRFS_INODE_NODATACOW;
+		} else if (n == 9 && !strncmp(p, "nodatasum", 9)) {
+			flags |= BTRFS_INODE_NODATASUM;
+		} else if (n) {
+			msg_error("unknown flag: %.*s", (int)n, p);
+			return -1;
+		}
+		p += n + (p[n] == ',');
+	}
+	o->iflags[o->niflags].flags = flags;
+	o->iflags_path[o->niflags++] = colon + 1;
+	return 0;
+}
+
+/* A --subvol or --inode-flags path: below --rootdir (real path root), existing;
+ * its device and inode numbers. 0 or -1 after the error. */
+static int resolve_below_rootdir(const char *root, const char *path, const char *what,
+				 int want_dir, dev_t *dev, ino_t *ino)
+{
+	char joined[PATH_MAX], real[PATH_MAX];
+	size_t rl = strlen(root);
+	struct stat st;
+
+	if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", root, path) >= sizeof(joined) ||
+	    !realpath(joined, real) || lstat(real, &st)) {
+		msg_error("%s path does not exist: %s", what, path);
+		return -1;
+	}
+	if (strncmp(real, root, rl) || real[rl] != '/') {
+		msg_error("%s path is not below --rootdir: %s", what, path);
+		return -1;
+	}
+	if (want_dir && !S_ISDIR(st.st_mode)) {
+		msg_error("%s is not a directory: %s", what, path);
+		return -1;
+	}
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* Resolves --subvol and --inode-flags; each names a different inode. */
+static int resolve_path_opts(struct opts *o)
+{
+	char root[PATH_MAX];
+
+	if ((o->nsubvols || o->niflags) && !realpath(o->rootdir, root)) {
+		msg_error("could not get canonical path to %s", o->rootdir);
+		return -1;
+	}
+	for (int i = 0; i < o->nsubvols; i++) {
+		struct mkfs_subvol_spec *sv = &o->subvol[i];
+		if (resolve_below_rootdir(root, o->subvol_path[i], "subvolume", 1, &sv->dev, &sv->ino))
+			return -1;
+		for (int j = 0; j < i; j++)
+			if (o->subvol[j].dev == sv->dev && o->subvol[j].ino == sv->ino) {
+				msg_error("subvolume specified more than once: %s", o->subvol_path[i]);
+				return -1;
+			}
+	}
+	for (int i = 0; i < o->niflags; i++) {
+		struct mkfs_inode_flags *f = &o->iflags[i];
+		if (resolve_below_rootdir(root, o->iflags_path[i], "inode", 0, &f->dev, &f->ino))
+			return -1;
+		for (int j = 0; j < i; j++)
+			if (o->iflags[j].dev == f->dev && o->iflags[j].ino == f->ino) {
+				msg_error("duplicated inode flag entries for %s", o->iflags_path[i]);
+				return -1;
+			}
+	}
+	o->cfg.subvols = o->subvol;
+	o->cfg.nsubvols = o->nsubvols;
+	o->cfg.inode_flags = o->iflags;
+	o->cfg.ninode_flags = o->niflags;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_CSUM = 256, OPT_SHRINK, OPT_DEVUUID, OPT_COMPRESS };
+	enum { OPT_CSUM = 256, OPT_SHRINK, OPT_DEVUUID, OPT_COMPRESS, OPT_INODE_FLAGS };
 	static const struct option longopts[] = {
 		{ "data", required_argument, NULL, 'd' }, { "metadata", required_argument, NULL, 'm' },
 		{ "mixed", no_argument, NULL, 'M' }, { "csum", required_argument, NULL, OPT_CSUM },
@@ -503,13 +639,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "force", no_argument, NULL, 'f' }, { "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' }, { "version", no_argument, NULL, 'V' },
 		{ "compress", required_argument, NULL, OPT_COMPRESS },
+		{ "subvol", required_argument, NULL, 'u' },
+		{ "inode-flags", required_argument, NULL, OPT_INODE_FLAGS },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mkfs_config *cfg = &o->cfg;
 	uint64_t v;
 	int c, r;
 
-	while ((c = cli_getopt(argc, argv, "d:m:Mn:s:O:R:L:U:b:r:KfqvV", longopts, usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "d:m:Mn:s:O:R:L:U:b:r:u:KfqvV", longopts, usage)) != -1) {
 		switch (c) {
 		case 'd':
 			if (parse_profile(optarg, &cfg->data_profile))
@@ -577,6 +715,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_COMPRESS:
 			if (parse_compress(optarg, cfg))
+				return -1;
+			break;
+		case 'u':
+			if (parse_subvol(optarg, o))
+				return -1;
+			break;
+		case OPT_INODE_FLAGS:
+			if (parse_inode_flags(optarg, o))
 				return -1;
 			break;
 		case 'K':
@@ -684,6 +830,12 @@ static int settle_options(struct opts *o, int ndevs)
 		msg_error("the option --shrink must be used with --rootdir");
 		return -1;
 	}
+	if ((o->nsubvols || o->niflags) && !o->rootdir) {
+		msg_error("option --%s must be used with --rootdir", o->nsubvols ? "subvol" : "inode-flags");
+		return -1;
+	}
+	if (cfg->incompat & BTRFS_FEATURE_INCOMPAT_SIMPLE_QUOTA_BIT)
+		cfg->quota = MKFS_SQUOTA;
 	if (o->dev_uuid_set && ndevs > 1) {
 		msg_error("--device-uuid works with one device only");
 		return -1;
@@ -696,7 +848,7 @@ static int settle_options(struct opts *o, int ndevs)
 		}
 		cfg->rootdir = o->rootdir;
 	}
-	return 0;
+	return resolve_path_opts(o);
 }
 
 static void print_summary(const struct opts *o, const struct target *t, int ndevs,
