@@ -12,7 +12,15 @@
 //config:	depends on APPLET_MKFS
 //config:	help
 //config:	  Populate the new filesystem from a directory (--rootdir, --shrink,
-//config:	  --compress): for building firmware and disk images.
+//config:	  --compress, --subvol, --inode-flags): for building firmware and disk
+//config:	  images.
+//config:
+//config:config MKFS_QUOTA
+//config:	bool "mkfs.btrfs -O quota, squota"
+//config:	default y
+//config:	depends on APPLET_MKFS
+//config:	help
+//config:	  Make filesystems with quota groups or simple quotas enabled.
 //cmd:APPLET_MKFS mkfs_main mkfs.btrfs|mkfs.btrfs
 #include "config.h"
 #if CFG_APPLET_MKFS
@@ -38,6 +46,21 @@
 #include <linux/fs.h>
 #include <time.h>
 #include <unistd.h>
+
+#if CFG_MKFS_ROOTDIR
+#define ROOTDIR_USAGE \
+"\t-r|--rootdir DIR        copy files from DIR to the image root directory\n" \
+"\t--shrink                (with --rootdir) shrink the filled filesystem to minimal size\n" \
+"\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: no (default), zlib (levels 1..9),\n" \
+"\t                        lzo, zstd (levels 1..15); the default level is 3\n" \
+"\t-u|--subvol [TYPE:]DIR  (with --rootdir) make DIR a subvolume; TYPE rw (default), ro,\n" \
+"\t                        default or default-ro (also the default subvolume; once)\n" \
+"\t--inode-flags FLAGS:PATH\n" \
+"\t                        (with --rootdir) set nodatacow (implies nodatasum for files)\n" \
+"\t                        and/or nodatasum on PATH\n"
+#else
+#define ROOTDIR_USAGE
+#endif
 
 static const char usage[] =
 "Usage: mkfs.btrfs [options] <dev> [<dev...>]\n"
@@ -65,15 +88,7 @@ static const char usage[] =
 "\t--device-uuid UUID      specify the device UUID (single device)\n"
 "  creation:\n"
 "\t-b|--byte-count SIZE    set size of each device to SIZE (filesystem size is sum of all device sizes)\n"
-"\t-r|--rootdir DIR        copy files from DIR to the image root directory\n"
-"\t--shrink                (with --rootdir) shrink the filled filesystem to minimal size\n"
-"\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: no (default), zlib (levels 1..9),\n"
-"\t                        lzo, zstd (levels 1..15); the default level is 3\n"
-"\t-u|--subvol [TYPE:]DIR  (with --rootdir) make DIR a subvolume; TYPE rw (default), ro,\n"
-"\t                        default or default-ro (also the default subvolume; once)\n"
-"\t--inode-flags FLAGS:PATH\n"
-"\t                        (with --rootdir) set nodatacow (implies nodatasum for files)\n"
-"\t                        and/or nodatasum on PATH\n"
+ROOTDIR_USAGE
 "\t-K|--nodiscard          do not perform whole device TRIM\n"
 "\t-f|--force              force overwrite of existing filesystem\n"
 "  general:\n"
@@ -97,7 +112,9 @@ struct feature {
 static const struct feature features[] = {
 	{ "mixed-bg", BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS, 0, 0,
 	  "mixed data and metadata block groups (compat=2.6.37, safe=2.6.37)" },
+#if CFG_MKFS_QUOTA
 	{ "quota", 0, 0, 2, "quota support (qgroups) (compat=3.4)" },
+#endif
 	{ "extref", BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF, 0, 0,
 	  "increased hardlink limit per file to 65536 (compat=3.7, safe=3.12, default=3.12)" },
 	{ "raid56", BTRFS_FEATURE_INCOMPAT_RAID56, 0, 0, "raid56 extended format (compat=3.9)" },
@@ -111,8 +128,10 @@ static const struct feature features[] = {
 	{ "raid1c34", BTRFS_FEATURE_INCOMPAT_RAID1C34, 0, 0, "RAID1 with 3 or 4 copies (compat=5.5)" },
 	{ "block-group-tree", 0, BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE, 0,
 	  "block group tree to reduce mount time (compat=6.1, safe=6.6, default=6.19)" },
+#if CFG_MKFS_QUOTA
 	{ "squota", BTRFS_FEATURE_INCOMPAT_SIMPLE_QUOTA_BIT, 0, 0,
 	  "squota support (simple accounting qgroups) (compat=6.7)" },
+#endif
 };
 #define NFEATURES (sizeof(features) / sizeof(features[0]))
 
@@ -499,6 +518,14 @@ static int parse_compress(const char *arg, struct mkfs_config *cfg)
 
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
+/* An option of --rootdir in a build without it (-1), or -1 after its own error. */
+static int rootdir_only(const char *opt)
+{
+	if (!CFG_MKFS_ROOTDIR)
+		msg_error("%s is not built in this configuration", opt);
+	return -1;
+}
+
 static int too_many(const char *opt)
 {
 	msg_error("at most %d %s options", MAX_PATH_OPTS, opt);
@@ -704,10 +731,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return bad_value("byte count", optarg);
 			break;
 		case 'r':
-			if (!CFG_MKFS_ROOTDIR) {
-				msg_error("--rootdir is not built in this configuration");
-				return -1;
-			}
+			if (!CFG_MKFS_ROOTDIR)
+				return rootdir_only("--rootdir");
 			o->rootdir = optarg;
 			break;
 		case OPT_SHRINK:
@@ -718,12 +743,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case 'u':
-			if (parse_subvol(optarg, o))
-				return -1;
+			if (!CFG_MKFS_ROOTDIR || parse_subvol(optarg, o))
+				return rootdir_only("--subvol");
 			break;
 		case OPT_INODE_FLAGS:
-			if (parse_inode_flags(optarg, o))
-				return -1;
+			if (!CFG_MKFS_ROOTDIR || parse_inode_flags(optarg, o))
+				return rootdir_only("--inode-flags");
 			break;
 		case 'K':
 			o->discard = 0;
@@ -745,20 +770,24 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* Whether the running kernel lists the sector size as supported. */
+/* Whether the running kernel lists the sector size as supported (a line of
+ * space-separated numbers). */
 static int kernel_supports_sectorsize(uint32_t size)
 {
-	char buf[128], want[16];
-	FILE *f = fopen("/sys/fs/btrfs/features/supported_sectorsizes", "r");
-	int found = 0;
+	char buf[128];
+	int fd = open("/sys/fs/btrfs/features/supported_sectorsizes", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 
-	if (!f)
-		return 0;
-	snprintf(want, sizeof(want), "%u", size);
-	while (!found && fscanf(f, "%127s", buf) == 1)
-		found = !strcmp(buf, want);
-	fclose(f);
-	return found;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	for (char *p = buf; *p; p += strspn(p, " \n")) {
+		char *end;
+		if (strtoul(p, &end, 10) == size && (!*end || *end == ' ' || *end == '\n'))
+			return 1;
+		p = end > p ? end : p + 1;
+	}
+	return 0;
 }
 
 /* Checks that the options fit together; fills in defaults. */
@@ -768,10 +797,8 @@ static int settle_options(struct opts *o, int ndevs)
 	long page = sysconf(_SC_PAGESIZE);
 
 	if (cfg->sectorsize != (uint32_t)page && !kernel_supports_sectorsize(cfg->sectorsize))
-		msg_warn("sectorsize %u does not match host CPU page size %ld, with kernels 6.x and up\n"
-			 "\t the 4KiB sectorsize is supported on all architectures but other combinations\n"
-			 "\t may fail the filesystem mount, use \"--sectorsize %ld\" to override that\n",
-			 cfg->sectorsize, page, page);
+		msg_warn("sectorsize %u does not match host CPU page size %ld: this kernel may not mount it",
+			 cfg->sectorsize, page);
 	if (!o->nodesize_set && cfg->nodesize < cfg->sectorsize)
 		cfg->nodesize = cfg->sectorsize;
 	if (cfg->mixed || (cfg->incompat & BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS)) {
@@ -848,7 +875,7 @@ static int settle_options(struct opts *o, int ndevs)
 		}
 		cfg->rootdir = o->rootdir;
 	}
-	return resolve_path_opts(o);
+	return CFG_MKFS_ROOTDIR ? resolve_path_opts(o) : 0;
 }
 
 static void print_summary(const struct opts *o, const struct target *t, int ndevs,

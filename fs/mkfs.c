@@ -434,6 +434,12 @@ struct trees {
 	int nsub;
 };
 
+/* The number of --subvol trees (none in a build without --rootdir). */
+static int nsub(const struct trees *T)
+{
+	return CFG_MKFS_ROOTDIR ? T->nsub : 0;
+}
+
 static struct tree *tree_k(struct trees *T, int k)
 {
 	return k < T_COUNT ? &T->t[k] : &T->sub[k - T_COUNT];
@@ -586,7 +592,7 @@ static int build_small_trees(struct mkfs_ctx *c, struct trees *T)
 		put_le64(id, c->sv[i].id);
 		ADD(&T->t[T_UUID].items, get_le64(u), BTRFS_UUID_KEY_SUBVOL, get_le64(u + 8), id, 8);
 	}
-	return T->t[T_QUOTA].present ? build_quota_items(c, T) : 0;
+	return CFG_MKFS_QUOTA && T->t[T_QUOTA].present ? build_quota_items(c, T) : 0;
 }
 
 /* Allocates blocks for a tree of the given shape. */
@@ -631,7 +637,7 @@ static int build_extent_items(struct mkfs_ctx *c, struct trees *T, struct item_l
 		ADD(bgt ? &T->t[T_BGT].items : l, ch->logical, BTRFS_BLOCK_GROUP_ITEM_KEY, ch->length,
 		    &bg, sizeof(bg));
 	}
-	for (int t = 0; t < T_COUNT + T->nsub; t++) {
+	for (int t = 0; t < T_COUNT + nsub(T); t++) {
 		struct tree *tr = tree_k(T, t);
 		if (!tr->present)
 			continue;
@@ -851,7 +857,7 @@ static int build_root_tree(struct mkfs_ctx *c, struct trees *T)
 			memset(&ri, 0, sizeof(ri));  /* sizing pass: values come later */
 		ADD(l, tree_owner[roots[k].id], BTRFS_ROOT_ITEM_KEY, 0, &ri, sizeof(ri));
 	}
-	for (int i = 0; i < T->nsub; i++) {
+	for (int i = 0; i < nsub(T); i++) {
 		struct btrfs_root_item ri;
 		const struct mkfs_subvol *sv = &c->sv[i + 1];
 
@@ -889,9 +895,9 @@ static int write_block(void *ctx, uint64_t bytenr, const void *buf, uint32_t len
 
 static int write_trees(struct mkfs_ctx *c, struct trees *T)
 {
-	for (int k = 0; k < T_COUNT + T->nsub; k++) {
+	for (int k = 0; k < T_COUNT + nsub(T); k++) {
 		/* the subvolume trees in the order of their items: T_FS, then the others */
-		int t = k <= T_FS ? k : k <= T_FS + T->nsub ? T_COUNT + k - T_FS - 1 : k - T->nsub;
+		int t = k <= T_FS ? k : k <= T_FS + nsub(T) ? T_COUNT + k - T_FS - 1 : k - nsub(T);
 		struct tree *tr = tree_k(T, t);
 		struct tree_params p = {
 			.nodesize = c->cfg->nodesize, .csum_type = c->cfg->csum_type,
@@ -1224,7 +1230,7 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 		T->t[t].present = 1;
 	T->t[T_FST].present = !!(c->cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE);
 	T->t[T_BGT].present = !!(c->cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE);
-	T->t[T_QUOTA].present = c->cfg->quota != 0;
+	T->t[T_QUOTA].present = CFG_MKFS_QUOTA && c->cfg->quota;
 
 	if (build_fs_tree(c))
 		return -1;
@@ -1240,7 +1246,7 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 	T->nsub = c->nsv - 1;
 	ret = fs_items_settle(c, shapes, c->nsv);        /* their shapes; placed below */
 	T->t[T_FS].shape = shapes[0];
-	for (int i = 0; i < T->nsub; i++) {
+	for (int i = 0; i < nsub(T); i++) {
 		T->sub[i].shape = shapes[i + 1];
 		T->sub[i].present = 1;
 	}
@@ -1256,7 +1262,7 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 		    ((normal[k] != T_FS && normal[k] != T_CSUM && shape_of(c, &T->t[normal[k]], "a")) ||
 		     place_tree(c, &T->t[normal[k]], META_KIND)))
 			return -1;
-	for (int i = 0; i < T->nsub; i++)
+	for (int i = 0; i < nsub(T); i++)
 		if (place_tree(c, &T->sub[i], META_KIND))
 			return -1;
 	if (place_self_describing_trees(c, T) || build_root_tree(c, T))
@@ -1304,7 +1310,7 @@ int mkfs_make(const struct mkfs_config *cfg, struct mkfs_device *devs, int ndevs
 	} else {
 		ret = mkfs_fail(&c, "out of memory");
 	}
-	for (int t = 0; t < T_COUNT + T.nsub; t++) {
+	for (int t = 0; t < T_COUNT + nsub(&T); t++) {
 		items_free(&tree_k(&T, t)->items);
 		free(tree_k(&T, t)->addrs);
 	}
