@@ -586,34 +586,45 @@ static int parse_inode_flags(const char *arg, struct opts *o)
 	return 0;
 }
 
-/* A --subvol or --inode-flags path: below --rootdir (real path root), existing;
- * its device and inode numbers. 0 or -1 after the error. */
-static int resolve_below_rootdir(const char *root, const char *path, const char *what,
-				 int want_dir, dev_t *dev, ino_t *ino)
+/* --subvol or --inode-flags paths: below --rootdir (real path root), existing, no
+ * two the same inode; their ids go to the struct mkfs_inode_id at the start of each
+ * entry of base (entries of size stride). 0 or -1 after the error. */
+static int resolve_paths(const char *root, const char *const *paths, int n, void *base,
+			 size_t stride, const char *what, int want_dir)
 {
-	char joined[PATH_MAX], real[PATH_MAX];
-	size_t rl = strlen(root);
-	struct stat st;
+	for (int i = 0; i < n; i++) {
+		struct mkfs_inode_id *id = (void *)((char *)base + (size_t)i * stride);
+		char joined[PATH_MAX], real[PATH_MAX];
+		size_t rl = strlen(root);
+		struct stat st;
 
-	if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", root, path) >= sizeof(joined) ||
-	    !realpath(joined, real) || lstat(real, &st)) {
-		msg_error("%s path does not exist: %s", what, path);
-		return -1;
+		if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", root, paths[i]) >= sizeof(joined) ||
+		    !realpath(joined, real) || lstat(real, &st)) {
+			msg_error("%s path does not exist: %s", what, paths[i]);
+			return -1;
+		}
+		if (strncmp(real, root, rl) || real[rl] != '/') {
+			msg_error("%s path is not below --rootdir: %s", what, paths[i]);
+			return -1;
+		}
+		if (want_dir && !S_ISDIR(st.st_mode)) {
+			msg_error("%s is not a directory: %s", what, paths[i]);
+			return -1;
+		}
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+		for (int j = 0; j < i; j++) {
+			const struct mkfs_inode_id *o = (void *)((char *)base + (size_t)j * stride);
+			if (o->dev == id->dev && o->ino == id->ino) {
+				msg_error("%s specified more than once: %s", what, paths[i]);
+				return -1;
+			}
+		}
 	}
-	if (strncmp(real, root, rl) || real[rl] != '/') {
-		msg_error("%s path is not below --rootdir: %s", what, path);
-		return -1;
-	}
-	if (want_dir && !S_ISDIR(st.st_mode)) {
-		msg_error("%s is not a directory: %s", what, path);
-		return -1;
-	}
-	*dev = st.st_dev;
-	*ino = st.st_ino;
 	return 0;
 }
 
-/* Resolves --subvol and --inode-flags; each names a different inode. */
+/* Resolves --subvol and --inode-flags. */
 static int resolve_path_opts(struct opts *o)
 {
 	char root[PATH_MAX];
@@ -622,26 +633,11 @@ static int resolve_path_opts(struct opts *o)
 		msg_error("could not get canonical path to %s", o->rootdir);
 		return -1;
 	}
-	for (int i = 0; i < o->nsubvols; i++) {
-		struct mkfs_subvol_spec *sv = &o->subvol[i];
-		if (resolve_below_rootdir(root, o->subvol_path[i], "subvolume", 1, &sv->dev, &sv->ino))
-			return -1;
-		for (int j = 0; j < i; j++)
-			if (o->subvol[j].dev == sv->dev && o->subvol[j].ino == sv->ino) {
-				msg_error("subvolume specified more than once: %s", o->subvol_path[i]);
-				return -1;
-			}
-	}
-	for (int i = 0; i < o->niflags; i++) {
-		struct mkfs_inode_flags *f = &o->iflags[i];
-		if (resolve_below_rootdir(root, o->iflags_path[i], "inode", 0, &f->dev, &f->ino))
-			return -1;
-		for (int j = 0; j < i; j++)
-			if (o->iflags[j].dev == f->dev && o->iflags[j].ino == f->ino) {
-				msg_error("duplicated inode flag entries for %s", o->iflags_path[i]);
-				return -1;
-			}
-	}
+	if (resolve_paths(root, o->subvol_path, o->nsubvols, o->subvol, sizeof(o->subvol[0]),
+			  "subvolume", 1) ||
+	    resolve_paths(root, o->iflags_path, o->niflags, o->iflags, sizeof(o->iflags[0]),
+			  "inode", 0))
+		return -1;
 	o->cfg.subvols = o->subvol;
 	o->cfg.nsubvols = o->nsubvols;
 	o->cfg.inode_flags = o->iflags;

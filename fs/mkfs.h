@@ -16,19 +16,25 @@ struct mkfs_device {
 	uint8_t uuid[BTRFS_UUID_SIZE];
 };
 
-/* --subvol: a directory of --rootdir made a subvolume (found by its st_dev/st_ino). */
-struct mkfs_subvol_spec {
+/* A file or directory of --rootdir. */
+struct mkfs_inode_id {
 	dev_t dev;
 	ino_t ino;
+};
+
+/* --subvol: a directory of --rootdir made a subvolume. */
+struct mkfs_subvol_spec {
+	struct mkfs_inode_id id;        /* first (resolved with the one below) */
 	int ro, is_default;
 };
 
 /* --inode-flags: BTRFS_INODE_NODATACOW / NODATASUM for one file or directory. */
 struct mkfs_inode_flags {
-	dev_t dev;
-	ino_t ino;
+	struct mkfs_inode_id id;        /* first */
 	uint64_t flags;
 };
+_Static_assert(offsetof(struct mkfs_subvol_spec, id) == 0 &&
+	       offsetof(struct mkfs_inode_flags, id) == 0, "id first");
 
 enum { MKFS_QUOTA = 1, MKFS_SQUOTA };
 

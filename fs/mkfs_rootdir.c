@@ -180,7 +180,7 @@ static int is_target(const struct mkfs_ctx *c, const struct stat *st)
 static const struct mkfs_subvol_spec *subvol_spec(const struct mkfs_ctx *c, const struct stat *st)
 {
 	for (int i = 0; S_ISDIR(st->st_mode) && i < c->cfg->nsubvols; i++)
-		if (c->cfg->subvols[i].dev == st->st_dev && c->cfg->subvols[i].ino == st->st_ino)
+		if (c->cfg->subvols[i].id.dev == st->st_dev && c->cfg->subvols[i].id.ino == st->st_ino)
 			return &c->cfg->subvols[i];
 	return NULL;
 }
@@ -191,7 +191,7 @@ static uint64_t inode_flags(const struct mkfs_ctx *c, const struct stat *st)
 	for (int i = 0; i < c->cfg->ninode_flags; i++) {
 		uint64_t f = c->cfg->inode_flags[i].flags;
 
-		if (c->cfg->inode_flags[i].dev != st->st_dev || c->cfg->inode_flags[i].ino != st->st_ino)
+		if (c->cfg->inode_flags[i].id.dev != st->st_dev || c->cfg->inode_flags[i].id.ino != st->st_ino)
 			continue;
 		if ((f & BTRFS_INODE_NODATACOW) && S_ISREG(st->st_mode))
 			f |= BTRFS_INODE_NODATASUM;
