@@ -8,7 +8,9 @@
  * linkat without AT_SYMLINK_FOLLOW). Data is only written to regular files. Subvolumes
  * named by the stream are single names created in the destination directory; parents and
  * clone sources are found by UUID in the destination filesystem's UUID tree and opened
- * beneath its mount point. Directories so opened are kept open for later commands (see
+ * only beneath the destination directory or a directory added with recv_add_search (so
+ * a stream cannot snapshot or clone other subvolumes of the filesystem). Directories so
+ * opened are kept open for later commands (see
  * "directory cache"), and so is the regular file being created or written. */
 #include "receive.h"
 #include "fs.h"
@@ -449,13 +451,15 @@ static int open_subvol_id(struct receiver *r, uint64_t id)
 	}
 	errno = EXDEV;
 	for (int i = 0; i < r->nsearch && fd < 0; i++) {
-		const char *top = r->search[i].path, *rel = path + strlen(top);
+		const char *top = r->search[i].path, *rel;
 		uint64_t got;
 		int dfd;
 
-		if (strncmp(path, top, strlen(top)) || (*top && *rel && *rel != '/'))
+		if (strncmp(path, top, strlen(top)))
 			continue;
-		rel += *top && *rel == '/';
+		rel = path + strlen(top);
+		if (*top && *rel && *rel++ != '/')
+			continue;
 		dfd = *rel ? recv_open_beneath(r->search[i].fd, rel, 0) :
 			     fcntl(r->search[i].fd, F_DUPFD_CLOEXEC, 0);
 		if (dfd < 0)
