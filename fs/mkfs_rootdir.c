@@ -653,21 +653,26 @@ static int add_subvol(struct walk *w, uint64_t dir, uint64_t index, const char *
 		      const struct stat *st, const struct mkfs_subvol_spec *spec)
 {
 	struct mkfs_ctx *c = w->c;
-	int parent = c->cur, ret;
-	uint64_t next_ino = w->next_ino, size, id;
+	int parent = c->cur, sub, ret;
+	uint64_t next_ino = w->next_ino, size;
 
+	/* the entry first: name lives in the walk's name stack, which going deeper moves */
 	if (mkfs_subvol_new(c, c->sv[parent].id, dir, index, name, spec->ro))
 		return -1;
-	id = c->sv[c->cur].id;
+	sub = c->cur;
+	c->cur = parent;
+	if (add_dir_items(c, dir, index, name, c->sv[sub].id, BTRFS_ROOT_ITEM_KEY, BTRFS_FT_DIR))
+		return -1;
+	c->cur = sub;
 	if (spec->is_default)
-		c->default_id = id;
+		c->default_id = c->sv[sub].id;
 	w->next_ino = BTRFS_FIRST_FREE_OBJECTID + 1;
 	ret = add_xattrs(w, BTRFS_FIRST_FREE_OBJECTID) || add_dir(w, BTRFS_FIRST_FREE_OBJECTID, &size) ||
 	      add_inode(c, BTRFS_FIRST_FREE_OBJECTID, st, size, 0) ||
 	      mkfs_add_inode_ref(c, BTRFS_FIRST_FREE_OBJECTID, BTRFS_FIRST_FREE_OBJECTID, 0, "..", 2);
 	w->next_ino = next_ino;
 	c->cur = parent;
-	return ret ? -1 : add_dir_items(c, dir, index, name, id, BTRFS_ROOT_ITEM_KEY, BTRFS_FT_DIR);
+	return ret ? -1 : 0;
 }
 
 /* One directory entry: its inode (new, or another link to one seen before).
