@@ -1,6 +1,7 @@
 /* Stage 2, allocation side: block group items vs chunks, device extents vs
  * chunk stripes, device items vs their extents and the superblock. All of these
  * are small (one chunk per GiB or so), so they are held in memory. */
+#include "config.h"
 #include "check_internal.h"
 #include "le.h"
 #include <errno.h>
@@ -270,7 +271,7 @@ static void check_devices(struct check_ctx *c, struct devs *ds)
 	if (ds->n && super_total < sum)
 		ck_err(c, 0, 0, 0, 0, "super total bytes %llu smaller than real device(s) size %llu",
 		       super_total, (unsigned long long)sum);
-	else if (ds->n && (super_total != sum || super_total % fs->sectorsize) &&
+	else if (CFG_CHECK_THOROUGH && ds->n && (super_total != sum || super_total % fs->sectorsize) &&
 		 !(get_le64(&fs->sb.flags) & (BTRFS_SUPER_FLAG_METADUMP | BTRFS_SUPER_FLAG_METADUMP_V2)))
 		ck_warn(c, 0, 0, 0, 0,
 			"minor unaligned/mismatch device size detected: super block total bytes=%llu found total bytes=%llu",

@@ -637,7 +637,7 @@ static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_e
 		       "extent [%llu %llu] is referenced with size %llu",
 		       (unsigned long long)g->bytenr, (unsigned long long)g->fsize,
 		       (unsigned long long)g->wsize);
-	if (g->want && g->wmeta && g->fmeta && g->wlevel != g->flevel)
+	if (CFG_CHECK_THOROUGH && g->want && g->wmeta && g->fmeta && g->wlevel != g->flevel)
 		ck_err(c, 0, 0, g->bytenr, size, "metadata level mismatch on [%llu, %llu]",
 		       (unsigned long long)g->bytenr, (unsigned long long)size);
 	/* a tree block's extent item is made with it: same transaction */
