@@ -15,7 +15,9 @@
  * Then the free ranges (from the tree, or the cache) and the gaps between
  * extent items are produced as coalesced ranges in address order and
  * compared pairwise, as the reference's verify_space_cache does. Only a v1
- * cache file (the kernel sizes them at 64 KiB per 256 MiB) is held in memory. */
+ * cache file (the kernel sizes them at 64 KiB per 256 MiB) is held in memory.
+ * Without CHECK_THOROUGH (tinyconfig) v1 files, superblock stripes and the
+ * entry-by-entry checks of the tree are left out. */
 //config:config CHECK_THOROUGH
 //config:	bool "btrfsck: thorough cross-checks"
 //config:	default y
