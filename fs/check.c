@@ -248,7 +248,9 @@ static void check_super_copies(struct check_ctx *c)
 					       dev->path ? dev->path : "?", e.msg);
 				continue;
 			}
-			if (memcmp(sb.fsid, fs->fsid, BTRFS_FSID_SIZE))
+			/* the metadata fsid: the fsid of copies not yet rewritten by an
+			 * interrupted fsid change (btrfstune -m) may differ */
+			if (memcmp(sb.dev_item.fsid, dev->sb.dev_item.fsid, BTRFS_FSID_SIZE))
 				ck_err(c, 0, 0, btrfs_super_offset(m), 0,
 				       "superblock copy %d on %s belongs to another filesystem", m,
 				       dev->path ? dev->path : "?");

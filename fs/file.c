@@ -242,7 +242,7 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
 	uint64_t start = verify ? logical / fs->sectorsize * fs->sectorsize : logical;
 	uint64_t end = verify ? (logical + len + fs->sectorsize - 1) / fs->sectorsize * fs->sectorsize
 			      : logical + len;
-	int copies = fs_num_copies(fs, logical);
+	int copies = fs_num_copies(fs, logical), first_missing = 0;
 	uint8_t *tmp = buf;
 	struct fs_error first;
 	int ret = -EIO;
@@ -255,12 +255,17 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
 	if (!copies)
 		ret = fs_err_at(&fs->err, -EUCLEAN, 0, logical, "data address not mapped by any chunk");
 	for (int m = 1; m <= copies; m++) {
+		int missing;
+
 		ret = read_copy(fs, start, tmp, end - start, m, verify);
 		if (!ret)
 			break;
-		if (m == 1)
+		missing = fs_copy_missing(fs, start, m);    /* as for tree blocks */
+		if (m == 1 || (first_missing && !missing)) {
 			first = fs->err;
-		if (fs->bad_copy)
+			first_missing = missing;
+		}
+		if (fs->bad_copy && !missing)
 			fs->bad_copy(fs->bad_copy_ctx, &fs->err);
 	}
 	if (ret && copies)
