@@ -322,6 +322,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 
 	ck_stage(&c, CHECK_STAGE_EXTENTS, fst);
 	check_chunks_and_devices(&c);
+	check_device_set(&c);
 	ret = check_extents(&c);
 	if (ret < 0)
 		goto out;
