@@ -5,91 +5,69 @@
 #include "check_internal.h"
 #include "le.h"
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
-struct dev_rec {
-	uint64_t devid, total_bytes, bytes_used;
-	uint8_t uuid[BTRFS_UUID_SIZE];
-	uint8_t fsid[BTRFS_FSID_SIZE];
-};
-
-struct dev_recs {
-	struct dev_rec *d;
-	int n, cap;
-};
-
-static int dev_rec_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
-		      uint32_t size, void *arg)
+/* Copies the chunk tree's device item of devid into *out: 1, or 0 when there is
+ * none, <0 when it cannot be read (said elsewhere). */
+static int dev_item_of(struct check_ctx *c, const struct fs_root *chunk_root, uint64_t devid,
+		       struct btrfs_dev_item *out)
 {
-	struct dev_recs *r = arg;
-	const struct btrfs_dev_item *di;
-	struct dev_rec *d;
+	struct fs_key key = { BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, devid };
+	const struct btrfs_dev_item *di = NULL;
+	const uint8_t *data;
+	struct fs_path p;
+	uint32_t size;
+	int ret;
 
-	(void)c;
-	if (key->objectid != BTRFS_DEV_ITEMS_OBJECTID || key->type != BTRFS_DEV_ITEM_KEY)
-		return key->objectid > BTRFS_DEV_ITEMS_OBJECTID;
-	di = fs_dev_item(data, size);
-	if (!di)
-		return 0;       /* said by the chunk accounting */
-	if (r->n == r->cap) {
-		int nc = r->cap ? r->cap * 2 : 8;
-		void *p = realloc(r->d, (size_t)nc * sizeof(*r->d));
-		if (!p)
-			return -ENOMEM;
-		r->d = p;
-		r->cap = nc;
+	fs_path_init(&p);
+	ret = fs_lookup(c->fs, chunk_root, &key, &p);
+	if (!ret) {
+		data = fs_path_data(&p, &size);
+		di = fs_dev_item(data, size);
 	}
-	d = &r->d[r->n++];
-	d->devid = get_le64(&di->devid);
-	d->total_bytes = get_le64(&di->total_bytes);
-	d->bytes_used = get_le64(&di->bytes_used);
-	memcpy(d->uuid, di->uuid, BTRFS_UUID_SIZE);
-	memcpy(d->fsid, di->fsid, BTRFS_FSID_SIZE);
-	return 0;
-}
-
-static const struct dev_rec *rec_of(const struct dev_recs *r, uint64_t devid)
-{
-	for (int i = 0; i < r->n; i++)
-		if (r->d[i].devid == devid)
-			return &r->d[i];
-	return NULL;
+	if (di)
+		*out = *di;
+	fs_path_release(c->fs, &p);
+	return di ? 1 : ret == -ENOENT ? 0 : -1;
 }
 
 /* A device's superblock names its own device item (dev_item): it must be one of
  * the chunk tree's, with the same uuid and metadata fsid; the sizes are only
  * warned about, as the reference does (a kernel may not have updated them). */
-static void check_opened_device(struct check_ctx *c, const struct dev_recs *r, const struct fs_device *dev)
+static void check_opened_device(struct check_ctx *c, const struct fs_root *chunk_root,
+				const struct fs_device *dev)
 {
 	const struct btrfs_dev_item *sdi = &dev->sb.dev_item;
-	const struct dev_rec *d = rec_of(r, dev->devid);
+	struct btrfs_dev_item d;
+	int found = dev_item_of(c, chunk_root, dev->devid, &d);
 
-	if (!d) {
+	if (found < 0)
+		return;
+	if (!found) {
 		ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
 		       "device %s is devid %llu, which has no device item", dev->path,
 		       (unsigned long long)dev->devid);
 		return;
 	}
-	if (memcmp(d->uuid, sdi->uuid, BTRFS_UUID_SIZE) || memcmp(d->fsid, sdi->fsid, BTRFS_FSID_SIZE)) {
+	if (memcmp(d.uuid, sdi->uuid, BTRFS_UUID_SIZE) || memcmp(d.fsid, sdi->fsid, BTRFS_FSID_SIZE)) {
 		ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
 		       "device %s is not devid %llu of the filesystem: its %s differs from the device item's",
 		       dev->path, (unsigned long long)dev->devid,
-		       memcmp(d->uuid, sdi->uuid, BTRFS_UUID_SIZE) ? "dev uuid" : "metadata fsid");
+		       memcmp(d.uuid, sdi->uuid, BTRFS_UUID_SIZE) ? "dev uuid" : "metadata fsid");
 		return;
 	}
 	if (fs_device_is_seed(c->fs, dev))
 		return;         /* its superblock is the seed filesystem's */
-	if (get_le64(&sdi->total_bytes) != d->total_bytes)
-		ck_warn(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
-			"device %llu's total_bytes was %llu in tree but %llu in superblock",
-			(unsigned long long)d->devid, (unsigned long long)d->total_bytes,
-			(unsigned long long)get_le64(&sdi->total_bytes));
-	if (get_le64(&sdi->bytes_used) != d->bytes_used)
-		ck_warn(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
-			"device %llu's bytes_used was %llu in tree but %llu in superblock",
-			(unsigned long long)d->devid, (unsigned long long)d->bytes_used,
-			(unsigned long long)get_le64(&sdi->bytes_used));
+	for (int f = 0; f < 2; f++) {
+		uint64_t tree = get_le64(f ? &d.bytes_used : &d.total_bytes);
+		uint64_t super = get_le64(f ? &sdi->bytes_used : &sdi->total_bytes);
+
+		if (tree != super)
+			ck_warn(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+				"device %llu's %s was %llu in tree but %llu in superblock",
+				(unsigned long long)dev->devid, f ? "bytes_used" : "total_bytes",
+				(unsigned long long)tree, (unsigned long long)super);
+	}
 }
 
 /* A scanned device that holds no stripe is not used: stale ones are ignored. */
@@ -102,30 +80,23 @@ static int holds_stripes(const struct fs *fs, const struct fs_device *dev)
 	return 0;
 }
 
-int check_device_set(struct check_ctx *c)
+void check_device_set(struct check_ctx *c)
 {
 	struct fs *fs = c->fs;
-	struct dev_recs r = { 0 };
-	struct fs_key from = { BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, 0 };
 	struct fs_root chunk_root;
-	int ret;
+	struct btrfs_dev_item d;
 
 	if (fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk_root) < 0)
-		return 0;       /* said by the chunk accounting */
-	ret = ck_iterate(c, &chunk_root, &from, dev_rec_cb, &r);
-	if (ret >= 0) {
-		for (int i = 0; i < fs->num_devs; i++)
-			if (fs->devs[i].fd >= 0 && (i == 0 || holds_stripes(fs, &fs->devs[i])))
-				check_opened_device(c, &r, &fs->devs[i]);
-		for (int i = 0; i < fs->num_chunks; i++)
-			for (int s = 0; s < fs->chunks[i].num_stripes; s++)
-				if (!rec_of(&r, fs->chunks[i].stripes[s].devid))
-					ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, fs->chunks[i].logical, 0,
-					       "chunk[%llu %llu] stripe %d is on devid %llu, which has no device item",
-					       (unsigned long long)fs->chunks[i].logical,
-					       (unsigned long long)(fs->chunks[i].logical + fs->chunks[i].length),
-					       s, (unsigned long long)fs->chunks[i].stripes[s].devid);
-	}
-	free(r.d);
-	return ret < 0 ? ret : 0;
+		return;         /* said by the chunk accounting */
+	for (int i = 0; i < fs->num_devs; i++)
+		if (fs->devs[i].fd >= 0 && (i == 0 || holds_stripes(fs, &fs->devs[i])))
+			check_opened_device(c, &chunk_root, &fs->devs[i]);
+	for (int i = 0; i < fs->num_chunks; i++)
+		for (int s = 0; s < fs->chunks[i].num_stripes; s++)
+			if (!dev_item_of(c, &chunk_root, fs->chunks[i].stripes[s].devid, &d))
+				ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, fs->chunks[i].logical, 0,
+				       "chunk[%llu %llu] stripe %d is on devid %llu, which has no device item",
+				       (unsigned long long)fs->chunks[i].logical,
+				       (unsigned long long)(fs->chunks[i].logical + fs->chunks[i].length),
+				       s, (unsigned long long)fs->chunks[i].stripes[s].devid);
 }

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 void fs_open_opts_init(struct fs_open_opts *o)
@@ -131,19 +130,8 @@ static int same_fs(const struct btrfs_super_block *a, const struct btrfs_super_b
 	       !memcmp(a->dev_item.fsid, b->dev_item.fsid, BTRFS_FSID_SIZE);
 }
 
-static int same_file(int fd1, int fd2)
-{
-	struct stat a, b;
-
-	if (fstat(fd1, &a) || fstat(fd2, &b))
-		return 0;
-	if (S_ISBLK(a.st_mode) && S_ISBLK(b.st_mode))
-		return a.st_rdev == b.st_rdev;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-/* Checks the device just opened against the others: 1 when it is one of them
- * again (dropped), 0 when it is new, <0 when its devid is taken by another. */
+/* The device just opened must not have the devid of another (the same device
+ * given twice, or a copy of one). */
 static int new_device(struct fs *fs, struct fs_error *err)
 {
 	struct fs_device *d = &fs->devs[fs->num_devs - 1];
@@ -151,10 +139,6 @@ static int new_device(struct fs *fs, struct fs_error *err)
 	for (int j = 0; j < fs->num_devs - 1; j++) {
 		struct fs_device *o = &fs->devs[j];
 
-		if (same_file(o->fd, d->fd)) {
-			drop_last_device(fs);
-			return 1;
-		}
 		if (o->devid == d->devid && !memcmp(o->sb.dev_item.fsid, d->sb.dev_item.fsid, BTRFS_FSID_SIZE))
 			return fs_err(err, -EINVAL, "%s and %s are both devid %llu of the filesystem",
 				      o->path, d->path, (unsigned long long)d->devid);
@@ -174,7 +158,7 @@ static int add_devices(struct fs *fs, const char *const *paths, int n, int mirro
 		    !(get_le64(&d->sb.flags) & BTRFS_SUPER_FLAG_SEEDING))
 			return fs_err(err, -EINVAL, "%s is not part of the filesystem on %s", paths[i], paths[0]);
 		ret = new_device(fs, err);
-		if (ret < 0)
+		if (ret)
 			return ret;
 	}
 	return 0;
@@ -182,7 +166,7 @@ static int add_devices(struct fs *fs, const char *const *paths, int n, int mirro
 
 struct scan_ctx {
 	struct fs *fs;
-	int mirror, seeds;
+	int mirror;
 	struct fs_error *err;
 };
 
@@ -199,8 +183,8 @@ static int wanted_by_stripe(const struct fs *fs, uint64_t devid, const uint8_t *
 	return 0;
 }
 
-/* Opens a scanned device when it is one of the filesystem's not yet open or
- * (seeds) a seed device that a stripe names. */
+/* Opens a scanned device when it is one of the filesystem's not yet open, or a
+ * seed device that a stripe names. */
 static int scan_found(const char *path, const struct btrfs_super_block *sb, void *arg)
 {
 	struct scan_ctx *s = arg;
@@ -208,12 +192,11 @@ static int scan_found(const char *path, const struct btrfs_super_block *sb, void
 	uint64_t devid = get_le64(&sb->dev_item.devid);
 	int n = fs->num_devs;
 
-	if (s->seeds ? !(get_le64(&sb->flags) & BTRFS_SUPER_FLAG_SEEDING) ||
-		       !wanted_by_stripe(fs, devid, sb->dev_item.uuid)
-		     : memcmp(sb->dev_item.fsid, fs->meta_uuid, BTRFS_FSID_SIZE) ||
-		       fs_device_by_id(fs, devid))
+	if (memcmp(sb->dev_item.fsid, fs->meta_uuid, BTRFS_FSID_SIZE) ?
+	    !(get_le64(&sb->flags) & BTRFS_SUPER_FLAG_SEEDING) || !wanted_by_stripe(fs, devid, sb->dev_item.uuid) :
+	    fs_device_by_id(fs, devid) != NULL)
 		return 0;
-	if (open_device(fs, path, s->mirror, s->err) || new_device(fs, s->err) < 0) {
+	if (open_device(fs, path, s->mirror, s->err) || new_device(fs, s->err)) {
 		if (fs->num_devs > n)
 			drop_last_device(fs);   /* vanished or changed since: not ours after all */
 		fs_err_clear(s->err);
@@ -221,9 +204,9 @@ static int scan_found(const char *path, const struct btrfs_super_block *sb, void
 	return 0;
 }
 
-static void scan_devices(struct fs *fs, int mirror, int seeds, struct fs_error *err)
+static void scan_devices(struct fs *fs, int mirror, struct fs_error *err)
 {
-	struct scan_ctx s = { fs, mirror, seeds, err };
+	struct scan_ctx s = { fs, mirror, err };
 
 	fs_scan_block_devices(scan_found, &s);
 	resolve_stripes(fs);
@@ -258,7 +241,7 @@ static void find_devices(struct fs *fs, const struct fs_open_opts *o, struct fs_
 {
 	adopt_super(fs);
 	if (o->scan && (uint64_t)fs->num_devs < get_le64(&fs->sb.num_devices)) {
-		scan_devices(fs, o->super_mirror, 0, err);
+		scan_devices(fs, o->super_mirror, err);
 		adopt_super(fs);
 	}
 	resolve_stripes(fs);    /* counts the seeds given (no chunks yet) */
@@ -349,22 +332,17 @@ static int load_chunks(struct fs *fs, const struct fs_open_opts *o, struct fs_er
 {
 	int ret = fs_chunk_load_sys_array(fs, fs->sb.sys_chunk_array,
 					  get_le32(&fs->sb.sys_chunk_array_size));
-	int scans = 0;
 
-	/* seed devices are known by the stripes that name them: the system chunk
-	 * (rarely on a seed) first, then the rest of the chunk tree */
-	if (!ret && o->scan && fs_missing_devids(fs, NULL, 0)) {
-		scan_devices(fs, o->super_mirror, 1, err);
-		scans++;
-	}
 	if (!ret && !o->skip_chunk_tree)
 		ret = fs_chunk_load_tree(fs);
 	if (ret) {
 		*err = fs->err;
 		return ret;
 	}
-	if (o->scan && !scans && fs_missing_devids(fs, NULL, 0))
-		scan_devices(fs, o->super_mirror, 1, err);
+	/* seed devices are known by the stripes that name them (the chunk tree
+	 * itself is on the sprout's own devices) */
+	if (o->scan && fs_missing_devids(fs, NULL, 0))
+		scan_devices(fs, o->super_mirror, err);
 	resolve_stripes(fs);
 	/* only devices that hold chunks are needed; a num_devices mismatch alone is noted */
 	if (note_missing(fs, err) && fs_missing_devids(fs, NULL, 0) && !o->allow_degraded) {
