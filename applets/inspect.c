@@ -761,8 +761,7 @@ static int collect_devices(struct dev_list *l, char **args, int n)
 		}
 		if (i == 0)
 			first = sb;
-		else if (memcmp(sb.fsid, first.fsid, BTRFS_FSID_SIZE) &&
-			 memcmp(sb.dev_item.fsid, first.dev_item.fsid, BTRFS_FSID_SIZE) &&
+		else if (memcmp(sb.dev_item.fsid, first.dev_item.fsid, BTRFS_FSID_SIZE) &&
 			 !(get_le64(&sb.flags) & BTRFS_SUPER_FLAG_SEEDING))
 			continue; /* another filesystem: the reference only registers it */
 		if (dev_list_has(l, get_le64(&sb.dev_item.devid)))

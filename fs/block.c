@@ -366,20 +366,10 @@ static struct fs_block *read_any_copy(struct fs *fs, uint64_t bytenr, const stru
 		return NULL;
 	}
 	for (int m = 1; m <= copies; m++) {
-		int missing;
-
 		b = fs_block_read_mirror(fs, bytenr, m, exp);
 		if (b)
 			return b;
-		/* a copy on a missing device is said once, at open; the reason
-		 * kept is the first copy's, or a present copy's if there is one */
-		missing = fs_copy_missing(fs, bytenr, m);
-		if (m == 1 || (first_missing && !missing)) {
-			first_err = fs->err;
-			first_missing = missing;
-		}
-		if (fs->bad_copy && !missing)
-			fs->bad_copy(fs->bad_copy_ctx, &fs->err);
+		fs_copy_failed(fs, bytenr, m, &first_err, &first_missing);
 	}
 	fs->err = first_err;
 	return NULL;

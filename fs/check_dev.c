@@ -1,7 +1,8 @@
 /* Stage 2, device set: the devices that were opened against the device items of
  * the chunk tree (devid, dev uuid, metadata fsid: a seed device's items carry the
- * seed's), and every chunk stripe against a device item. Missing devices are not
- * errors here: the open said which ones, and reads of their copies fail. */
+ * seed's). Missing devices are not errors here: the open said which ones, and
+ * reads of their copies fail; stripes on devids without a device item have no
+ * device extent (the chunk accounting says so). */
 #include "check_internal.h"
 #include "le.h"
 #include <errno.h>
@@ -41,19 +42,15 @@ static void check_opened_device(struct check_ctx *c, const struct fs_root *chunk
 	struct btrfs_dev_item d;
 	int found = dev_item_of(c, chunk_root, dev->devid, &d);
 
+	const char *why = !found ? "there is no device item" :
+			  memcmp(d.uuid, sdi->uuid, BTRFS_UUID_SIZE) ? "its dev uuid differs" :
+			  memcmp(d.fsid, sdi->fsid, BTRFS_FSID_SIZE) ? "its metadata fsid differs" : NULL;
+
 	if (found < 0)
 		return;
-	if (!found) {
-		ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
-		       "device %s is devid %llu, which has no device item", dev->path,
-		       (unsigned long long)dev->devid);
-		return;
-	}
-	if (memcmp(d.uuid, sdi->uuid, BTRFS_UUID_SIZE) || memcmp(d.fsid, sdi->fsid, BTRFS_FSID_SIZE)) {
-		ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
-		       "device %s is not devid %llu of the filesystem: its %s differs from the device item's",
-		       dev->path, (unsigned long long)dev->devid,
-		       memcmp(d.uuid, sdi->uuid, BTRFS_UUID_SIZE) ? "dev uuid" : "metadata fsid");
+	if (why) {
+		ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0, "device %s is not devid %llu of the filesystem: %s",
+		       dev->path, (unsigned long long)dev->devid, why);
 		return;
 	}
 	if (fs_device_is_seed(c->fs, dev))
@@ -84,19 +81,10 @@ void check_device_set(struct check_ctx *c)
 {
 	struct fs *fs = c->fs;
 	struct fs_root chunk_root;
-	struct btrfs_dev_item d;
 
 	if (fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk_root) < 0)
 		return;         /* said by the chunk accounting */
 	for (int i = 0; i < fs->num_devs; i++)
 		if (fs->devs[i].fd >= 0 && (i == 0 || holds_stripes(fs, &fs->devs[i])))
 			check_opened_device(c, &chunk_root, &fs->devs[i]);
-	for (int i = 0; i < fs->num_chunks; i++)
-		for (int s = 0; s < fs->chunks[i].num_stripes; s++)
-			if (!dev_item_of(c, &chunk_root, fs->chunks[i].stripes[s].devid, &d))
-				ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, fs->chunks[i].logical, 0,
-				       "chunk[%llu %llu] stripe %d is on devid %llu, which has no device item",
-				       (unsigned long long)fs->chunks[i].logical,
-				       (unsigned long long)(fs->chunks[i].logical + fs->chunks[i].length),
-				       s, (unsigned long long)fs->chunks[i].stripes[s].devid);
 }

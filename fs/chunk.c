@@ -239,6 +239,18 @@ int fs_copy_missing(struct fs *fs, uint64_t logical, int mirror)
 	return !fs_map(fs, logical, mirror, &ph) && !ph.dev;
 }
 
+void fs_copy_failed(struct fs *fs, uint64_t logical, int mirror, struct fs_error *first, int *first_missing)
+{
+	int missing = fs_copy_missing(fs, logical, mirror);
+
+	if (mirror == 1 || (*first_missing && !missing)) {
+		*first = fs->err;
+		*first_missing = missing;
+	}
+	if (fs->bad_copy && !missing)
+		fs->bad_copy(fs->bad_copy_ctx, &fs->err);
+}
+
 int fs_read_phys(struct fs_device *dev, uint64_t physical, void *buf, size_t len)
 {
 	uint8_t *p = buf;

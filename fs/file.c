@@ -255,18 +255,10 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
 	if (!copies)
 		ret = fs_err_at(&fs->err, -EUCLEAN, 0, logical, "data address not mapped by any chunk");
 	for (int m = 1; m <= copies; m++) {
-		int missing;
-
 		ret = read_copy(fs, start, tmp, end - start, m, verify);
 		if (!ret)
 			break;
-		missing = fs_copy_missing(fs, start, m);    /* as for tree blocks */
-		if (m == 1 || (first_missing && !missing)) {
-			first = fs->err;
-			first_missing = missing;
-		}
-		if (fs->bad_copy && !missing)
-			fs->bad_copy(fs->bad_copy_ctx, &fs->err);
+		fs_copy_failed(fs, start, m, &first, &first_missing);
 	}
 	if (ret && copies)
 		fs->err = first;

@@ -144,7 +144,6 @@ struct fs {
 	struct fs_device *devs;         /* given, scanned and seed devices */
 	int num_devs, cap_devs;
 	int num_seeds;                  /* of devs, seed devices of a sprouted filesystem */
-	int missing_devs;
 	struct fs_chunk *chunks;        /* sorted by logical */
 	int num_chunks, cap_chunks;
 	struct fs_block_cache *cache;
@@ -162,8 +161,8 @@ struct fs {
 
 /* Opens the devices/images (any order; each must belong to the filesystem on
  * paths[0] or be one of its seed devices), reads the chunk tree and the root
- * tree root. A device belongs when its superblock has the same fsid or the same
- * metadata fsid (dev_item.fsid); a chunk stripe is on the device with its devid
+ * tree root. A device belongs when its superblock has the same metadata fsid
+ * (dev_item.fsid); a chunk stripe is on the device with its devid
  * and dev uuid. With opts->scan, devices of the filesystem that were not given
  * and the seed devices its chunks use (SEEDING flag, devid and dev uuid of a
  * stripe) are looked for among the block devices. On failure returns NULL and
@@ -183,6 +182,11 @@ int fs_missing_devids(const struct fs *fs, uint64_t *ids, int max);
 struct fs_device *fs_stripe_device(struct fs *fs, const struct fs_chunk_stripe *st);
 /* 1 when copy `mirror` of logical lies on a missing device. */
 int fs_copy_missing(struct fs *fs, uint64_t logical, int mirror);
+/* After copy `mirror` (1..) of logical failed (reason in fs->err): keeps in *first
+ * the reason to give when every copy fails (copy 1's, or the first present copy's
+ * when copy 1 is on a missing device) and tells fs->bad_copy, except for copies on
+ * a missing device (said once, when the filesystem was opened). */
+void fs_copy_failed(struct fs *fs, uint64_t logical, int mirror, struct fs_error *first, int *first_missing);
 
 /* ---- chunk map (fs/chunk.c) -------------------------------------------- */
 

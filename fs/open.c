@@ -33,13 +33,19 @@ int fs_device_is_seed(const struct fs *fs, const struct fs_device *d)
 
 struct fs_device *fs_stripe_device(struct fs *fs, const struct fs_chunk_stripe *st)
 {
-	struct fs_device *d = fs_device_by_id(fs, st->devid);
+	struct fs_device *own = NULL;
 
-	for (int i = 0; i < fs->num_devs; i++)
-		if (fs->devs[i].fd >= 0 && fs->devs[i].devid == st->devid &&
-		    !memcmp(fs->devs[i].uuid, st->dev_uuid, BTRFS_UUID_SIZE))
-			return &fs->devs[i];
-	return d && !fs_device_is_seed(fs, d) ? d : NULL;
+	for (int i = 0; i < fs->num_devs; i++) {
+		struct fs_device *d = &fs->devs[i];
+
+		if (d->fd < 0 || d->devid != st->devid)
+			continue;
+		if (!memcmp(d->uuid, st->dev_uuid, BTRFS_UUID_SIZE))
+			return d;
+		if (!fs_device_is_seed(fs, d))
+			own = d;
+	}
+	return own;
 }
 
 /* Points every chunk stripe at its device (after devices were added). */
@@ -122,12 +128,11 @@ static void drop_last_device(struct fs *fs)
 	free(d->path);
 }
 
-/* Whether two superblocks are of one filesystem: same fsid, or same metadata
- * fsid (dev_item.fsid; an fsid change by btrfstune -m may be half done). */
+/* Whether two superblocks are of one filesystem: same metadata fsid (dev_item.fsid;
+ * the fsid differs while a change by btrfstune -m is half done). */
 static int same_fs(const struct btrfs_super_block *a, const struct btrfs_super_block *b)
 {
-	return !memcmp(a->fsid, b->fsid, BTRFS_FSID_SIZE) ||
-	       !memcmp(a->dev_item.fsid, b->dev_item.fsid, BTRFS_FSID_SIZE);
+	return !memcmp(a->dev_item.fsid, b->dev_item.fsid, BTRFS_FSID_SIZE);
 }
 
 /* The device just opened must not have the devid of another (the same device
@@ -305,26 +310,21 @@ int fs_missing_devids(const struct fs *fs, uint64_t *ids, int max)
 	}
 }
 
-/* Describes missing devices in err (code 0) and returns how many. */
+/* Lists the devids of missing devices that chunks use in err (code 0); returns
+ * how many there are. */
 static int note_missing(struct fs *fs, struct fs_error *err)
 {
 	uint64_t ids[16];
 	int n = fs_missing_devids(fs, ids, 16);
-	uint64_t expected = get_le64(&fs->sb.num_devices);
-	size_t len = 0;
+	size_t len;
 
-	if (n) {
-		len = (size_t)snprintf(err->msg, sizeof(err->msg), "missing devices: devid");
-		for (int i = 0; i < n && i < 16 && len < sizeof(err->msg); i++)
-			len += (size_t)snprintf(err->msg + len, sizeof(err->msg) - len, "%s %llu",
-						i ? "," : "", (unsigned long long)ids[i]);
-	} else if ((uint64_t)fs->num_devs < expected) {
-		n = (int)(expected - (uint64_t)fs->num_devs);
-		snprintf(err->msg, sizeof(err->msg), "missing devices: %d of %llu not given", n,
-			 (unsigned long long)expected);
-	}
 	err->code = 0;
-	fs->missing_devs = n;
+	if (!n)
+		return 0;
+	len = (size_t)snprintf(err->msg, sizeof(err->msg), "missing devices: devid");
+	for (int i = 0; i < n && i < 16 && len < sizeof(err->msg); i++)
+		len += (size_t)snprintf(err->msg + len, sizeof(err->msg) - len, "%s %llu", i ? "," : "",
+					(unsigned long long)ids[i]);
 	return n;
 }
 
@@ -344,8 +344,8 @@ static int load_chunks(struct fs *fs, const struct fs_open_opts *o, struct fs_er
 	if (o->scan && fs_missing_devids(fs, NULL, 0))
 		scan_devices(fs, o->super_mirror, err);
 	resolve_stripes(fs);
-	/* only devices that hold chunks are needed; a num_devices mismatch alone is noted */
-	if (note_missing(fs, err) && fs_missing_devids(fs, NULL, 0) && !o->allow_degraded) {
+	/* only devices that hold chunks are needed */
+	if (note_missing(fs, err) && !o->allow_degraded) {
 		fs_err_wrap(err, NULL, " (a degraded open was not allowed)");
 		return err->code = -ENODEV;
 	}
