@@ -10,4 +10,9 @@
 int fs_scan_devices(const uint8_t fsid[BTRFS_FSID_SIZE], const uint64_t *skip_devids, int nskip,
 		    char **paths, int max);
 
+/* fs_open of paths and, when their superblock counts more devices, of the others
+ * found by fs_scan_devices (at most 16 given). */
+struct fs *fs_open_scan(const char *const *paths, int n, const struct fs_open_opts *opts,
+			struct fs_error *err);
+
 #endif

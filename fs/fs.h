@@ -456,6 +456,8 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
  * reported with -EUCLEAN. */
 typedef int (*fs_dir_fn)(void *ctx, uint64_t index, const struct fs_dir_entry *e);
 int fs_dir_iterate(struct fs *fs, const struct fs_root *root, uint64_t ino, fs_dir_fn cb, void *ctx);
+/* The directory at the top of a root (root_dirid; 256 for trees without a root item). */
+uint64_t fs_root_dir(const struct fs_root *r);
 /* Resolves an absolute path ("/a/b") from the top of root, entering
  * subvolumes; *out_root / *ino receive the result. */
 int fs_path_lookup(struct fs *fs, const struct fs_root *root, const char *path,
