@@ -46,8 +46,8 @@ static int extent_holding(struct fs *fs, const struct fs_root *root, uint64_t lo
 		fs_path_key(p, &key);
 		if (key.type == BTRFS_EXTENT_ITEM_KEY)
 			return logical - key.objectid < key.offset ? 0 : 1;
-		if (key.type < BTRFS_TREE_BLOCK_REF_KEY || key.type > BTRFS_SHARED_DATA_REF_KEY)
-			return 1;       /* only back references lie between an extent and logical */
+		if (key.type <= BTRFS_METADATA_ITEM_KEY)
+			return 1;       /* back references and block groups sort after their extent */
 	}
 	return ret;
 }

@@ -305,6 +305,10 @@ int fs_lookup(struct fs *fs, const struct fs_root *root, const struct fs_key *ke
  * 0 ok, -ENOENT none. */
 int fs_search_le(struct fs *fs, const struct fs_root *root, const struct fs_key *key, struct fs_path *p);
 
+/* Child `slot` of node parent in tree `tree`, verified against the pointer's key,
+ * level and generation; NULL with fs->err set (tree and key too). */
+struct fs_block *fs_read_child(struct fs *fs, const struct fs_block *parent, uint32_t slot, uint64_t tree);
+
 /* Pre-order walk of a whole tree. node/leaf callbacks return 0 to go on,
  * 1 (node only) to skip its children, <0 to stop the walk (returned). Bad
  * blocks are reported to error (with tree, bytenr, parent key) and skipped.
