@@ -98,8 +98,10 @@ int fs_ino_first_ref(struct fs *fs, const struct fs_root *root, uint64_t ino, ui
 	const uint8_t *data;
 	int ret = fs_search(fs, root, &key, &p), found = -ENOENT;
 
-	if (ret < 0)
+	if (ret < 0) {
+		fs_path_release(fs, &p);
 		return ret;
+	}
 	fs_path_key(&p, &key);
 	data = fs_path_data(&p, &size);
 	if (!ret && key.objectid == ino && key.type == BTRFS_INODE_REF_KEY)

@@ -93,9 +93,14 @@ int fs_scrub_parts(const struct fs *fs, uint64_t devid, struct fs_scrub_part **p
 		uint64_t step = (FS_SCRUB_PART + c->stripe_len - 1) / c->stripe_len * c->stripe_len;
 
 		for (int s = 0; s < c->num_stripes; s++) {
-			if (c->stripes[s].devid != devid)
+			const struct fs_chunk_stripe *st = &c->stripes[s];
+			/* a damaged chunk item may claim more than the device holds */
+			uint64_t len = !st->dev || st->offset >= st->dev->size ? 0 :
+				       plen < st->dev->size - st->offset ? plen : st->dev->size - st->offset;
+
+			if (st->devid != devid)
 				continue;
-			for (uint64_t o = 0; o < plen; o += step) {
+			for (uint64_t o = 0; o < len; o += step) {
 				if (cnt == cap) {
 					struct fs_scrub_part *nv = realloc(v, (cap = cap * 2 + 16) * sizeof(*v));
 					if (!nv) {
@@ -104,8 +109,8 @@ int fs_scrub_parts(const struct fs *fs, uint64_t devid, struct fs_scrub_part **p
 					}
 					v = nv;
 				}
-				v[cnt++] = (struct fs_scrub_part){ devid, c->stripes[s].offset + o,
-					c->stripes[s].offset + (plen - o < step ? plen : o + step), c->logical };
+				v[cnt++] = (struct fs_scrub_part){ devid, st->offset + o,
+					st->offset + (len - o < step ? len : o + step), c->logical };
 			}
 		}
 	}
@@ -280,8 +285,9 @@ static int range_verifies(struct fs *fs, uint64_t logical, uint64_t len, uint8_t
 	struct fs_path p;
 	int ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &root), ok = 1;
 
+	fs_path_init(&p);
 	if (ret || (ret = fs_search(fs, &root, &key, &p)) < 0)
-		return 0;
+		ok = 0;
 	for (; !ret && ok; ret = fs_next(fs, &p)) {
 		struct fs_block *b;
 		uint64_t a, e;
@@ -550,7 +556,10 @@ static int walk_extents(struct run *r)
 	struct fs_path p;
 	int ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &root);
 
-	if (ret || (ret = fs_search(fs, &root, &key, &p)) < 0)
+	fs_path_init(&p);
+	if (!ret && (ret = fs_search(fs, &root, &key, &p)) < 0)
+		fs_path_release(fs, &p);
+	if (ret < 0)
 		return ret;
 	/* an extent starting before the span may reach into it */
 	while (p.levels && (ret = fs_prev(fs, &p)) == 0) {
