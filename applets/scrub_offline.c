@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,10 +55,21 @@ struct scrub_offline {
 	int *wfd;                           /* per device: opened for repairs, or -1 */
 	int readonly, workers, ndev, lockfd;
 	volatile int cancel;
-	pthread_mutex_t lock;
+	int lock;                           /* over runs and printing: a spinlock, held briefly */
 	struct devrun *runs;                /* per device given */
 	char fsid[UUID_STR_LEN];
 };
+
+static void lock(struct scrub_offline *o)
+{
+	while (__atomic_exchange_n(&o->lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void unlock(struct scrub_offline *o)
+{
+	__atomic_store_n(&o->lock, 0, __ATOMIC_RELEASE);
+}
 
 /* ---- is it mounted? ---- */
 
@@ -144,12 +156,13 @@ static void lock_path(const char *fsid, char *out, size_t size)
 
 void scrub_offline_mark_running(struct scrub_offline *o)
 {
-	char path[4200];
+	char path[4200], pid[16];
 
 	lock_path(o->fsid, path, sizeof(path));
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	o->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (o->lockfd < 0 || flock(o->lockfd, LOCK_EX | LOCK_NB) || ftruncate(o->lockfd, 0) ||
-	    dprintf(o->lockfd, "%d\n", (int)getpid()) < 0) {
+	    write(o->lockfd, pid, strlen(pid)) < 0) {
 		if (!out_quiet())
 			msg_warn("cannot record the running scrub in %s: %m (scrub cancel will not find it)", path);
 	}
@@ -194,7 +207,6 @@ struct scrub_offline *scrub_offline_open(char *const *paths, int n, int writable
 	o->workers = cpus > n ? (int)(cpus / n) : 1;
 	uuid_unparse(o->fs->fsid, o->fsid);
 	memcpy(fsid, o->fs->fsid, 16);
-	pthread_mutex_init(&o->lock, NULL);
 	if (o->fs->missing_devs && !out_quiet())
 		msg_warn("%s: their copies are neither scrubbed nor used for repairs", err.msg);
 	o->paths = calloc((size_t)o->fs->num_devs, sizeof(*o->paths));
@@ -244,7 +256,6 @@ void scrub_offline_close(struct scrub_offline *o)
 	}
 	if (o->lockfd >= 0)
 		close(o->lockfd);
-	pthread_mutex_destroy(&o->lock);
 	free(o->runs);
 	free(o->wfd);
 	free(o->paths);
@@ -300,14 +311,14 @@ static void report(void *ctx, struct fs *fs, const struct fs_scrub_error *e)
 		 error_kind[e->kind], (unsigned long long)e->logical, d ? d->path : "?",
 		 (unsigned long long)e->physical, e->len);
 	pr.head = head;
-	pthread_mutex_lock(&o->lock);
+	lock(o);
 	if (e->corrected && !e->write_error)
 		msg_warn("%s", head);
 	else if (e->write_error)
 		msg_error("%s: rewrite failed: %s", head, strerror(-e->write_error));
 	else if (e->metadata || e->kind == FS_SCRUB_PARITY || fs_data_refs(fs, e->logical, print_ref, &pr) < 0 || !pr.n)
 		msg_error("%s%s", head, e->metadata ? " (tree block)" : "");
-	pthread_mutex_unlock(&o->lock);
+	unlock(o);
 }
 
 struct worker {
@@ -341,15 +352,15 @@ static void *work(void *arg)
 		size_t i;
 
 		memset(&p, 0, sizeof(p));
-		pthread_mutex_lock(&o->lock);
+		lock(o);
 		i = r->next < r->nparts ? r->next++ : r->nparts;
-		pthread_mutex_unlock(&o->lock);
+		unlock(o);
 		if (i == r->nparts)
 			break;
 		ret = fs_scrub_run(&s, &r->parts[i], &p);
 		if (ret && ret != -ECANCELED)
 			fs_error_format(&s.fs->err, buf, sizeof(buf));
-		pthread_mutex_lock(&o->lock);
+		lock(o);
 		scrub_progress_add(&r->p, &p);
 		r->done[i] = !ret;
 		if (ret && ret != -ECANCELED) {
@@ -357,13 +368,13 @@ static void *work(void *arg)
 			msg_error("scrub of devid %llu stopped at physical %llu: %s", (unsigned long long)r->devid,
 				  (unsigned long long)p.last_physical, buf);
 		}
-		pthread_mutex_unlock(&o->lock);
+		unlock(o);
 	}
 	if (!s.fs) {
-		pthread_mutex_lock(&o->lock);
+		lock(o);
 		r->err = -ret;
 		msg_error("cannot open the filesystem: %s", buf);
-		pthread_mutex_unlock(&o->lock);
+		unlock(o);
 	}
 	fs_scrub_free(&s);
 	fs_close(s.fs);
@@ -406,12 +417,12 @@ void scrub_offline_progress(struct scrub_offline *o, uint64_t devid, struct btrf
 	struct devrun *r = run_of(o, devid);
 	size_t i;
 
-	pthread_mutex_lock(&o->lock);
+	lock(o);
 	*p = r->p;
 	for (i = 0; i < r->nparts && r->done[i]; i++)
 		;
 	p->last_physical = i < r->nparts ? r->parts[i].start : r->nparts ? r->parts[r->nparts - 1].end : 0;
-	pthread_mutex_unlock(&o->lock);
+	unlock(o);
 }
 
 void scrub_offline_cancel(struct scrub_offline *o)

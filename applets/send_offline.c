@@ -91,7 +91,7 @@ static int send_all(struct fs *fs, const struct send_offline_args *a, struct fs_
 				  .no_data = !!(a->flags & BTRFS_SEND_FLAG_NO_FILE_DATA),
 				  .write = write_out, .ctx = (void *)&a->out_fd };
 	struct fs_root parent, root;
-	char buf[300];
+	char buf[300], name[4096];
 
 	if (a->parent) {
 		if (find_subvol(fs, a->parent, "parent subvolume", &parent))
@@ -102,7 +102,14 @@ static int send_all(struct fs *fs, const struct send_offline_args *a, struct fs_
 		if (find_subvol(fs, a->subvols[i], "subvolume", &root))
 			return 1;
 	for (int i = 0; i < a->nsubvols; i++) {
+		size_t n = strlen(a->subvols[i]);
+
 		find_subvol(fs, a->subvols[i], "subvolume", &root);
+		/* named in the stream by its last path component */
+		while (n > 1 && a->subvols[i][n - 1] == '/')
+			n--;
+		snprintf(name, sizeof(name), "%.*s", (int)n, a->subvols[i]);
+		o.name = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
 		if (a->verbose >= 1)
 			fprintf(stderr, "At subvol %s\n", a->subvols[i]);
 		if (a->nclones && !a->parent && !(o.parent = good_parent(&root, clones, nclones))) {

@@ -387,18 +387,33 @@ static void read_sectors(struct run *r, const struct piece *pc, uint8_t *data)
 			r->b->state[i] = S_READ;
 }
 
+/* Fills alt with another version of pc: copy m (1..copies), or for m past the copies
+ * of a RAID5/6 chunk, the bad sectors rebuilt from the rest of their rows. 0 or -EIO. */
+static int other_copy(struct run *r, const struct piece *pc, const uint8_t *data, uint8_t *alt, int m)
+{
+	uint32_t ss = r->fs->sectorsize;
+
+	if (m <= fs_num_copies(r->fs, pc->logical))
+		return fs_read_logical(r->fs, pc->logical, alt, pc->len, m);
+	memcpy(alt, data, pc->len);
+	for (uint32_t i = 0; i < pc->len / ss; i++)
+		if ((r->b->state[i] & S_KIND) && rebuild_sector(r, pc->logical + (uint64_t)i * ss, alt + (size_t)i * ss))
+			return -EIO;
+	return 0;
+}
+
 /* Repairs the bad sectors of pc from the other copies (or the RAID5/6 rebuild). */
 static void repair(struct run *r, const struct piece *pc, uint8_t *data)
 {
 	struct fs *fs = r->fs;
 	uint8_t *st = r->b->state, *alt = r->b->alt;
 	uint32_t ss = fs->sectorsize, nsec = pc->len / ss, i, j;
-	int copies = fs_num_copies(fs, pc->logical);
+	int sources = fs_num_copies(fs, pc->logical) + !!parity_count(r->chunk);
 
-	for (int m = 1; m <= copies; m++) {
+	for (int m = 1; m <= sources; m++) {
 		int alt_block_ok;
 
-		if (m == pc->mirror || fs_read_logical(fs, pc->logical, alt, pc->len, m))
+		if (m == pc->mirror || other_copy(r, pc, data, alt, m))
 			continue;
 		alt_block_ok = pc->meta && block_ok(fs, pc, alt);
 		for (i = 0; i < nsec; i++) {
@@ -412,13 +427,6 @@ static void repair(struct run *r, const struct piece *pc, uint8_t *data)
 			}
 		}
 	}
-	if (parity_count(r->chunk) && !pc->meta)
-		for (i = 0; i < nsec; i++)
-			if ((st[i] & S_KIND) && (st[i] & S_HAS_CSUM) && !(st[i] & S_FIXED) &&
-			    !rebuild_sector(r, pc->logical + (uint64_t)i * ss, alt) && sector_ok(fs, alt, r->b->sums[i])) {
-				memcpy(data + (size_t)i * ss, alt, ss);
-				st[i] |= S_FIXED;
-			}
 	for (i = 0; i < nsec; i = j) {
 		for (j = i + 1; j < nsec && st[j] == st[i]; j++)
 			;

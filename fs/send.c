@@ -1016,37 +1016,17 @@ static int diff_trees(struct snd *s)
 
 /* ---- the stream --------------------------------------------------------------- */
 
-/* SUBVOL (or SNAPSHOT of the parent) named as the subvolume is in its directory. */
+/* SUBVOL (or SNAPSHOT of the parent): the subvolume by name and UUID. */
 static int begin_subvol(struct snd *s)
 {
-	struct fs_key key = { s->s->objectid, BTRFS_ROOT_BACKREF_KEY, 0 };
-	struct fs_root_ref ref;
-	struct fs_root tree;
-	struct fs_path p;
-	uint32_t size;
-	int ret;
-	const uint8_t *d;
-
-	fs_path_init(&p);
-	ret = fs_root_lookup(s->fs, BTRFS_ROOT_TREE_OBJECTID, &tree) ?: fs_search(s->fs, &tree, &key, &p);
-	d = fs_path_data(&p, &size);
-
-	fs_path_key(&p, &key);
-	if (!ret && (key.objectid != s->s->objectid || key.type != BTRFS_ROOT_BACKREF_KEY || fs_root_ref(d, size, &ref)))
-		ret = fs_err(&s->fs->err, -ENOENT, "subvolume %llu has no name", (unsigned long long)s->s->objectid);
-	if (!ret) {
-		begin(s, s->p ? SS_C_SNAPSHOT : SS_C_SUBVOL, NULL);
-		ss_put_bytes(&s->w, SS_A_PATH, ref.name, ref.name_len);
-		ss_put_bytes(&s->w, SS_A_UUID, root_uuid(s->s), BTRFS_UUID_SIZE);
-		ss_put_u64(&s->w, SS_A_CTRANSID, get_le64(&s->s->item.ctransid));
-		if (s->p) {
-			ss_put_bytes(&s->w, SS_A_CLONE_UUID, root_uuid(s->p), BTRFS_UUID_SIZE);
-			ss_put_u64(&s->w, SS_A_CLONE_CTRANSID, get_le64(&s->p->item.ctransid));
-		}
-		ret = end(s);
+	begin(s, s->p ? SS_C_SNAPSHOT : SS_C_SUBVOL, s->o->name);
+	ss_put_bytes(&s->w, SS_A_UUID, root_uuid(s->s), BTRFS_UUID_SIZE);
+	ss_put_u64(&s->w, SS_A_CTRANSID, get_le64(&s->s->item.ctransid));
+	if (s->p) {
+		ss_put_bytes(&s->w, SS_A_CLONE_UUID, root_uuid(s->p), BTRFS_UUID_SIZE);
+		ss_put_u64(&s->w, SS_A_CLONE_CTRANSID, get_le64(&s->p->item.ctransid));
 	}
-	fs_path_release(s->fs, &p);
-	return ret;
+	return end(s);
 }
 
 /* Pass 3: deleted directories, now empty, leave their orphan names. */

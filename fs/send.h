@@ -7,6 +7,7 @@
 #include "fs.h"
 
 struct fs_send_opts {
+	const char *name;               /* of the subvolume (its name in its directory) */
 	uint32_t version;               /* stream version 1..3 */
 	int compressed;                 /* compressed extents as encoded writes (version >= 2) */
 	int no_data;                    /* NO_FILE_DATA: update_extent instead of data */
