@@ -172,8 +172,7 @@ static int find_good_parent(struct send_ctx *s, int fd, uint64_t root_id, uint64
 
 struct copier { int in, out; int err; };
 
-/* 0 or the errno of a failed write. */
-static int write_all(int fd, const char *p, size_t n)
+int write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);

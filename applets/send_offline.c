@@ -69,19 +69,7 @@ static const struct fs_root *good_parent(const struct fs_root *r, const struct f
 
 static int write_out(void *ctx, const void *buf, size_t len)
 {
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(*(const int *)ctx, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return -write_all(*(const int *)ctx, buf, len);
 }
 
 static int send_all(struct fs *fs, const struct send_offline_args *a, struct fs_root *clones, int nclones)

@@ -2,6 +2,7 @@
  * (send_offline.c), with the options send.c parsed. */
 #ifndef APPLETS_SEND_OFFLINE_H
 #define APPLETS_SEND_OFFLINE_H
+#include <stddef.h>
 #include <stdint.h>
 
 struct send_offline_args {
@@ -19,5 +20,7 @@ struct send_offline_args {
 
 /* Sends them; 0, or 1 after an error message. */
 int send_offline(const struct send_offline_args *a);
+/* From send.c: writes all of p to fd; 0 or the errno of a failed write. */
+int write_all(int fd, const char *p, size_t n);
 
 #endif
