@@ -670,8 +670,11 @@ static int used_bytes_on_disk(const struct target *t, uint64_t *total)
 	struct btrfs_ioctl_space_args *sa;
 	int ret;
 
+	*total = 0;
 	if (CFG_SCRUB_OFFLINE && t->off) {
-		*total = scrub_offline_used(t->off);
+		/* offline: what the devices have allocated, as start reports */
+		for (int i = 0; i < t->ndev; i++)
+			*total += t->di[i].bytes_used;
 		return 0;
 	}
 	if ((ret = btrfs_space_info(t->fd, &sa)))

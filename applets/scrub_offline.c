@@ -36,7 +36,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,23 +72,22 @@ static void unlock(struct scrub_offline *o)
 
 /* ---- is it mounted? ---- */
 
-/* /sys/fs/btrfs/FSID/devices/NAME: the kernel has block device NAME in that filesystem. */
-static int kernel_uses(const uint8_t *fsid, const char *name)
+/* The kernel holds the devices of a mounted filesystem exclusively. */
+static int busy(const char *dev)
 {
-	char path[128], id[UUID_STR_LEN];
+	int fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
 
-	uuid_unparse(fsid, id);
-	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/devices/%s", id, name);
-	return access(path, F_OK) == 0;
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 && errno == EBUSY;
 }
 
 struct loop_query {
 	const struct stat *file;
-	const uint8_t *fsid;
 	char dev[64];
 };
 
-/* A loop device backed by the image file that the kernel uses for the filesystem. */
+/* A busy loop device backed by the image file. */
 static int loop_of_file(unsigned major, unsigned minor, uint64_t blocks, const char *name, void *ctx)
 {
 	struct loop_query *q = ctx;
@@ -99,46 +97,31 @@ static int loop_of_file(unsigned major, unsigned minor, uint64_t blocks, const c
 	int fd;
 
 	(void)major, (void)minor, (void)blocks;
-	if (strncmp(name, "loop", 4))
-		return 0;
 	snprintf(path, sizeof(path), "/sys/block/%s/loop/backing_file", name);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (strncmp(name, "loop", 4) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
 	n = read(fd, back, sizeof(back) - 1);
 	close(fd);
 	back[n > 0 ? n : 0] = 0;
 	back[strcspn(back, "\n")] = 0;
-	if (stat(back, &st) || st.st_dev != q->file->st_dev || st.st_ino != q->file->st_ino ||
-	    !kernel_uses(q->fsid, name))
-		return 0;
 	snprintf(q->dev, sizeof(q->dev), "/dev/%s", name);
-	return 1;
+	return !stat(back, &st) && st.st_dev == q->file->st_dev && st.st_ino == q->file->st_ino && busy(q->dev);
 }
 
 int scrub_offline_target(const char **path)
 {
 	static struct loop_query q;
-	struct btrfs_super_block sb;
-	char sys[64], link[4096];
 	struct stat st;
-	ssize_t n;
 
 	if (stat(*path, &st) || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
 		return 0;
-	if (fs_super_read(*path, 0, &sb, NULL))
-		return 1;
+	if (S_ISBLK(st.st_mode))
+		return !busy(*path);
 	q.file = &st;
-	q.fsid = sb.fsid;
-	if (S_ISREG(st.st_mode)) {
-		if (sysfile_each_partition(loop_of_file, &q) <= 0)
-			return 1;
-		*path = q.dev;
-		return 0;
-	}
-	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", major(st.st_rdev), minor(st.st_rdev));
-	n = readlink(sys, link, sizeof(link) - 1);
-	link[n > 0 ? n : 0] = 0;
-	return !(n > 0 && kernel_uses(sb.fsid, strrchr(link, '/') ? strrchr(link, '/') + 1 : link));
+	if (sysfile_each_partition(loop_of_file, &q) <= 0)
+		return 1;
+	*path = q.dev;
+	return 0;
 }
 
 /* ---- the lock file of a running scrub ---- */
@@ -428,31 +411,6 @@ void scrub_offline_progress(struct scrub_offline *o, uint64_t devid, struct btrf
 void scrub_offline_cancel(struct scrub_offline *o)
 {
 	o->cancel = 1;
-}
-
-uint64_t scrub_offline_used(struct scrub_offline *o)
-{
-	struct fs *fs = o->fs;
-	struct fs_root root;
-	uint64_t total = 0;
-
-	if (fs_root_lookup(fs, fs_block_group_tree_id(fs), &root))
-		return 0;
-	for (int i = 0; i < fs->num_chunks; i++) {
-		const struct fs_chunk *c = &fs->chunks[i];
-		struct fs_key key = { c->logical, BTRFS_BLOCK_GROUP_ITEM_KEY, c->length };
-		const struct btrfs_block_group_item *bg;
-		struct fs_path p;
-		uint32_t size;
-
-		if (fs_lookup(fs, &root, &key, &p))
-			continue;
-		bg = fs_block_group_item(fs_path_data(&p, &size), size);
-		if (bg)
-			total += get_le64(&bg->used) * (uint64_t)btrfs_profile_copies(c->type);
-		fs_path_release(fs, &p);
-	}
-	return total;
 }
 
 int scrub_offline_cancel_path(const char *path)

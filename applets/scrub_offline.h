@@ -31,8 +31,6 @@ void scrub_offline_cancel(struct scrub_offline *o);
 /* btrfs scrub cancel of an unmounted filesystem: signals the process scrubbing it and
  * waits until it stopped. The exit status (2: no scrub running). */
 int scrub_offline_cancel_path(const char *path);
-/* Bytes a full scrub reads: used bytes of every block group times its copies. */
-uint64_t scrub_offline_used(struct scrub_offline *o);
 
 /* From scrub.c: adds the counters of from to to (not last_physical). */
 void scrub_progress_add(struct btrfs_scrub_progress *to, const struct btrfs_scrub_progress *from);
