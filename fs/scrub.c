@@ -220,8 +220,8 @@ static int read_element(const struct fs_chunk *c, uint64_t row, int col, uint64_
 	return fs_read_phys(st->dev, st->offset + row * c->stripe_len + off, buf, len);
 }
 
-/* P (and Q into q when not NULL) of `len` bytes at `off` of row `row`, from the data
- * elements except column `skip` (-1: none). */
+/* P (and Q into q when not NULL) of `len` bytes at `off` of row `row` from its data
+ * elements; or with skip >= 0, the data element `skip` rebuilt from the others and P. */
 static int compute_parity(const struct fs_chunk *c, uint64_t row, int skip,
 			  uint64_t off, uint8_t *p, uint8_t *q, uint8_t *tmp, size_t len)
 {
@@ -230,7 +230,7 @@ static int compute_parity(const struct fs_chunk *c, uint64_t row, int skip,
 	memset(p, 0, len);
 	if (q)
 		memset(q, 0, len);
-	for (int col = data - 1; col >= 0; col--) {
+	for (int col = skip >= 0 ? data : data - 1; col >= 0; col--) {
 		if (q)
 			gf_mul2(q, len);
 		if (col == skip)
@@ -260,20 +260,11 @@ static int row_buffer(struct fs_scrub_buf *b, size_t len)
 static int rebuild_sector(struct run *r, uint64_t logical, uint8_t *out)
 {
 	const struct fs_chunk *c = r->chunk;
-	uint32_t ss = r->fs->sectorsize;
-	uint64_t off = logical - c->logical, nr = off / c->stripe_len;
-	int data = c->num_stripes - parity_count(c);
-	uint64_t row = nr / (uint64_t)data;
+	uint64_t off = logical - c->logical, nr = off / c->stripe_len, data = chunk_width(c);
 
-	if (row_buffer(r->b, 2 * (size_t)ss))
-		return -ENOMEM;
-	if (compute_parity(c, row, (int)(nr % (uint64_t)data), off % c->stripe_len, out, NULL,
-			   r->b->row, ss) ||
-	    read_element(c, row, data, off % c->stripe_len, r->b->row, ss))
-		return -EIO;
-	for (uint32_t i = 0; i < ss; i++)
-		out[i] ^= r->b->row[i];
-	return 0;
+	return row_buffer(r->b, r->fs->sectorsize) ?:
+	       compute_parity(c, nr / data, (int)(nr % data), off % c->stripe_len, out, NULL, r->b->row,
+			      r->fs->sectorsize);
 }
 
 /* Every allocated tree block and checksummed data sector of [logical, +len) reads back
