@@ -330,13 +330,14 @@ static int run_scrubs(const char *path, const char *fsid, const char *dir, int f
 	}
 	/* poll the progress until every thread is done */
 	for (unsigned tick = 0; remaining; tick++) {
-		struct timespec pause = { 0, 200 * 1000 * 1000 };
+		/* short naps: a scrub that is done is noticed at once; progress every 2 s */
+		struct timespec pause = { 0, 20 * 1000 * 1000 };
 
 		nanosleep(&pause, NULL);
 		remaining = 0;
 		for (i = 0; i < n; i++)
 			remaining += d[i].started && !__atomic_load_n(&d[i].done, __ATOMIC_ACQUIRE);
-		if (remaining && tick % 10 == 9)
+		if (remaining && tick % 100 == 99)
 			record_progress(dir, fsid, d, n, 0);
 	}
 	for (i = 0; i < n; i++) {

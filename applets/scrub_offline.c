@@ -325,7 +325,6 @@ static void *work(void *arg)
 
 	fs_open_opts_init(&opts);
 	opts.allow_degraded = 1;
-	opts.cache_bytes = 16u << 20;
 	if (!(s.fs = fs_open(o->paths, o->fs->num_devs, &opts, &err))) {
 		fs_error_format(&err, buf, sizeof(buf));
 		ret = err.code ? err.code : -EIO;
