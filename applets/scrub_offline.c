@@ -19,7 +19,6 @@
 #include "backref.h"
 #include "btrfs_ioctl.h"
 #include "cli.h"
-#include "devscan.h"
 #include "le.h"
 #include "output.h"
 #include "scrub.h"
@@ -179,7 +178,8 @@ struct scrub_offline *scrub_offline_open(char *const *paths, int n, int writable
 
 	fs_open_opts_init(&opts);
 	opts.allow_degraded = 1;
-	if (!o || !(o->fs = fs_open_scan((const char *const *)paths, n, &opts, &err))) {
+	opts.scan = 1;
+	if (!o || !(o->fs = fs_open((const char *const *)paths, n, &opts, &err))) {
 		msg_error("cannot open %s: %s", paths[0], o ? fs_error_format(&err, buf, sizeof(buf)) : "out of memory");
 		free(o);
 		return NULL;
@@ -190,7 +190,7 @@ struct scrub_offline *scrub_offline_open(char *const *paths, int n, int writable
 	o->workers = cpus > n ? (int)(cpus / n) : 1;
 	uuid_unparse(o->fs->fsid, o->fsid);
 	memcpy(fsid, o->fs->fsid, 16);
-	if (o->fs->missing_devs && !out_quiet())
+	if (fs_missing_devids(o->fs, NULL, 0) && !out_quiet())
 		msg_warn("%s: their copies are neither scrubbed nor used for repairs", err.msg);
 	o->paths = calloc((size_t)o->fs->num_devs, sizeof(*o->paths));
 	o->wfd = calloc((size_t)o->fs->num_devs, sizeof(*o->wfd));

@@ -12,7 +12,6 @@
 #if CFG_SEND_OFFLINE
 #include "send_offline.h"
 #include "cli.h"
-#include "devscan.h"
 #include "le.h"
 #include "send.h"
 #include "sendstream.h"
@@ -129,7 +128,8 @@ int send_offline(const struct send_offline_args *a)
 	int ret = 1, n = 0;
 
 	fs_open_opts_init(&opts);
-	fs = clones ? fs_open_scan((const char *const *)a->devices, a->ndev, &opts, &err) : NULL;
+	opts.scan = 1;
+	fs = clones ? fs_open((const char *const *)a->devices, a->ndev, &opts, &err) : NULL;
 	if (!fs) {
 		msg_error("cannot open %s: %s", a->devices[0], clones ? fs_error_format(&err, buf, sizeof(buf)) :
 			  "out of memory");

@@ -33,28 +33,3 @@ void fs_scan_block_devices(int (*fn)(const char *path, const struct btrfs_super_
 
 	sysfile_each_partition(scan_partition, &s);
 }
-
-struct fs *fs_open_scan(const char *const *paths, int n, const struct fs_open_opts *opts,
-			struct fs_error *err)
-{
-	struct btrfs_super_block sb;
-	const char *all[32];
-	char *found[16];
-	uint64_t ids[16];
-	int nf = 0;
-	struct fs *fs;
-
-	if (n <= 16 && !read_any_super(paths[0], &sb) && get_le64(&sb.num_devices) > (uint64_t)n) {
-		for (int i = 0; i < n; i++)
-			ids[i] = read_any_super(paths[i], &sb) ? 0 : get_le64(&sb.dev_item.devid);
-		read_any_super(paths[0], &sb);
-		nf = fs_scan_devices(sb.fsid, ids, n, found, 16);
-		memcpy(all, paths, (size_t)n * sizeof(*paths));
-		memcpy(all + n, found, (size_t)nf * sizeof(*found));
-		paths = all;
-	}
-	fs = fs_open(paths, n + nf, opts, err);
-	while (nf)
-		free(found[--nf]);
-	return fs;
-}

@@ -10,9 +10,4 @@
 void fs_scan_block_devices(int (*fn)(const char *path, const struct btrfs_super_block *sb, void *ctx),
 			   void *ctx);
 
-/* fs_open of paths and, when their superblock counts more devices, of the others
- * found by fs_scan_devices (at most 16 given). */
-struct fs *fs_open_scan(const char *const *paths, int n, const struct fs_open_opts *opts,
-			struct fs_error *err);
-
 #endif
