@@ -134,6 +134,12 @@ int cmd_run_group(int argc, char **argv)
 		i++;
 	}
 	c = cmd_lookup(path);
+	/* --dry-run only where a command knows it (btrfs-progs refuses the others) */
+	if (c && c->fn && cli_globals.dry_run && strcmp(path, "btrfs subvolume delete") &&
+	    strcmp(path, "btrfs help") && strcmp(path, "btrfs version")) {
+		msg_error("--dry-run option not supported for %s\n", strrchr(path, ' ') + 1);
+		return 1;
+	}
 	if (c && c->fn)
 		return c->fn(argc - i + 1, argv + i - 1);
 	if (c || !has_children(path, 1))

@@ -263,6 +263,10 @@ static int delete_one(const char *path, const struct delete_opts *o, int *commit
 		out_say("'%s/%s'\n", path, subpath);
 	else
 		out_say("subvolid=%llu\n", (unsigned long long)o->subvolid);
+	if (cli_globals.dry_run) {  /* btrfs --dry-run: the message only */
+		ret = 0;
+		goto out;
+	}
 	memset(&args, 0, sizeof(args));
 	if (o->subvolid) {
 		args.flags = BTRFS_SUBVOL_SPEC_BY_ID;

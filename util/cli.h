@@ -12,7 +12,8 @@ enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON };
 /* Global options of the `btrfs` command (set by the btrfs applet before dispatch). */
 struct cli_globals {
 	int format;     /* enum cli_format */
-	int verbose;    /* -v count; -1 after -q */
+	int verbose;    /* -v count (or --log level: default 1 .. debug 4); -1 after -q */
+	int dry_run;    /* --dry-run: report what would change, change nothing */
 };
 extern struct cli_globals cli_globals;
 
