@@ -140,6 +140,7 @@ int cmd_run_group(int argc, char **argv)
 		msg_error("--dry-run option not supported for %s\n", strrchr(path, ' ') + 1);
 		return 1;
 	}
+	cli_globals.cmd = path;
 	if (c && c->fn)
 		return c->fn(argc - i + 1, argv + i - 1);
 	if (c || !has_children(path, 1))

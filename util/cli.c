@@ -55,6 +55,14 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 		fputs(usage, stdout);
 		exit(0);
 	}
+	if (cli_globals.cmd) {  /* btrfs-progs' wording in the btrfs command tree */
+		if (optopt)
+			fprintf(stderr, "%s: invalid option '%c'\n", cli_globals.cmd, optopt);
+		else
+			fprintf(stderr, "%s: unrecognized option '%s'\n", cli_globals.cmd, argv[optind - 1]);
+		fprintf(stderr, "Try '%s --help' for more information\n", cli_globals.cmd);
+		exit(1);
+	}
 	if (optopt)
 		snprintf(err, sizeof(err), "%s for option -%c",
 			 strchr(shortopts, optopt) ? "missing argument" : "invalid option", optopt);
@@ -66,7 +74,20 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 void cli_check_argc(int argc, int min, int max, const char *usage)
 {
 	int n = argc - optind;
+	const char *cmd = cli_globals.cmd;
 
+	if (cmd && (n < min || (max >= 0 && n > max))) {
+		if (min == max)
+			fprintf(stderr, "%s: exactly %d argument%s expected, %d given\n", cmd, min,
+				min > 1 ? "s" : "", n);
+		else if (n < min)
+			fprintf(stderr, "%s: not enough arguments: %d but at least %d expected\n",
+				cmd, n, min);
+		else
+			fprintf(stderr, "%s: too many arguments: %d but at most %d expected\n",
+				cmd, n, max);
+		exit(1);
+	}
 	if (n < min)
 		cli_usage_error(usage, "not enough arguments");
 	if (max >= 0 && n > max)

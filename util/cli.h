@@ -14,6 +14,7 @@ struct cli_globals {
 	int format;     /* enum cli_format */
 	int verbose;    /* -v count (or --log level: default 1 .. debug 4); -1 after -q */
 	int dry_run;    /* --dry-run: report what would change, change nothing */
+	const char *cmd; /* "btrfs balance start" while a command of the tree runs */
 };
 extern struct cli_globals cli_globals;
 
