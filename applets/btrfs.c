@@ -94,7 +94,7 @@ int btrfs_main(int argc, char **argv)
 			val = val ? val + 1 : has_val ? argv[++i] : NULL;
 		}
 		if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
-			cli_globals.verbose = cli_globals.verbose < 0 ? 1 : cli_globals.verbose + 1;
+			cli_be_verbose();
 		else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
 			cli_globals.verbose = -1;
 		else if (!strcmp(a, "--dry-run"))

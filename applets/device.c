@@ -185,50 +185,6 @@ static const char remove_usage[] =
 	"    (degraded), 'cancel' stops a running removal.\n\n"
 	"    --enqueue   wait for a running exclusive operation (balance, ...) to end\n";
 
-/* 0 when no other exclusive operation runs (after waiting for it with enqueue);
- * balance paused does not stop a device add. */
-static int wait_exclop(int fd, int enqueue, const char *mine)
-{
-	char op[64];
-
-	for (;;) {
-		/* the kernel's exclusive operation: "none", "balance", "device add", ...;
-		 * empty when unknown */
-		btrfs_sysfs_read(fd, "exclusive_operation", op, sizeof(op));
-		if (!op[0] || !strcmp(op, "none") ||
-		    (!strcmp(mine, "device add") && !strcmp(op, "balance paused")))
-			return 0;
-		if (!enqueue) {
-			msg_error("unable to start %s, another exclusive operation '%s' in progress",
-				  mine, op);
-			return -1;
-		}
-		sleep(1);
-	}
-}
-
-/* Texts of the kernel's positive BTRFS_ERROR_DEV_* results (enum btrfs_err_code). */
-static const char *dev_error_text(int code)
-{
-	static const char *const text[] = {
-		[BTRFS_ERROR_DEV_RAID1_MIN_NOT_MET] = "unable to go below two devices on raid1",
-		[BTRFS_ERROR_DEV_RAID10_MIN_NOT_MET] = "unable to go below two devices on raid10",
-		[BTRFS_ERROR_DEV_RAID5_MIN_NOT_MET] = "unable to go below two devices on raid5",
-		[BTRFS_ERROR_DEV_RAID6_MIN_NOT_MET] = "unable to go below three devices on raid6",
-		[BTRFS_ERROR_DEV_TGT_REPLACE] = "unable to remove the dev_replace target dev",
-		[BTRFS_ERROR_DEV_MISSING_NOT_FOUND] = "no missing devices found to remove",
-		[BTRFS_ERROR_DEV_ONLY_WRITABLE] = "unable to remove the only writeable device",
-		[BTRFS_ERROR_DEV_EXCL_RUN_IN_PROGRESS] =
-			"add/delete/balance/replace/resize operation in progress",
-		[BTRFS_ERROR_DEV_RAID1C3_MIN_NOT_MET] = "unable to go below three devices on raid1c3",
-		[BTRFS_ERROR_DEV_RAID1C4_MIN_NOT_MET] = "unable to go below four devices on raid1c4",
-	};
-
-	if (code > 0 && code < (int)(sizeof(text) / sizeof(text[0])) && text[code])
-		return text[code];
-	return "unknown error";
-}
-
 /* Removes one device (a devid, a block device, "missing" or "cancel"). 0 or 1. */
 static int remove_one(int fd, const char *what, int cancel)
 {
@@ -260,10 +216,10 @@ static int remove_one(int fd, const char *what, int cancel)
 		return 0;
 	if (by_id)
 		msg_error("error removing devid %llu: %s", (unsigned long long)args.devid,
-			  ret > 0 ? dev_error_text(ret) : strerror(errno));
+			  ret > 0 ? btrfs_err_str(ret) : strerror(errno));
 	else
 		msg_error("error removing device '%s': %s", what,
-			  ret > 0 ? dev_error_text(ret) : strerror(errno));
+			  ret > 0 ? btrfs_err_str(ret) : strerror(errno));
 	return 1;
 }
 
@@ -293,7 +249,7 @@ int device_remove_main(int argc, char **argv)
 			out_say("Request to cancel running device deletion\n");
 		}
 	}
-	if (!cancel && wait_exclop(fd, enqueue, "device remove")) {
+	if (!cancel && btrfs_wait_exclop(fd, enqueue, "device remove")) {
 		close(fd);
 		return 1;
 	}
@@ -429,7 +385,7 @@ int device_add_main(int argc, char **argv)
 	fd = btrfs_open_path(argv[argc - 1], 1, 0);
 	if (fd < 0)
 		return 1;
-	if (wait_exclop(fd, enqueue, "device add")) {
+	if (btrfs_wait_exclop(fd, enqueue, "device add")) {
 		close(fd);
 		return 1;
 	}

@@ -107,4 +107,23 @@ int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size);
 int btrfs_get_label_fd(int fd, char label[BTRFS_LABEL_SIZE]);
 int btrfs_set_label_fd(int fd, const char *label);
 
+/* A profile name (single, dup, raid0, raid1, raid1c3, raid1c4, raid10, raid5, raid6; any
+ * case) as block group flags (single: 0). -1 when unknown. */
+int btrfs_parse_profile(const char *name, uint64_t *flags);
+
+/* The kernel's text for a positive result of the device, balance and replace ioctls
+ * (enum btrfs_err_code), "unknown error" for others. */
+const char *btrfs_err_str(int code);
+
+/* 0 when no other exclusive operation (balance, device add, replace, ...) runs on the
+ * filesystem of fd; with enqueue it waits for it ("Waiting for ..." on stdout). -1 after
+ * "ERROR: unable to start MINE, another exclusive operation 'OP' in progress". A paused
+ * balance does not stop a device add. */
+int btrfs_wait_exclop(int fd, int enqueue, const char *mine);
+
+/* btrfs_open_path(path, 1, 0), then ioctl(fd, request, arg). Returns the ioctl's
+ * result (>= 0, errno set to 0) or -1 with errno set; *fd is the open directory (-1
+ * when it could not be opened, reported, errno 0), to close. */
+int btrfs_path_ioctl(const char *path, unsigned long request, void *arg, int *fd);
+
 #endif

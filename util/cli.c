@@ -8,6 +8,11 @@
 
 struct cli_globals cli_globals;
 
+void cli_be_verbose(void)
+{
+	cli_globals.verbose = cli_globals.verbose < 0 ? 1 : cli_globals.verbose + 1;
+}
+
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	fflush(stdout);

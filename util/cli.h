@@ -18,6 +18,9 @@ struct cli_globals {
 };
 extern struct cli_globals cli_globals;
 
+/* One more -v (after -q: the first level again). */
+void cli_be_verbose(void);
+
 /* "ERROR: ..." / "WARNING: ..." on stderr, newline added. */
 void msg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
