@@ -125,6 +125,9 @@ int cmd_run_group(int argc, char **argv)
 		n = match_child(path, argv[i], &word);
 		if (n < 0)
 			return 1;
+		/* a group that is a command too ("btrfs balance PATH") takes the word */
+		if (n == 0 && (c = cmd_lookup(path)) && c->fn)
+			break;
 		if (n == 0 || strlen(path) + (size_t)n + 2 > sizeof(path)) {
 			msg_error("unknown command '%s'", argv[i]);
 			cmd_print_group_usage(path, 1);
