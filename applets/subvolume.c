@@ -72,11 +72,7 @@ static void split_path(const char *path, char **dir, char **name)
  * the root of a subvolume. */
 static int check_subvol_path(const char *path)
 {
-	int err = subvol_check_path(path);
-
-	if (err)
-		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
-	return err;
+	return btrfs_check_subvol_path(path);
 }
 
 static int valid_subvol_name(const char *name)

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "output.h"
 #include "le.h"
+#include "subvol.h"
 #include "sysfile.h"
 #include "uuid.h"
 #include <errno.h>
@@ -449,20 +450,30 @@ int btrfs_mount_of_device(const char *dev, char *mnt, size_t size)
 	return ret > 0 ? 0 : ret < 0 ? ret : -ENOENT;
 }
 
-int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size)
+int btrfs_sysfs_path(int fd, const char *name, char path[BTRFS_SYSFS_PATH])
 {
 	struct btrfs_ioctl_fs_info_args fi;
-	char path[256], fsid[UUID_STR_LEN];
+	char fsid[UUID_STR_LEN];
+	int ret = btrfs_fs_info(fd, &fi);
+
+	if (ret)
+		return ret;
+	uuid_unparse(fi.fsid, fsid);
+	if (snprintf(path, BTRFS_SYSFS_PATH, "/sys/fs/btrfs/%s/%s", fsid, name) >= BTRFS_SYSFS_PATH)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size)
+{
+	char path[BTRFS_SYSFS_PATH];
 	ssize_t n;
 	int sfd, ret;
 
 	buf[0] = 0;
-	ret = btrfs_fs_info(fd, &fi);
+	ret = btrfs_sysfs_path(fd, name, path);
 	if (ret)
 		return ret;
-	uuid_unparse(fi.fsid, fsid);
-	if (snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/%s", fsid, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
 	sfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (sfd < 0)
 		return -errno;
@@ -705,4 +716,13 @@ int btrfs_path_ioctl(const char *path, unsigned long request, void *arg, int *fd
 	if (ret >= 0)
 		errno = 0;
 	return ret;
+}
+
+int btrfs_check_subvol_path(const char *path)
+{
+	int err = subvol_check_path(path);
+
+	if (err)
+		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	return err;
 }

@@ -97,6 +97,10 @@ uint64_t btrfs_device_size(const char *path);
  * number), copied into mnt. 0 when found, -ENOENT when not mounted, -errno. */
 int btrfs_mount_of_device(const char *dev, char *mnt, size_t size);
 
+/* /sys/fs/btrfs/FSID/name for the filesystem of fd into path. 0 or -errno. */
+#define BTRFS_SYSFS_PATH 256
+int btrfs_sysfs_path(int fd, const char *name, char path[BTRFS_SYSFS_PATH]);
+
 /* The first line of /sys/fs/btrfs/FSID/name (an attribute of the filesystem of fd,
  * "exclusive_operation", "features/zoned", ...) without its newline into buf, which is
  * empty on error. 0 or -errno (-ENOENT: no such attribute). */
@@ -120,6 +124,10 @@ const char *btrfs_err_str(int code);
  * "ERROR: unable to start MINE, another exclusive operation 'OP' in progress". A paused
  * balance does not stop a device add. */
 int btrfs_wait_exclop(int fd, int enqueue, const char *mine);
+
+/* subvol_check_path() with the error printed in btrfs-progs' wording ("ERROR: Not a
+ * Btrfs subvolume: Invalid argument"); 0 when path is the root of a subvolume. */
+int btrfs_check_subvol_path(const char *path);
 
 /* btrfs_open_path(path, 1, 0), then ioctl(fd, request, arg). Returns the ioctl's
  * result (>= 0, errno set to 0) or -1 with errno set; *fd is the open directory (-1
