@@ -17,6 +17,7 @@
 #include "config.h"
 #if CFG_APPLET_FILESYSTEM
 #include "btrfs_ioctl.h"
+#include "applets.h"
 #include "cli.h"
 #include "fs.h"
 #include "le.h"
@@ -523,7 +524,7 @@ static int source_is_mounted(const char *path)
 static void no_btrfs_error(const char *path, int ret)
 {
 	if (ret == -EUCLEAN || ret == -ENOENT || ret == -EIO) {
-		msg_error("no valid btrfs filesystem on %s", path);
+		fprintf(stderr, "No valid Btrfs found on %s\n", path);   /* btrfs-progs' words */
 		return;
 	}
 	errno = -ret;
@@ -561,7 +562,7 @@ static int set_label_siblings(const struct btrfs_super_block *sb, const char *la
 	return ret;
 }
 
-static int label_unmounted(const char *path, const char *newlabel)
+int fs_label_unmounted(const char *path, const char *newlabel, const char *prefix)
 {
 	struct btrfs_super_block sb;
 	int m = source_is_mounted(path), ret;
@@ -581,7 +582,7 @@ static int label_unmounted(const char *path, const char *newlabel)
 		return 1;
 	}
 	if (!newlabel) {
-		printf("%.*s\n", BTRFS_LABEL_SIZE - 1, sb.label);
+		printf("%s%.*s\n", prefix, BTRFS_LABEL_SIZE - 1, sb.label);
 		return 0;
 	}
 	return set_label_siblings(&sb, newlabel) || set_label_reporting(path, newlabel);
@@ -625,7 +626,7 @@ int fs_label_main(int argc, char **argv)
 		return 1;
 	}
 	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
-		return label_unmounted(path, newlabel);
+		return fs_label_unmounted(path, newlabel, "");
 	return label_mounted(path, newlabel);
 }
 
