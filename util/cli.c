@@ -127,6 +127,24 @@ int cli_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+uint64_t cli_arg_u64(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (*end)
+		msg_error("%s is not a valid numeric value", s);
+	else if (*s == '-')
+		msg_error("%s: negative value is invalid", s);
+	else if (errno)
+		msg_error("%s is too large", s);
+	else
+		return v;
+	exit(1);
+}
+
 int cli_all_digits(const char *s)
 {
 	if (!*s)

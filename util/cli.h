@@ -41,6 +41,9 @@ void cli_no_options(int argc, char **argv, int min, int max, const char *usage);
 void cli_print_version(const char *name);
 /* Parse a decimal or 0x number; -1 on garbage or overflow. */
 int cli_parse_u64(const char *s, uint64_t *out);
+/* A number argument (decimal, 0x hex, 0 octal) or exit 1 after btrfs-progs' "ERROR: X is
+ * not a valid numeric value", "X: negative value is invalid" or "X is too large". */
+uint64_t cli_arg_u64(const char *s);
 /* 1 when s is one or more decimal digits and nothing else. */
 int cli_all_digits(const char *s);
 
