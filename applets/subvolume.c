@@ -126,9 +126,36 @@ static void new_subvol_args(struct btrfs_ioctl_vol_args_v2 *args, const char *na
 }
 
 static const char create_usage[] =
-	"usage: btrfs subvolume create [-i <qgroupid>] [<dest>/]<name>\n\n"
+	"usage: btrfs subvolume create [-i <qgroupid>] [-p] [<dest>/]<name>\n\n"
 	"    Create the subvolume <name> in <dest> (default: the current directory).\n\n"
-	"    -i <qgroupid>   add the new subvolume to this qgroup (repeatable)\n";
+	"    -i <qgroupid>   add the new subvolume to this qgroup (repeatable)\n"
+	"    -p|--parents    create missing parent directories (like mkdir -p)\n";
+
+/* mkdir -p of the directories above path (create -p). 0 or -1 (reported). */
+static int make_parents(const char *path)
+{
+	char p[PATH_MAX];
+	size_t i;
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (i = 1; p[i]; i++) {
+		if (p[i] != '/' || p[i - 1] == '/')
+			continue;
+		p[i] = 0;
+		if (stat(p, &st) && errno == ENOENT && mkdir(p, 0777)) {
+			msg_error("failed to create directory %s: %m", p);
+			return -1;
+		}
+		if (stat(p, &st) || !S_ISDIR(st.st_mode)) {
+			errno = errno ? errno : ENOTDIR;
+			msg_error("failed to check directory %s before creation: %m", p);
+			return -1;
+		}
+		p[i] = '/';
+	}
+	return 0;
+}
 
 int subvol_create_main(int argc, char **argv)
 {
@@ -138,10 +165,19 @@ int subvol_create_main(int argc, char **argv)
 	struct stat st;
 	int c, fd, ret = 1;
 
-	while ((c = cli_getopt(argc, argv, "i:", NULL, create_usage)) != -1)
-		if (c == 'i' && inherit_add(&in, optarg))
+	static const struct option longopts[] = {
+		{ "parents", no_argument, NULL, 'p' }, { 0, 0, 0, 0 }
+	};
+	int parents = 0;
+
+	while ((c = cli_getopt(argc, argv, "i:p", longopts, create_usage)) != -1)
+		if (c == 'p')
+			parents = 1;
+		else if (inherit_add(&in, optarg))
 			return 1;
 	cli_check_argc(argc, 1, 1, create_usage);
+	if (parents && make_parents(argv[optind]))
+		return 1;
 	if (stat(argv[optind], &st) == 0) {
 		msg_error("target path already exists: %s", argv[optind]);
 		return 1;
