@@ -26,7 +26,6 @@
 #include "sysfile.h"
 #include "units.h"
 #include "uuid.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -480,46 +479,6 @@ static const char label_usage[] =
 	"Print the label of a filesystem, or set it to <newlabel>. A device or image file\n"
 	"must not be mounted; a mounted filesystem is named by its mount point.\n";
 
-/* 1 when path (a block device or an image file) is mounted, through a loop device
- * for a file; 0 when not; -errno. */
-static int source_is_mounted(const char *path)
-{
-	char mnt[PATH_MAX], dev[300], back[PATH_MAX], real[PATH_MAX];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int ret = 0;
-
-	if (stat(path, &st))
-		return -errno;
-	if (S_ISBLK(st.st_mode))
-		return btrfs_mount_of_device(path, mnt, sizeof(mnt)) == 0;
-	if (!realpath(path, real))
-		return -errno;
-	d = opendir("/sys/block");
-	if (!d)
-		return 0;
-	while (!ret && (de = readdir(d))) {
-		char p[300];
-		FILE *f;
-
-		if (strncmp(de->d_name, "loop", 4))
-			continue;
-		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		if (fgets(back, sizeof(back), f)) {
-			back[strcspn(back, "\n")] = 0;
-			snprintf(dev, sizeof(dev), "/dev/%s", de->d_name);
-			ret = !strcmp(back, real) && btrfs_mount_of_device(dev, mnt, sizeof(mnt)) == 0;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return ret;
-}
-
 /* Why a device has no usable superblock: none at all, or a read error. */
 static void no_btrfs_error(const char *path, int ret)
 {
@@ -565,7 +524,7 @@ static int set_label_siblings(const struct btrfs_super_block *sb, const char *la
 int fs_label_unmounted(const char *path, const char *newlabel, const char *prefix)
 {
 	struct btrfs_super_block sb;
-	int m = source_is_mounted(path), ret;
+	int m = btrfs_source_is_mounted(path), ret;
 
 	if (m < 0) {
 		errno = -m;
