@@ -126,7 +126,7 @@ int cmd_run_group(int argc, char **argv)
 		if (n < 0)
 			return 1;
 		/* a group that is a command too ("btrfs balance PATH") takes the word */
-		if (n == 0 && (c = cmd_lookup(path)) && c->fn)
+		if (n == 0 && i > 1 && (c = cmd_lookup(path)) && c->fn)
 			break;
 		if (n == 0 || strlen(path) + (size_t)n + 2 > sizeof(path)) {
 			msg_error("unknown command '%s'", argv[i]);
