@@ -209,77 +209,79 @@ static int parse_filters(char *list, struct btrfs_balance_args *a)
 
 /* ---- verbose dump of the arguments (-v), btrfs-progs' layout ---- */
 
-static void print_range32(const char *name, uint32_t min, uint32_t max)
+/* ", name=a..b" of a u32 pair, the open ends left out */
+static void print_range32(const char *name, const uint8_t *p)
 {
+	uint32_t v[2];
+
+	memcpy(v, p, 8);
 	printf(", %s=", name);
-	if (min)
-		printf("%u", min);
+	if (v[0])
+		printf("%u", v[0]);
 	printf("..");
-	if (max != UINT32_MAX)
-		printf("%u", max);
+	if (v[1] != UINT32_MAX)
+		printf("%u", v[1]);
 }
 
+/* One type's filters, in the order of the table (convert and soft first). */
 static void dump_type_args(const char *type, const struct btrfs_balance_args *a)
 {
-	unsigned long long f = a->flags;
+	const uint8_t *base = (const uint8_t *)a;
+	uint64_t v[2], f = a->flags;
 
-	printf("  %s (flags 0x%llx): ", type, f);
+	printf("  %s (flags 0x%llx): ", type, (unsigned long long)f);
 	if (f & BTRFS_BALANCE_ARGS_CONVERT)
 		printf("converting, target=%llu, soft is %s", (unsigned long long)a->target,
 		       f & BTRFS_BALANCE_ARGS_SOFT ? "on" : "off");
 	else
 		printf("balancing");
-	if (f & BTRFS_BALANCE_ARGS_PROFILES)
-		printf(", profiles=%llu", (unsigned long long)a->profiles);
-	if (f & BTRFS_BALANCE_ARGS_USAGE)
-		printf(", usage=%llu", (unsigned long long)a->usage);
-	if (f & BTRFS_BALANCE_ARGS_USAGE_RANGE)
-		print_range32("usage", a->usage_min, a->usage_max);
-	if (f & BTRFS_BALANCE_ARGS_DEVID)
-		printf(", devid=%llu", (unsigned long long)a->devid);
-	if (f & BTRFS_BALANCE_ARGS_DRANGE)
-		printf(", drange=%llu..%llu", (unsigned long long)a->pstart, (unsigned long long)a->pend);
-	if (f & BTRFS_BALANCE_ARGS_VRANGE)
-		printf(", vrange=%llu..%llu", (unsigned long long)a->vstart, (unsigned long long)a->vend);
-	if (f & BTRFS_BALANCE_ARGS_LIMIT)
-		printf(", limit=%llu", (unsigned long long)a->limit);
-	if (f & BTRFS_BALANCE_ARGS_LIMIT_RANGE)
-		print_range32("limit", a->limit_min, a->limit_max);
-	if (f & BTRFS_BALANCE_ARGS_STRIPES_RANGE)
-		print_range32("stripes", a->stripes_min, a->stripes_max);
+	for (const struct filter *t = filters; t < filters + sizeof(filters) / sizeof(filters[0]); t++) {
+		memcpy(v, base + t->off, 16);
+		if (!(f & t->flag) || t->kind == F_FLAG || t->kind == F_CONVERT)
+			;
+		else if (t->kind == F_RANGE)
+			printf(", %s=%llu..%llu", t->name, (unsigned long long)v[0], (unsigned long long)v[1]);
+		else if (t->kind == F_U32S)
+			print_range32(t->name, base + t->off);
+		else
+			printf(", %s=%llu", t->name, (unsigned long long)v[0]);
+		if (f & t->range_flag)
+			print_range32(t->name, base + t->off);
+	}
 	putchar('\n');
 }
 
 static void dump_args(const struct btrfs_ioctl_balance_args *b)
 {
+	static const char names[][9] = { "DATA", "METADATA", "SYSTEM" };
+	const struct btrfs_balance_args *args[] = { &b->data, &b->meta, &b->sys };
+
 	printf("Dumping filters: flags 0x%llx, state 0x%llx, force is %s\n",
 	       (unsigned long long)b->flags, (unsigned long long)b->state,
 	       b->flags & BTRFS_BALANCE_FORCE ? "on" : "off");
-	if (b->flags & BTRFS_BALANCE_DATA)
-		dump_type_args("DATA", &b->data);
-	if (b->flags & BTRFS_BALANCE_METADATA)
-		dump_type_args("METADATA", &b->meta);
-	if (b->flags & BTRFS_BALANCE_SYSTEM)
-		dump_type_args("SYSTEM", &b->sys);
+	for (int i = 0; i < 3; i++)   /* BTRFS_BALANCE_DATA 1, METADATA 4, SYSTEM 2 */
+		if (b->flags & (i == 0 ? 1 : i == 1 ? 4 : 2))
+			dump_type_args(names[i], args[i]);
 }
 
 /* ---- start / resume ---- */
 
-/* The reference's safety delay: text, then "10 9 ... 1" a second apart (skipped with
- * force, which says so). */
-static void warn_and_wait(const char *text, int force)
+/* The reference's safety delays: "WARNING:", the text, then "10 9 ... 1" a second
+ * apart and the text after (skipped with force, which says so). */
+static void warn_and_wait(const char *text, const char *after, int force)
 {
-	printf("WARNING:\n\n%s", text);
-	if (force) {
-		printf("\tSafety timeout skipped due to --force\n\n");
+	static const char cont[] = "\tThe operation will continue in 10 seconds.\n\tUse Ctrl-C to stop.\n";
+
+	printf("WARNING:\n\n%s%s", text, force ? "\tSafety timeout skipped due to --force\n\n" :
+	       after ? cont : "");
+	if (force)
 		return;
-	}
-	printf("\tThe operation will continue in 10 seconds.\n\tUse Ctrl-C to stop.\n");
 	for (int delay = 10; delay; delay--) {
 		printf("%2d", delay);
 		fflush(stdout);
 		sleep(1);
 	}
+	printf("%s", after ? after : "\nStarting balance without any filters.\n");
 }
 
 /* Runs BTRFS_IOC_BALANCE_V2 (a start, or a resume with BTRFS_BALANCE_RESUME) on the
@@ -433,7 +435,7 @@ int balance_start_main(int argc, char **argv)
 			warned = 1;
 			warn_and_wait("\tConversion with missing device(s) can be dangerous.\n"
 				      "\tPlease use 'btrfs replace' or 'btrfs device remove' instead.\n",
-				      force);
+				      "", force);
 		}
 	for (i = 0; i < 3; i++)
 		if ((types[i]->flags & BTRFS_BALANCE_ARGS_DRANGE) &&
@@ -451,26 +453,17 @@ int balance_start_main(int argc, char **argv)
 		    (types[i]->target & BTRFS_BLOCK_GROUP_RAID56_MASK)) {
 			warn_and_wait("\tRAID5/6 support has known problems and is strongly discouraged\n"
 				      "\tto be used besides testing or evaluation. It is recommended that\n"
-				      "\tyou use one of the other RAID profiles.\n", force);
-			if (!force)
-				printf("\nStarting conversion to RAID5/6.\n");
+				      "\tyou use one of the other RAID profiles.\n",
+				      "\nStarting conversion to RAID5/6.\n", force);
 		}
 	}
-	if (!filtered && !nowarn) {
-		printf("WARNING:\n\n"
-		       "\tFull balance without filters requested. This operation is very\n"
-		       "\tintense and takes potentially very long. It is recommended to\n"
-		       "\tuse the balance filters to narrow down the scope of balance.\n"
-		       "\tUse 'btrfs balance start --full-balance' option to skip this\n"
-		       "\twarning. The operation will start in 10 seconds.\n"
-		       "\tUse Ctrl-C to stop it.\n");
-		for (int delay = 10; delay; delay--) {
-			printf("%2d", delay);
-			fflush(stdout);
-			sleep(1);
-		}
-		printf("\nStarting balance without any filters.\n");
-	}
+	if (!filtered && !nowarn)
+		warn_and_wait("\tFull balance without filters requested. This operation is very\n"
+			      "\tintense and takes potentially very long. It is recommended to\n"
+			      "\tuse the balance filters to narrow down the scope of balance.\n"
+			      "\tUse 'btrfs balance start --full-balance' option to skip this\n"
+			      "\twarning. The operation will start in 10 seconds.\n"
+			      "\tUse Ctrl-C to stop it.\n", NULL, 0);
 	if (force)
 		b.flags |= BTRFS_BALANCE_FORCE;
 	if (cli_globals.verbose > 0)

@@ -218,8 +218,8 @@ out:
 }
 
 static const char usage[] =
-	"usage: btrfs filesystem du [-s|--summarize] [--raw|--human-readable|--iec|--si|\n"
-	"       --kbytes|--mbytes|--gbytes|--tbytes] <path> [<path>..]\n";
+	"usage: btrfs filesystem du [options] <path> [<path>..]\n\n"
+	"    -s|--summarize  only a total for each argument\n" CLI_UNITS;
 
 int fs_du_main(int argc, char **argv)
 {

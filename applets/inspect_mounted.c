@@ -143,27 +143,26 @@ int inode_resolve_main(int argc, char **argv)
 	return ret;
 }
 
-struct subvol_mount { const char *subvol, *id; char *found; };
+struct subvol_mount { char subvol[PATH_MAX + 8], id[32]; char *found; };
 
-/* The mount of the subvolume "subvol=/NAME,subvolid=ID" (its options). */
+/* "name=value" is one of the comma-separated mount options */
+static int has_option(const char *opts, const char *want)
+{
+	size_t n = strlen(want);
+
+	for (const char *o = opts; o; o = strchr(o, ','), o = o ? o + 1 : NULL)
+		if (!strncmp(o, want, n) && (o[n] == ',' || !o[n]))
+			return 1;
+	return 0;
+}
+
+/* The mount of the subvolume: "subvol=/NAME" and "subvolid=ID" among its options. */
 static int is_subvol_mount(const struct sys_mount *m, void *ctx)
 {
 	struct subvol_mount *s = ctx;
-	const char *o = m->options;
-	int name = 0, id = 0;
 
-	if (strcmp(m->fstype, "btrfs"))
-		return 0;
-	while (*o) {
-		size_t len = strcspn(o, ",");
-
-		name |= len == strlen(s->subvol) + 7 && !strncmp(o, "subvol=", 7) &&
-			!strncmp(o + 7, s->subvol, len - 7);
-		id |= len == strlen(s->id) + 9 && !strncmp(o, "subvolid=", 9) &&
-		      !strncmp(o + 9, s->id, len - 9);
-		o += len + !!o[len];
-	}
-	return name && id && (s->found = strdup(m->target));
+	return !strcmp(m->fstype, "btrfs") && has_option(m->options, s->subvol) &&
+	       has_option(m->options, s->id) && (s->found = strdup(m->target));
 }
 
 static const char logical_usage[] =
@@ -211,8 +210,8 @@ int logical_resolve_main(int argc, char **argv)
 	for (uint32_t i = 0; !ret && i + 2 < inodes->elem_cnt &&
 	     (i + 3) * 8 <= size - sizeof(*inodes); i += 3) {
 		uint64_t inum = inodes->val[i], root = inodes->val[i + 2];
-		struct subvol_mount sm = { 0 };
-		char *name = NULL, id[24];
+		struct subvol_mount sm;
+		char *name = NULL;
 
 		if (!paths) {
 			out_say("inode %llu offset %llu root %llu\n", (unsigned long long)inum,
@@ -223,19 +222,14 @@ int logical_resolve_main(int argc, char **argv)
 			ret = 1;
 			break;
 		}
+		sm.found = NULL;
 		if (!*name) {   /* the top level: the path given */
 			ret = print_inode_paths(fd, inum, path);
 		} else {
 			/* another subvolume: where it is mounted itself */
-			char *sub = NULL;
-
-			snprintf(id, sizeof(id), "%llu", (unsigned long long)root);
-			if (asprintf(&sub, "/%s", name) < 0)
-				sub = NULL;
-			sm.subvol = sub ? sub : "";
-			sm.id = id;
+			snprintf(sm.subvol, sizeof(sm.subvol), "subvol=/%s", name);
+			snprintf(sm.id, sizeof(sm.id), "subvolid=%llu", (unsigned long long)root);
 			sysfile_each_mount(is_subvol_mount, &sm);
-			free(sub);
 			if (!sm.found) {
 				printf("inode %llu subvol %s could not be accessed: not mounted\n",
 				       (unsigned long long)inum, name);
@@ -390,7 +384,7 @@ static int parse_chunk_sort(const char *arg, char *keys, size_t size)
 static const char chunks_usage[] =
 	"usage: btrfs inspect-internal list-chunks [options] <path>\n\n"
 	"    --sort [-]devid,pstart,lstart,usage,length,type,profile\n"
-	"    --raw --human-readable --iec --si --kbytes --mbytes --gbytes --tbytes\n";
+	CLI_UNITS;
 
 int list_chunks_main(int argc, char **argv)
 {
@@ -455,16 +449,18 @@ int list_chunks_main(int argc, char **argv)
 	}
 	for (i = 0; i < cs.n; i++) {
 		const struct chunk *c = &l[i].c;
+		uint64_t v[] = { c->devid, l[i].pnumber + 1, 0, c->offset, c->length,
+				 c->offset + c->length, l[i].lnumber + 1, c->logical };
 		int r = (int)i + 2;
 
-		table_set(&t, 0, r, ">%llu", (unsigned long long)c->devid);
-		table_set(&t, 1, r, ">%llu", (unsigned long long)l[i].pnumber + 1);
-		table_set(&t, 2, r, ">%10s/%-6s", btrfs_group_type_str(c->type), btrfs_group_profile_str(c->type));
-		table_set(&t, 3, r, ">%s", pretty_size(c->offset, mode));
-		table_set(&t, 4, r, ">%s", pretty_size(c->length, mode));
-		table_set(&t, 5, r, ">%s", pretty_size(c->offset + c->length, mode));
-		table_set(&t, 6, r, ">%llu", (unsigned long long)l[i].lnumber + 1);
-		table_set(&t, 7, r, ">%s", pretty_size(c->logical, mode));
+		for (j = 0; j < 8; j++)   /* counts in columns 0, 1, 6; sizes in the others */
+			if (j == 2)
+				table_set(&t, 2, r, ">%10s/%-6s", btrfs_group_type_str(c->type),
+					  btrfs_group_profile_str(c->type));
+			else if (0x43 >> j & 1)
+				table_set(&t, (int)j, r, ">%llu", (unsigned long long)v[j]);
+			else
+				table_set(&t, (int)j, r, ">%s", pretty_size(v[j], mode));
 		table_set(&t, 8, r, ">%6.2f", (float)c->used / c->length * 100);
 	}
 	table_print(&t, 1);

@@ -733,7 +733,7 @@ static const char show_usage[] =
 	"       btrfs qgroup clear-stale <path>\n\n"
 	"    -p  parents  -c  children  -r  referenced limit  -e  exclusive limit\n"
 	"    -F  qgroups of <path> and above   -f  the qgroup of <path> only\n"
-	"    --raw --human-readable --iec --si --kbytes --mbytes --gbytes --tbytes\n"
+	CLI_UNITS
 	"    --sort=[+-]qgroupid,rfer,excl,max_rfer,max_excl,path   --sync\n";
 
 /* qgroup show, and clear-stale (which reads the same list). */

@@ -817,7 +817,7 @@ static const char limit_usage[] =
 	"usage: btrfs scrub limit [options] <path>\n\n"
 	"    -a|--all  all devices   -d|--devid DEVID  one device\n"
 	"    -l|--limit SIZE  the limit per second, 0 for none (needs -a or -d)\n"
-	"    --raw --human-readable --iec --si --kbytes --mbytes --gbytes --tbytes\n";
+	CLI_UNITS;
 
 int scrub_limit_main(int argc, char **argv)
 {

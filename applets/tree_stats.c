@@ -229,7 +229,7 @@ static int tree_stats(struct fs *fs, uint64_t id, int inline_data, unsigned mode
 static const char usage[] =
 	"usage: btrfs inspect-internal tree-stats [-b] [-t <tree_id>] <device>\n\n"
 	"    -b  raw numbers in bytes   -t <tree_id>  only this tree\n"
-	"    --raw --human-readable --iec --si --kbytes --mbytes --gbytes --tbytes\n";
+	CLI_UNITS;
 
 int tree_stats_main(int argc, char **argv)
 {

@@ -37,11 +37,21 @@ void msg_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The usage text with CLI_UNITS (a control character) spelled out. */
+static void put_usage(const char *usage, FILE *f)
+{
+	for (; *usage; usage++)
+		if (*usage == CLI_UNITS[0])
+			fputs("    --raw --human-readable --iec --si --kbytes --mbytes --gbytes --tbytes\n", f);
+		else
+			fputc(*usage, f);
+}
+
 void cli_usage_error(const char *usage, const char *msg)
 {
 	if (msg)
 		msg_error("%s", msg);
-	fputs(usage, stderr);
+	put_usage(usage, stderr);
 	exit(1);
 }
 
@@ -57,7 +67,7 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 	if (c != '?' && c != ':')
 		return c;
 	if (optind > 1 && !strcmp(argv[optind - 1], "--help")) {
-		fputs(usage, stdout);
+		put_usage(usage, stdout);
 		exit(0);
 	}
 	if (cli_globals.cmd) {  /* btrfs-progs' wording in the btrfs command tree */

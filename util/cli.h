@@ -25,6 +25,9 @@ void cli_be_verbose(void);
 void msg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* In a usage text: the line of the size unit options (--raw, --iec, ...). */
+#define CLI_UNITS "\001"
+
 /* getopt_long with the usual conventions: "--help" prints usage on stdout and exits 0;
  * an unknown option or missing argument prints an error and the usage on stderr and
  * exits 1. Returns the option like getopt_long, -1 at the end (then use optind). */
