@@ -246,7 +246,8 @@ int fs_du_main(int argc, char **argv)
 			err = 1;
 		}
 		/* hard links and shared ranges are counted per argument */
-		memset(d.seen, 0, d.seen_room * sizeof(*d.seen));
+		if (d.seen)
+			memset(d.seen, 0, d.seen_room * sizeof(*d.seen));
 		d.nseen = d.nshared = 0;
 	}
 	free(d.seen);

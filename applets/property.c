@@ -106,9 +106,11 @@ static int prop_ro(const char *path, const char *value, int force)
 		ret = 0;
 		goto out;
 	}
-	received = !subvol_get(fd, 0, &sv) && !uuid_is_null(sv.received_uuid);
-	if (received)
+	received = 0;
+	if (!subvol_get(fd, 0, &sv)) {
+		received = !uuid_is_null(sv.received_uuid);
 		subvol_free(&sv);
+	}
 	if (received && (flags & BTRFS_SUBVOL_RDONLY) && !force) {
 		msg_error("cannot flip ro->rw with received_uuid set, use force if you really want that");
 		goto out;
