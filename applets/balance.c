@@ -488,10 +488,8 @@ int balance_ctl_main(int argc, char **argv)
 	int fd, ret = 0, cancel = !strcmp(argv[0], "cancel");
 
 	cli_no_options(argc, argv, 1, 1, ctl_usage);
-	if (out_text_only())
-		return 1;
 	path = argv[optind];
-	fd = btrfs_open_path(path, 1, 0);
+	fd = btrfs_open_cmd_path(argc, argv, 1, 1, ctl_usage);
 	if (fd < 0)
 		return 1;
 	if (!strcmp(argv[0], "resume")) {
@@ -525,13 +523,10 @@ int balance_status_main(int argc, char **argv)
 
 	while (cli_getopt(argc, argv, "v", longopts, status_usage) != -1)
 		cli_be_verbose();
-	cli_check_argc(argc, 1, 1, status_usage);
-	if (out_text_only())
-		return 1;
-	path = argv[optind];
-	fd = btrfs_open_path(path, 1, 0);
+	path = argv[argc - 1];
+	fd = btrfs_open_cmd_path(argc, argv, 1, 1, status_usage);
 	if (fd < 0)
-		return 2;
+		return out_json() ? 1 : 2;
 	memset(&b, 0, sizeof(b));
 	if (ioctl(fd, BTRFS_IOC_BALANCE_PROGRESS, &b) < 0) {
 		if (errno == ENOTCONN) {

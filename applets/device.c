@@ -897,11 +897,8 @@ int replace_status_main(int argc, char **argv)
 
 	while (cli_getopt(argc, argv, "1", NULL, replace_status_usage) != -1)
 		once = 1;
-	cli_check_argc(argc, 1, 1, replace_status_usage);
-	if (out_text_only())
-		return 1;
-	path = argv[optind];
-	fd = btrfs_open_path(path, 1, 0);
+	path = argv[argc - 1];
+	fd = btrfs_open_cmd_path(argc, argv, 1, 1, replace_status_usage);
 	if (fd < 0)
 		return 1;
 	for (;;) {
@@ -967,9 +964,7 @@ int replace_cancel_main(int argc, char **argv)
 	int fd, ret;
 
 	cli_no_options(argc, argv, 1, 1, replace_cancel_usage);
-	if (out_text_only())
-		return 1;
-	fd = btrfs_open_path(argv[optind], 1, 0);
+	fd = btrfs_open_cmd_path(argc, argv, 1, 1, replace_cancel_usage);
 	if (fd < 0)
 		return 1;
 	ret = replace_ioctl(fd, BTRFS_IOCTL_DEV_REPLACE_CMD_CANCEL, &args);

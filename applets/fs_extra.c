@@ -113,8 +113,7 @@ int commit_stats_main(int argc, char **argv)
 
 	while (cli_getopt(argc, argv, "z", longopts, stats_usage) != -1)
 		reset = 1;
-	cli_check_argc(argc, 1, -1, stats_usage);
-	fd = out_text_only() ? -1 : btrfs_open_path(argv[optind], 1, 0);
+	fd = btrfs_open_cmd_path(argc, argv, 1, 1, stats_usage);
 	if (fd < 0)
 		return 1;
 	if (btrfs_sysfs_path(fd, "commit_stats", path) ||

@@ -42,12 +42,6 @@
 #include <linux/fs.h>
 #include <linux/magic.h>
 
-/* Opens the directory path (reported when it fails) after a text-only check. */
-static int open_dir(const char *path)
-{
-	return out_text_only() ? -1 : btrfs_open_path(path, 1, 0);
-}
-
 /* ---- rootid, subvolid-resolve ---- */
 
 static const char rootid_usage[] = "usage: btrfs inspect-internal rootid <path>\n";
@@ -58,7 +52,7 @@ int rootid_main(int argc, char **argv)
 	int fd, ret;
 
 	cli_no_options(argc, argv, 1, 1, rootid_usage);
-	fd = out_text_only() ? -1 : btrfs_open_path(argv[optind], 0, 0);
+	fd = btrfs_open_cmd_path(argc, argv, 1, 0, rootid_usage);
 	if (fd < 0)
 		return 1;
 	ret = subvol_id_of_fd(fd, &id);
@@ -81,8 +75,7 @@ int subvolid_resolve_main(int argc, char **argv)
 	char *path;
 	int fd, ret;
 
-	cli_no_options(argc, argv, 2, 2, subvolid_usage);
-	fd = open_dir(argv[optind + 1]);
+	fd = btrfs_open_cmd_path(argc, argv, 2, 1, subvolid_usage);
 	if (fd < 0)
 		return 1;
 	id = cli_arg_u64(argv[optind]);
@@ -134,8 +127,7 @@ int inode_resolve_main(int argc, char **argv)
 
 	while (cli_getopt(argc, argv, "v", NULL, inode_usage) != -1)
 		cli_be_verbose();
-	cli_check_argc(argc, 2, 2, inode_usage);
-	fd = open_dir(argv[optind + 1]);
+	fd = btrfs_open_cmd_path(argc, argv, 2, 1, inode_usage);
 	if (fd < 0)
 		return 1;
 	ret = print_inode_paths(fd, cli_arg_u64(argv[optind]), argv[optind + 1]);
@@ -196,7 +188,7 @@ int logical_resolve_main(int argc, char **argv)
 	loi.logical = cli_arg_u64(argv[optind]);
 	loi.size = size;
 	loi.inodes = (uintptr_t)inodes;
-	fd = open_dir(path);
+	fd = btrfs_open_cmd_path(argc, argv, 2, 1, logical_usage);
 	if (fd < 0) {
 		free(inodes);
 		return 1;
@@ -404,8 +396,7 @@ int list_chunks_main(int argc, char **argv)
 	while (cli_getopt(argc, argv, "", longopts, chunks_usage) != -1)
 		if (parse_chunk_sort(optarg, user_keys, sizeof(user_keys)))
 			return 1;
-	cli_check_argc(argc, 1, 1, chunks_usage);
-	fd = out_text_only() ? -1 : btrfs_open_path(argv[optind], 0, 0);
+	fd = btrfs_open_cmd_path(argc, argv, 1, 0, chunks_usage);
 	if (fd < 0)
 		return 1;
 	ret = read_chunks(fd, &cs);
@@ -551,8 +542,7 @@ int min_dev_size_main(int argc, char **argv)
 
 	while (cli_getopt(argc, argv, "", longopts, min_size_usage) != -1)
 		devid = cli_arg_u64(optarg);
-	cli_check_argc(argc, 1, 1, min_size_usage);
-	fd = open_dir(argv[optind]);
+	fd = btrfs_open_cmd_path(argc, argv, 1, 1, min_size_usage);
 	if (fd < 0)
 		return 1;
 	{

@@ -133,10 +133,7 @@ int quota_rescan_main(int argc, char **argv)
 		request = c == 's' ? BTRFS_IOC_QUOTA_RESCAN_STATUS : c == 'w' ? BTRFS_IOC_QUOTA_RESCAN : 0;
 		wait |= c != 's';
 	}
-	cli_check_argc(argc, 1, 1, rescan_usage);
-	if (out_text_only())
-		return 1;
-	fd = btrfs_open_path(argv[optind], 1, 0);
+	fd = btrfs_open_cmd_path(argc, argv, 1, 1, rescan_usage);
 	if (fd < 0)
 		return 1;
 	if (request && (ret = ioctl(fd, request, &args)) < 0 &&
