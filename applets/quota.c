@@ -29,6 +29,7 @@
 #include "output.h"
 #include "subvol.h"
 #include "units.h"
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,18 +162,7 @@ static const char status_usage[] =
 	"usage: btrfs quota status [--is-enabled] <path>\n\n"
 	"    --is-enabled  print nothing, exit 0 when quotas are enabled\n";
 
-static int count_qgroup(const struct btrfs_ioctl_search_header *sh, const void *item, void *ctx)
-{
-	int *n = ctx;
-
-	(void)item;
-	n[0] += sh->type == BTRFS_QGROUP_INFO_KEY;
-	n[1] += sh->type == BTRFS_QGROUP_INFO_KEY && !QG_LEVEL(sh->offset);
-	return 0;
-}
-
-/* quota status: the settings from sysfs (qgroups/ is there when quotas are on), the
- * qgroups counted in the quota tree. */
+/* quota status: from sysfs (qgroups/ exists when quotas are on). */
 int quota_status_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -183,10 +173,10 @@ int quota_status_main(int argc, char **argv)
 		{ "Override limits", "quota_override" },
 		{ "Drop subtree threshold", "qgroups/drop_subtree_threshold" },
 	};
-	struct tree_key min = { 0, BTRFS_QGROUP_INFO_KEY, 0 };
-	struct tree_key max = { 0, BTRFS_QGROUP_INFO_KEY, UINT64_MAX };
-	int fd, is_enabled = 0, on, n[2] = { 0, 0 };
-	char value[64];
+	char dir[BTRFS_SYSFS_PATH], value[64];
+	int fd, is_enabled = 0, total = 0, level0 = 0;
+	struct dirent *de;
+	DIR *d;
 
 	while (cli_getopt(argc, argv, "", longopts, status_usage) != -1)
 		is_enabled = 1;
@@ -196,12 +186,14 @@ int quota_status_main(int argc, char **argv)
 	fd = btrfs_open_path(argv[optind], 1, is_enabled);
 	if (fd < 0)
 		return 1;
-	on = !btrfs_sysfs_read(fd, rows[0][1], value, sizeof(value));
-	if (is_enabled || !on) {
+	d = btrfs_sysfs_path(fd, "qgroups", dir) ? NULL : opendir(dir);
+	if (is_enabled || !d) {
 		if (!is_enabled)
 			out_say("Quotas on %s:\n  Enabled: no\n", argv[optind]);
 		close(fd);
-		return is_enabled && !on;
+		if (d)
+			closedir(d);
+		return is_enabled && !d;
 	}
 	out_say("Quotas on %s:\n  %-25s%s\n", argv[optind], "Enabled:", "yes");
 	btrfs_sysfs_read(fd, "qgroups/mode", value, sizeof(value));
@@ -213,9 +205,21 @@ int quota_status_main(int argc, char **argv)
 			i == 2 ? value : atoi(value) ? "yes" : "no",
 			i == 0 && atoi(value) ? " (rescan needed)" : "");
 	}
-	tree_search(fd, BTRFS_QUOTA_TREE_OBJECTID, &min, &max, count_qgroup, n);
+	while ((de = readdir(d))) {
+		char *u = strchr(de->d_name, '_');
+		uint64_t id;
+
+		if (!u)
+			continue;
+		*u = '/';
+		if (parse_qgroupid(de->d_name, &id))
+			continue;
+		total++;
+		level0 += !QG_LEVEL(id);
+	}
+	closedir(d);
 	close(fd);
-	out_say("  %-25s%d\n  %-25s%d\n", "Total count:", n[0], "Level 0:", n[1]);
+	out_say("  %-25s%d\n  %-25s%d\n", "Total count:", total, "Level 0:", level0);
 	return 0;
 }
 
