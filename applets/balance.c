@@ -8,7 +8,7 @@
 //config:	  Relocate chunks across devices or convert them to another
 //config:	  profile (raid1 to single, ...), with filters; pause, resume,
 //config:	  cancel and status of a running balance.
-//cmd:APPLET_BALANCE balance_main btrfs balance|Balance data across devices, or change block groups using filters
+//cmd:APPLET_BALANCE balance_main btrfs balance|Balance (btrfs balance PATH: a full balance)
 //cmd:APPLET_BALANCE balance_start_main btrfs balance start|Balance chunks across the devices
 //cmd:APPLET_BALANCE balance_ctl_main btrfs balance pause|Pause running balance
 //cmd:APPLET_BALANCE balance_ctl_main btrfs balance cancel|Cancel running or paused balance
@@ -374,22 +374,10 @@ static const char start_usage[] =
 	"      limit=N|a..b stripes=a..b\n"
 	"    -f  force  --full-balance  --bg|--background  --enqueue  -v\n";
 
-enum { OPT_FULL = 256, OPT_BG, OPT_ENQUEUE };
+enum { OPT_FULL = 'F', OPT_BG = 'B', OPT_ENQUEUE = 'E' };   /* long options only */
 
 int balance_start_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "data", optional_argument, NULL, 'd' },
-		{ "metadata", optional_argument, NULL, 'm' },
-		{ "system", optional_argument, NULL, 's' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "full-balance", no_argument, NULL, OPT_FULL },
-		{ "background", no_argument, NULL, OPT_BG },
-		{ "bg", no_argument, NULL, OPT_BG },
-		{ "enqueue", no_argument, NULL, OPT_ENQUEUE },
-		{ 0, 0, 0, 0 }
-	};
 	struct btrfs_ioctl_balance_args b;
 	struct btrfs_balance_args *types[3] = { &b.data, &b.meta, &b.sys };
 	int c, i, force = 0, filtered = 0, nowarn = 0, bg = 0, enqueue = 0, warned = 0, fd, ret;
@@ -397,7 +385,9 @@ int balance_start_main(int argc, char **argv)
 	if (out_text_only())
 		return 1;
 	memset(&b, 0, sizeof(b));
-	while ((c = cli_getopt(argc, argv, "d::s::m::fv", longopts, start_usage)) != -1) {
+	while ((c = cli_getopt_long(argc, argv, "d::s::m::fv", "data::=d metadata::=m system::=s "
+				    "force=f verbose=v full-balance=F background=B bg=B enqueue=E",
+				    start_usage)) != -1) {
 		const char *t = memchr("dms", c, 3);
 
 		if (t) {
@@ -514,14 +504,11 @@ static const char status_usage[] = "usage: btrfs balance status [-v] <path>\n";
 
 int balance_status_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "verbose", no_argument, NULL, 'v' }, { 0, 0, 0, 0 }
-	};
 	struct btrfs_ioctl_balance_args b;
 	const char *path;
 	int fd, ret = 1;
 
-	while (cli_getopt(argc, argv, "v", longopts, status_usage) != -1)
+	while (cli_getopt_long(argc, argv, "v", "verbose=v", status_usage) != -1)
 		cli_be_verbose();
 	path = argv[argc - 1];
 	fd = btrfs_open_cmd_path(argc, argv, 1, 1, status_usage);

@@ -21,7 +21,7 @@
 //config:	help
 //config:	  Replace a device of a mounted filesystem by another one, online.
 //cmd:APPLET_REPLACE replace_start_main btrfs replace start|Replace device of a btrfs filesystem
-//cmd:APPLET_REPLACE replace_status_main btrfs replace status|Print status and progress information of a running device replace operation
+//cmd:APPLET_REPLACE replace_status_main btrfs replace status|Show the progress of a device replace
 //cmd:APPLET_REPLACE replace_cancel_main btrfs replace cancel|Cancel a running device replace operation
 //cmd:APPLET_REPLACE replace_alias_main btrfs device replace|Replace a device (alias of btrfs replace)
 
@@ -776,11 +776,6 @@ static const char replace_start_usage[] =
 
 int replace_start_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "enqueue", no_argument, NULL, 'E' },
-		{ "nodiscard", no_argument, NULL, 'K' },
-		{ 0, 0, 0, 0 }
-	};
 	struct btrfs_ioctl_dev_replace_args args = { 0 };
 	int c, fd, dfd, force = 0, fg = 0, discard = 1, enqueue = 0, ret = 1;
 	uint64_t src_size;
@@ -790,7 +785,8 @@ int replace_start_main(int argc, char **argv)
 
 	args.start.cont_reading_from_srcdev_mode =
 		BTRFS_IOCTL_DEV_REPLACE_CONT_READING_FROM_SRCDEV_MODE_ALWAYS;
-	while ((c = cli_getopt(argc, argv, "BKrf", longopts, replace_start_usage)) != -1) {
+	while ((c = cli_getopt_long(argc, argv, "BKrf", "enqueue=E nodiscard=K",
+				    replace_start_usage)) != -1) {
 		if (c == 'B')
 			fg = 1;
 		else if (c == 'K')

@@ -223,15 +223,12 @@ static const char usage[] =
 
 int fs_du_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "summarize", no_argument, NULL, 's' }, { 0, 0, 0, 0 }
-	};
 	static struct du d;
 	uint64_t total, shared;
 	int i, ret, err = 0;
 
 	d.mode = units_parse_args(&argc, argv, 0);
-	while (cli_getopt(argc, argv, "s", longopts, usage) != -1)
+	while (cli_getopt_long(argc, argv, "s", "summarize=s", usage) != -1)
 		d.summarize = 1;
 	cli_check_argc(argc, 1, -1, usage);
 	if (out_text_only())

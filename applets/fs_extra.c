@@ -6,7 +6,7 @@
 //config:	depends on APPLET_BTRFS
 //config:	help
 //config:	  Create a swap file on btrfs; show the commit statistics.
-//cmd:FS_EXTRA mkswapfile_main btrfs filesystem mkswapfile|Create a new file that's suitable and formatted as a swapfile
+//cmd:FS_EXTRA mkswapfile_main btrfs filesystem mkswapfile|Create a swapfile
 //cmd:FS_EXTRA commit_stats_main btrfs filesystem commit-stats|Print number of commits and time stats since mount
 
 #include "config.h"
@@ -32,10 +32,6 @@ static const char swap_usage[] =
 
 int mkswapfile_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "size", required_argument, NULL, 's' }, { "uuid", required_argument, NULL, 'U' },
-		{ 0, 0, 0, 0 }
-	};
 	/* swap header v1 in the first 4KiB: version 1 at 0x400, the last page number,
 	 * the UUID at 0x40c, "SWAPSPACE2" at the end */
 	static uint8_t page[4096];   /* .bss: filled below */
@@ -46,7 +42,7 @@ int mkswapfile_main(int argc, char **argv)
 	page[0x400] = 1;
 	memcpy(page + 0xff6, "SWAPSPACE2", 10);
 	uuid_generate(page + 0x40c);
-	while ((c = cli_getopt(argc, argv, "s:U:", longopts, swap_usage)) != -1) {
+	while ((c = cli_getopt_long(argc, argv, "s:U:", "size:=s uuid:=U", swap_usage)) != -1) {
 		if (c == 's') {
 			if (parse_size_arg(optarg, &size))
 				return 1;
@@ -97,9 +93,6 @@ static const char stats_usage[] =
 
 int commit_stats_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "reset", no_argument, NULL, 'z' }, { 0, 0, 0, 0 }
-	};
 	static const char *const names[][3] = {
 		{ "commits", "Total commits:", "" },
 		{ "last_commit_ms", "Last commit duration:", "ms" },
@@ -111,7 +104,7 @@ int commit_stats_main(int argc, char **argv)
 	int fd, sfd, reset = 0, i;
 	ssize_t n;
 
-	while (cli_getopt(argc, argv, "z", longopts, stats_usage) != -1)
+	while (cli_getopt_long(argc, argv, "z", "reset=z", stats_usage) != -1)
 		reset = 1;
 	fd = btrfs_open_cmd_path(argc, argv, 1, 1, stats_usage);
 	if (fd < 0)

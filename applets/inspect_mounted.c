@@ -9,13 +9,13 @@
 //config:	  Subvolume ids and paths, inode and logical address to path
 //config:	  resolution, the smallest size a device can shrink to, the chunks
 //config:	  of every device and the resume offset of a swap file.
-//cmd:INSPECT_MOUNTED rootid_main btrfs inspect-internal rootid|Get tree ID of the containing subvolume of path
-//cmd:INSPECT_MOUNTED inode_resolve_main btrfs inspect-internal inode-resolve|Get file system paths for the given inode
-//cmd:INSPECT_MOUNTED logical_resolve_main btrfs inspect-internal logical-resolve|Get file system paths for the given logical address
-//cmd:INSPECT_MOUNTED subvolid_resolve_main btrfs inspect-internal subvolid-resolve|Get file system paths for the given subvolume ID
-//cmd:INSPECT_MOUNTED min_dev_size_main btrfs inspect-internal min-dev-size|Get the minimum size the device can be shrunk to
+//cmd:INSPECT_MOUNTED rootid_main btrfs inspect-internal rootid|Get the subvolume id of a path
+//cmd:INSPECT_MOUNTED inode_resolve_main btrfs inspect-internal inode-resolve|Get the paths of an inode
+//cmd:INSPECT_MOUNTED logical_resolve_main btrfs inspect-internal logical-resolve|Get the paths of a logical address
+//cmd:INSPECT_MOUNTED subvolid_resolve_main btrfs inspect-internal subvolid-resolve|Get the path of a subvolume ID
+//cmd:INSPECT_MOUNTED min_dev_size_main btrfs inspect-internal min-dev-size|Get the smallest size a device can shrink to
 //cmd:INSPECT_MOUNTED list_chunks_main btrfs inspect-internal list-chunks|Enumerate chunks on all devices
-//cmd:INSPECT_MOUNTED map_swapfile_main btrfs inspect-internal map-swapfile|Print physical offset of first block and resume offset of a swapfile
+//cmd:INSPECT_MOUNTED map_swapfile_main btrfs inspect-internal map-swapfile|Print the physical and resume offset of a swapfile
 
 #include "config.h"
 #if CFG_INSPECT_MOUNTED
@@ -380,9 +380,6 @@ static const char chunks_usage[] =
 
 int list_chunks_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "sort", required_argument, NULL, 'S' }, { 0, 0, 0, 0 }
-	};
 	static const char *const head[] = { "Devid", "PNumber", "Type/profile", "PStart", "Length",
 		"PEnd", "LNumber", "LStart", "Usage%" };
 	unsigned mode = units_parse_args(&argc, argv, 0);
@@ -393,7 +390,7 @@ int list_chunks_main(int argc, char **argv)
 	size_t i, j;
 	int fd, ret;
 
-	while (cli_getopt(argc, argv, "", longopts, chunks_usage) != -1)
+	while (cli_getopt_long(argc, argv, "", "sort:=S", chunks_usage) != -1)
 		if (parse_chunk_sort(optarg, user_keys, sizeof(user_keys)))
 			return 1;
 	fd = btrfs_open_cmd_path(argc, argv, 1, 0, chunks_usage);
@@ -533,14 +530,11 @@ static const char min_size_usage[] =
 
 int min_dev_size_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "id", required_argument, NULL, 'i' }, { 0, 0, 0, 0 }
-	};
 	struct extents x = { 0 };
 	uint64_t devid = 1, min;
 	int fd, ret;
 
-	while (cli_getopt(argc, argv, "", longopts, min_size_usage) != -1)
+	while (cli_getopt_long(argc, argv, "", "id:=i", min_size_usage) != -1)
 		devid = cli_arg_u64(optarg);
 	fd = btrfs_open_cmd_path(argc, argv, 1, 1, min_size_usage);
 	if (fd < 0)
@@ -636,9 +630,6 @@ static const char swap_usage[] =
 
 int map_swapfile_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "resume-offset", no_argument, NULL, 'r' }, { 0, 0, 0, 0 }
-	};
 	struct swap_map m = { .physical = UINT64_MAX };
 	struct chunks cs = { 0 };
 	struct statfs sfs;
@@ -647,7 +638,7 @@ int map_swapfile_main(int argc, char **argv)
 	long page = sysconf(_SC_PAGESIZE);
 	int fd, flags = 0, resume = 0, ret = 1;
 
-	while (cli_getopt(argc, argv, "r", longopts, swap_usage) != -1)
+	while (cli_getopt_long(argc, argv, "r", "resume-offset=r", swap_usage) != -1)
 		resume = 1;
 	cli_check_argc(argc, 1, 1, swap_usage);
 	if (out_text_only())

@@ -9,7 +9,7 @@
 //config:	  filesystem and the compression of files and directories.
 //cmd:APPLET_PROPERTY property_main btrfs property get|Get a property value of a btrfs object
 //cmd:APPLET_PROPERTY property_main btrfs property set|Set a property on a btrfs object
-//cmd:APPLET_PROPERTY property_main btrfs property list|Lists available properties with their descriptions for the given object
+//cmd:APPLET_PROPERTY property_main btrfs property list|List the properties of an object
 
 #include "config.h"
 #if CFG_APPLET_PROPERTY

@@ -17,9 +17,9 @@
 //cmd:APPLET_QUOTA qgroup_create_main btrfs qgroup create|Create a subvolume quota group
 //cmd:APPLET_QUOTA qgroup_create_main btrfs qgroup destroy|Destroy a quota group
 //cmd:APPLET_QUOTA qgroup_assign_main btrfs qgroup assign|Assign SRC as the child qgroup of DST
-//cmd:APPLET_QUOTA qgroup_assign_main btrfs qgroup remove|Remove the relation between child qgroup SRC from DST
+//cmd:APPLET_QUOTA qgroup_assign_main btrfs qgroup remove|Remove a qgroup relation
 //cmd:APPLET_QUOTA qgroup_limit_main btrfs qgroup limit|Set the limits a subvolume quota group
-//cmd:APPLET_QUOTA qgroup_show_main btrfs qgroup clear-stale|Clear all stale qgroups (level 0/subvolid), without a subvolume
+//cmd:APPLET_QUOTA qgroup_show_main btrfs qgroup clear-stale|Delete the qgroups of deleted subvolumes
 
 #include "config.h"
 #if CFG_APPLET_QUOTA
@@ -90,9 +90,6 @@ static const char ctl_usage[] =
 
 int quota_ctl_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "simple", no_argument, NULL, 's' }, { 0, 0, 0, 0 }
-	};
 	struct btrfs_ioctl_quota_ctl_args args = { .cmd = BTRFS_QUOTA_CTL_ENABLE };
 	int fd, ret;
 
@@ -100,7 +97,7 @@ int quota_ctl_main(int argc, char **argv)
 		cli_no_options(argc, argv, 1, 1, ctl_usage);
 		args.cmd = BTRFS_QUOTA_CTL_DISABLE;
 	} else {
-		while (cli_getopt(argc, argv, "s", longopts, ctl_usage) != -1)
+		while (cli_getopt_long(argc, argv, "s", "simple=s", ctl_usage) != -1)
 			args.cmd = BTRFS_QUOTA_CTL_ENABLE_SIMPLE_QUOTA;
 		cli_check_argc(argc, 1, 1, ctl_usage);
 	}
@@ -121,15 +118,12 @@ static const char rescan_usage[] =
 
 int quota_rescan_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "status", no_argument, NULL, 's' }, { "wait", no_argument, NULL, 'w' },
-		{ "wait-norescan", no_argument, NULL, 'W' }, { 0, 0, 0, 0 }
-	};
 	struct btrfs_ioctl_quota_rescan_args args = { 0 };
 	unsigned long request = BTRFS_IOC_QUOTA_RESCAN;
 	int c, fd, wait = 0, ret = 0;
 
-	while ((c = cli_getopt(argc, argv, "swW", longopts, rescan_usage)) != -1) {
+	while ((c = cli_getopt_long(argc, argv, "swW", "status=s wait=w wait-norescan=W",
+				    rescan_usage)) != -1) {
 		request = c == 's' ? BTRFS_IOC_QUOTA_RESCAN_STATUS : c == 'w' ? BTRFS_IOC_QUOTA_RESCAN : 0;
 		wait |= c != 's';
 	}
@@ -165,9 +159,6 @@ static const char status_usage[] =
 /* quota status: from sysfs (qgroups/ exists when quotas are on). */
 int quota_status_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "is-enabled", no_argument, NULL, 'e' }, { 0, 0, 0, 0 }
-	};
 	static const char *const rows[][2] = {
 		{ "Inconsistent", "qgroups/inconsistent" },
 		{ "Override limits", "quota_override" },
@@ -178,7 +169,7 @@ int quota_status_main(int argc, char **argv)
 	struct dirent *de;
 	DIR *d;
 
-	while (cli_getopt(argc, argv, "", longopts, status_usage) != -1)
+	while (cli_getopt_long(argc, argv, "", "is-enabled=e", status_usage) != -1)
 		is_enabled = 1;
 	cli_check_argc(argc, 1, 1, status_usage);
 	if (out_text_only())
@@ -256,15 +247,11 @@ static const char assign_usage[] =
 
 int qgroup_assign_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "rescan", no_argument, NULL, 'r' }, { "no-rescan", no_argument, NULL, 'n' },
-		{ 0, 0, 0, 0 }
-	};
 	struct btrfs_ioctl_qgroup_assign_args args = { .assign = !strcmp(argv[0], "assign") };
 	struct btrfs_ioctl_quota_rescan_args rescan = { 0 };
 	int c, fd, ret, do_rescan = 1;
 
-	while ((c = cli_getopt(argc, argv, "", longopts, assign_usage)) != -1)
+	while ((c = cli_getopt_long(argc, argv, "", "rescan=r no-rescan=n", assign_usage)) != -1)
 		do_rescan = c == 'r';
 	cli_check_argc(argc, 3, 3, assign_usage);
 	if (out_text_only())
@@ -736,10 +723,6 @@ static const char show_usage[] =
 /* qgroup show, and clear-stale (which reads the same list). */
 int qgroup_show_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "sort", required_argument, NULL, 'S' }, { "sync", no_argument, NULL, 'Y' },
-		{ 0, 0, 0, 0 }
-	};
 	static struct show s;
 	int c, fd, filter = 0, sync_first = 0, stale = !strcmp(argv[0], "clear-stale");
 	uint64_t rootid = 0;
@@ -748,7 +731,8 @@ int qgroup_show_main(int argc, char **argv)
 
 	s.mode = units_parse_args(&argc, argv, 0);
 	s.cols = 1 << COL_ID | 1 << COL_RFER | 1 << COL_EXCL | 1 << COL_PATH;
-	while ((c = cli_getopt(argc, argv, stale ? "" : "pcreFf", longopts, show_usage)) != -1) {
+	while ((c = cli_getopt_long(argc, argv, stale ? "" : "pcreFf", "sort:=S sync=Y",
+				    show_usage)) != -1) {
 		const char *col = strchr("prec", c);
 
 		if (col)   /* COL_PARENT, COL_MAX_RFER, COL_MAX_EXCL, COL_CHILD */

@@ -12,7 +12,7 @@
 //cmd:APPLET_SCRUB scrub_cancel_main btrfs scrub cancel|Cancel a running scrub
 //cmd:APPLET_SCRUB scrub_resume_main btrfs scrub resume|Resume a canceled or interrupted scrub
 //cmd:APPLET_SCRUB scrub_status_main btrfs scrub status|Show the status of a running or finished scrub
-//cmd:APPLET_SCRUB scrub_limit_main btrfs scrub limit|Show or set scrub limits on devices of the given filesystem
+//cmd:APPLET_SCRUB scrub_limit_main btrfs scrub limit|Show or set the scrub speed limits
 
 #include "config.h"
 #if CFG_APPLET_SCRUB
@@ -821,10 +821,6 @@ static const char limit_usage[] =
 
 int scrub_limit_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "all", no_argument, NULL, 'a' }, { "devid", required_argument, NULL, 'd' },
-		{ "limit", required_argument, NULL, 'l' }, { 0, 0, 0, 0 }
-	};
 	struct btrfs_ioctl_dev_info_args *di = NULL;
 	struct btrfs_ioctl_fs_info_args fi;
 	uint64_t devid = 0, limit = 0, old;
@@ -833,7 +829,8 @@ int scrub_limit_main(int argc, char **argv)
 	struct table t;
 
 	unit_mode = units_parse_args(&argc, argv, 0);
-	while ((c = cli_getopt(argc, argv, "ad:l:", longopts, limit_usage)) != -1) {
+	while ((c = cli_getopt_long(argc, argv, "ad:l:", "all=a devid:=d limit:=l",
+				    limit_usage)) != -1) {
 		if (c == 'a')
 			all = 1;
 		else if (c == 'd')

@@ -165,12 +165,9 @@ int subvol_create_main(int argc, char **argv)
 	struct stat st;
 	int c, fd, ret = 1;
 
-	static const struct option longopts[] = {
-		{ "parents", no_argument, NULL, 'p' }, { 0, 0, 0, 0 }
-	};
 	int parents = 0;
 
-	while ((c = cli_getopt(argc, argv, "i:p", longopts, create_usage)) != -1)
+	while ((c = cli_getopt_long(argc, argv, "i:p", "parents=p", create_usage)) != -1)
 		if (c == 'p')
 			parents = 1;
 		else if (inherit_add(&in, optarg))

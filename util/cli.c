@@ -86,6 +86,31 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 	cli_usage_error(usage, err);
 }
 
+int cli_getopt_long(int argc, char **argv, const char *shortopts, const char *longs,
+		    const char *usage)
+{
+	static struct option opts[16];
+	static char names[256];
+	static const char *parsed;
+	const char *p = longs;
+	size_t n = 0, k = 0, len;
+
+	while (parsed != longs && *p && n < 15 && k + (len = strcspn(p, ":=")) < sizeof(names)) {
+		memcpy(names + k, p, len);
+		names[k + len] = 0;
+		opts[n].name = names + k;
+		k += len + 1;
+		for (p += len, opts[n].has_arg = 0; *p == ':'; p++)
+			opts[n].has_arg++;
+		opts[n++].val = (unsigned char)p[1];
+		p += 2 + (p[2] == ' ');
+	}
+	if (parsed != longs)
+		memset(&opts[n], 0, sizeof(opts[n]));
+	parsed = longs;
+	return cli_getopt(argc, argv, shortopts, opts, usage);
+}
+
 void cli_check_argc(int argc, int min, int max, const char *usage)
 {
 	int n = argc - optind;

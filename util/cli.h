@@ -33,6 +33,11 @@ void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * exits 1. Returns the option like getopt_long, -1 at the end (then use optind). */
 int cli_getopt(int argc, char **argv, const char *shortopts,
 	       const struct option *longopts, const char *usage);
+/* cli_getopt with the long options as a string: "name=c" (no argument), "name:=c"
+ * (required argument), "name::=c" (optional argument), separated by spaces; c is the
+ * character returned. At most 15 options. */
+int cli_getopt_long(int argc, char **argv, const char *shortopts, const char *longs,
+		    const char *usage);
 /* Usage on stderr, exit 1 (with an "ERROR: ..." line first when msg is not NULL). */
 void cli_usage_error(const char *usage, const char *msg) __attribute__((noreturn));
 /* Exit 1 with usage unless min <= argc - optind <= max (max < 0: no limit). */
