@@ -521,7 +521,7 @@ static int set_label_siblings(const struct btrfs_super_block *sb, const char *la
 	return ret;
 }
 
-int fs_label_unmounted(const char *path, const char *newlabel, const char *prefix)
+static int label_unmounted(const char *path, const char *newlabel, const char *prefix)
 {
 	struct btrfs_super_block sb;
 	int m = btrfs_source_is_mounted(path), ret;
@@ -547,11 +547,19 @@ int fs_label_unmounted(const char *path, const char *newlabel, const char *prefi
 	return set_label_siblings(&sb, newlabel) || set_label_reporting(path, newlabel);
 }
 
-static int label_mounted(const char *path, const char *newlabel)
+int fs_label(const char *path, const char *newlabel, const char *prefix)
 {
 	char label[BTRFS_LABEL_SIZE];
-	int fd = btrfs_open_path(path, 0, 0), ret;
+	struct stat st;
+	int fd, ret;
 
+	if (stat(path, &st)) {
+		msg_error("cannot access %s: %m", path);
+		return 1;
+	}
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return label_unmounted(path, newlabel, prefix);
+	fd = btrfs_open_path(path, 0, 0);
 	if (fd < 0)
 		return 1;
 	ret = newlabel ? btrfs_set_label_fd(fd, newlabel) : btrfs_get_label_fd(fd, label);
@@ -562,31 +570,23 @@ static int label_mounted(const char *path, const char *newlabel)
 		return 1;
 	}
 	if (!newlabel)
-		printf("%s\n", label);
+		printf("%s%s\n", prefix, label);
 	return 0;
 }
 
 int fs_label_main(int argc, char **argv)
 {
-	const char *path, *newlabel;
-	struct stat st;
+	const char *newlabel;
 
 	if (out_text_only())
 		return 1;
 	cli_no_options(argc, argv, 1, 2, label_usage);
-	path = argv[optind];
 	newlabel = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (newlabel && strlen(newlabel) > BTRFS_LABEL_SIZE - 1) {
 		msg_error("label %s is too long (max %d)", newlabel, BTRFS_LABEL_SIZE - 1);
 		return 1;
 	}
-	if (stat(path, &st)) {
-		msg_error("cannot access %s: %m", path);
-		return 1;
-	}
-	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
-		return fs_label_unmounted(path, newlabel, "");
-	return label_mounted(path, newlabel);
+	return fs_label(argv[optind], newlabel, "");
 }
 
 /* ---- sync ---------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include "output.h"
 #include "subvol.h"
 #include "units.h"
+#include "vec.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -103,6 +104,7 @@ static int file_space(struct du *d, int fd, uint64_t *total, uint64_t *shared)
 	} u;
 	struct fiemap_extent *e = u.fm.fm_extents;
 	const unsigned max = (sizeof(u) - sizeof(u.fm)) / sizeof(*e);
+	uint64_t *range;
 	int last = 0;
 
 	memset(&u.fm, 0, sizeof(u.fm));
@@ -127,16 +129,10 @@ static int file_space(struct du *d, int fd, uint64_t *total, uint64_t *shared)
 			if (!(e[i].fe_flags & FIEMAP_EXTENT_SHARED))
 				continue;
 			*shared += e[i].fe_length;
-			if (d->nshared == d->room) {
-				void *p = realloc(d->shared, (d->room * 2 + 64) * sizeof(*d->shared));
-
-				if (!p)
-					return -ENOMEM;
-				d->shared = p;
-				d->room = d->room * 2 + 64;
-			}
-			d->shared[d->nshared][0] = e[i].fe_physical;
-			d->shared[d->nshared++][1] = e[i].fe_physical + e[i].fe_length;
+			if (!(range = vec_push(&d->shared, &d->nshared, &d->room, sizeof(*d->shared))))
+				return -ENOMEM;
+			range[0] = e[i].fe_physical;
+			range[1] = e[i].fe_physical + e[i].fe_length;
 		}
 		u.fm.fm_start = e[u.fm.fm_mapped_extents - 1].fe_logical +
 				e[u.fm.fm_mapped_extents - 1].fe_length;

@@ -28,6 +28,7 @@
 #include "sysfile.h"
 #include "table.h"
 #include "units.h"
+#include "vec.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -251,7 +252,7 @@ struct chunk {
 
 struct chunks {
 	struct chunk *c;
-	size_t n;
+	size_t n, room;
 };
 
 /* One struct chunk per stripe of each CHUNK_ITEM (key offset: the logical start). */
@@ -267,12 +268,11 @@ static int add_chunk(const struct btrfs_ioctl_search_header *sh, const void *ite
 	if (!n || sh->len < sizeof(*ci) + (n - 1) * sizeof(ci->stripe))
 		return -EUCLEAN;
 	for (s = 0; s < n; s++) {
-		void *p = realloc(cs->c, (cs->n + 1) * sizeof(*cs->c));
+		struct chunk *c = vec_push(&cs->c, &cs->n, &cs->room, sizeof(*c));
 
-		if (!p)
+		if (!c)
 			return -ENOMEM;
-		cs->c = p;
-		cs->c[cs->n++] = (struct chunk){ sh->offset, get_le64(&ci->length),
+		*c = (struct chunk){ sh->offset, get_le64(&ci->length),
 			get_le64(&ci->stripe_len), get_le64(&ci->type), 0, n,
 			get_le64(&(&ci->stripe)[s].devid), get_le64(&(&ci->stripe)[s].offset) };
 	}
@@ -285,7 +285,7 @@ static int read_chunks(int fd, struct chunks *cs)
 	struct tree_key max = { BTRFS_FIRST_CHUNK_TREE_OBJECTID, BTRFS_CHUNK_ITEM_KEY, UINT64_MAX };
 
 	cs->c = NULL;
-	cs->n = 0;
+	cs->n = cs->room = 0;
 	return tree_search(fd, BTRFS_CHUNK_TREE_OBJECTID, &min, &max, add_chunk, cs);
 }
 
@@ -463,21 +463,19 @@ out:
 
 /* ---- min-dev-size ---- */
 
-struct extents { uint64_t (*e)[2]; size_t n; };
+struct extents { uint64_t (*e)[2]; size_t n, room; };
 
 static int add_dev_extent(const struct btrfs_ioctl_search_header *sh, const void *item, void *ctx)
 {
 	struct extents *x = ctx;
-	void *p;
+	uint64_t *e;
 
 	if (sh->type != BTRFS_DEV_EXTENT_KEY || sh->len < sizeof(struct btrfs_dev_extent))
 		return 0;
-	p = realloc(x->e, (x->n + 1) * sizeof(*x->e));
-	if (!p)
+	if (!(e = vec_push(&x->e, &x->n, &x->room, sizeof(*x->e))))
 		return -ENOMEM;
-	x->e = p;
-	x->e[x->n][0] = sh->offset;
-	x->e[x->n++][1] = get_le64(&((const struct btrfs_dev_extent *)item)->length);
+	e[0] = sh->offset;
+	e[1] = get_le64(&((const struct btrfs_dev_extent *)item)->length);
 	return 0;
 }
 

@@ -137,27 +137,8 @@ out:
 
 static int prop_label(const char *path, const char *value, int force)
 {
-	char label[BTRFS_LABEL_SIZE];
-	struct stat st;
-	int fd, ret;
-
 	(void)force;
-	/* a device (mounted or not: a mounted one cannot be set) or an image file */
-	if (stat(path, &st) || !S_ISDIR(st.st_mode))
-		return fs_label_unmounted(path, value, "label=");
-	fd = btrfs_open_path(path, 1, 0);
-	if (fd < 0)
-		return 1;
-	ret = value ? btrfs_set_label_fd(fd, value) : btrfs_get_label_fd(fd, label);
-	close(fd);
-	if (ret) {
-		errno = -ret;
-		msg_error("unable to %s label of %s: %m", value ? "set" : "get", path);
-		return 1;
-	}
-	if (!value)
-		out_say("label=%s\n", label);
-	return 0;
+	return fs_label(path, value, "label=");
 }
 
 static int prop_compression(const char *path, const char *value, int force)

@@ -29,6 +29,7 @@
 #include "output.h"
 #include "subvol.h"
 #include "units.h"
+#include "vec.h"
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -337,7 +338,7 @@ struct qgroups {
 	struct qgroup *q;
 	size_t n;
 	struct relation *rel;
-	size_t nrel;
+	size_t nrel, rel_room;
 };
 
 static int root_item_found(const struct btrfs_ioctl_search_header *sh, const void *item, void *ctx)
@@ -384,15 +385,13 @@ static int quota_item(const struct btrfs_ioctl_search_header *sh, const void *it
 	if (sh->type == BTRFS_QGROUP_STATUS_KEY && sh->len >= sizeof(struct btrfs_qgroup_status_item)) {
 		g->status = get_le64(&((const struct btrfs_qgroup_status_item *)item)->flags);
 	} else if (sh->type == BTRFS_QGROUP_RELATION_KEY) {
-		void *p;
+		struct relation *r;
 
 		if (sh->objectid <= sh->offset)   /* each relation is stored both ways */
 			return 0;
-		p = realloc(g->rel, (g->nrel + 1) * sizeof(*g->rel));
-		if (!p)
+		if (!(r = vec_push(&g->rel, &g->nrel, &g->rel_room, sizeof(*r))))
 			return -ENOMEM;
-		g->rel = p;
-		g->rel[g->nrel++] = (struct relation){ sh->objectid, sh->offset };
+		*r = (struct relation){ sh->objectid, sh->offset };
 	} else if (sh->type == BTRFS_QGROUP_INFO_KEY || sh->type == BTRFS_QGROUP_LIMIT_KEY) {
 		const struct btrfs_qgroup_info_item *info = item;
 		const struct btrfs_qgroup_limit_item *lim = item;

@@ -18,6 +18,7 @@
 #include "le.h"
 #include "output.h"
 #include "units.h"
+#include "vec.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ static int stats_leaf(void *ctx, const struct fs_block *b)
 static int stats_node(void *ctx, const struct fs_block *b)
 {
 	struct stats *s = ctx;
-	uint64_t ns = s->fs->nodesize, last = b->bytenr, cluster = ns;
+	uint64_t ns = s->fs->nodesize, last = b->bytenr, cluster = ns, *dist;
 	uint32_t n = fs_block_nritems(b);
 	int level = fs_block_level(b);
 
@@ -80,15 +81,9 @@ static int stats_node(void *ctx, const struct fs_block *b)
 			s->seeks++;
 			s->seek_len += d;
 			s->max_seek = d > s->max_seek ? d : s->max_seek;
-			if (s->ndist == s->room) {
-				void *p = realloc(s->dist, (s->room * 2 + 256) * sizeof(*s->dist));
-
-				if (!p)
-					return -ENOMEM;
-				s->dist = p;
-				s->room = s->room * 2 + 256;
-			}
-			s->dist[s->ndist++] = d;
+			if (!(dist = vec_push(&s->dist, &s->ndist, &s->room, sizeof(*dist))))
+				return -ENOMEM;
+			*dist = d;
 			*(last < cur ? &s->forward : &s->backward) += 1;
 			if (cluster != ns) {
 				s->cluster_bytes += cluster;
