@@ -13,6 +13,7 @@
 //cmd:APPLET_SCRUB scrub_cancel_main btrfs scrub cancel|Cancel a running scrub
 //cmd:APPLET_SCRUB scrub_resume_main btrfs scrub resume|Resume a canceled or interrupted scrub
 //cmd:APPLET_SCRUB scrub_status_main btrfs scrub status|Show the status of a running or finished scrub
+//cmd:APPLET_SCRUB scrub_limit_main btrfs scrub limit|Show or set the scrub speed limits
 
 #include "config.h"
 #if CFG_APPLET_SCRUB
@@ -21,6 +22,7 @@
 #include "output.h"
 #include "scrub_offline.h"
 #include "scrub_status.h"
+#include "table.h"
 #include "units.h"
 #include "uuid.h"
 #include <errno.h>
@@ -839,6 +841,121 @@ int scrub_status_main(int argc, char **argv)
 out:
 	free(past);
 	close_scrub_target(&t);
+	return ret;
+}
+/* ---- limit: the devices' scrub_speed_max in sysfs ---- */
+
+/* devinfo/DEVID/scrub_speed_max of the filesystem of fd: read into *limit, or written
+ * from *limit with set. 0 or -errno. */
+static int scrub_speed_max(int fd, uint64_t devid, uint64_t *limit, int set)
+{
+	char name[64], path[BTRFS_SYSFS_PATH], buf[32];
+	int sfd, ret;
+
+	snprintf(name, sizeof(name), "devinfo/%llu/scrub_speed_max", (unsigned long long)devid);
+	if (!set) {
+		ret = btrfs_sysfs_read(fd, name, buf, sizeof(buf));
+		*limit = strtoull(buf, NULL, 10);
+		return ret;
+	}
+	if ((ret = btrfs_sysfs_path(fd, name, path)))
+		return ret;
+	if ((sfd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)*limit);
+	ret = write(sfd, buf, strlen(buf)) < 0 ? -errno : 0;
+	close(sfd);
+	return ret;
+}
+
+/* "10.00MiB/s" or "unlimited" */
+static const char *limit_text(uint64_t limit, char buf[UNITS_BUF + 2])
+{
+	if (!limit)
+		return "unlimited";
+	strcat(strcpy(buf, pretty_size(limit, unit_mode)), "/s");
+	return buf;
+}
+
+static const char limit_usage[] =
+	"usage: btrfs scrub limit [options] <path>\n\n"
+	"    -a|--all  all devices   -d|--devid DEVID  one device\n"
+	"    -l|--limit SIZE  the limit per second, 0 for none (needs -a or -d)\n"
+	CLI_UNITS;
+
+int scrub_limit_main(int argc, char **argv)
+{
+	struct btrfs_ioctl_dev_info_args *di = NULL;
+	struct btrfs_ioctl_fs_info_args fi;
+	uint64_t devid = 0, limit = 0, old;
+	int c, fd, n = 0, all = 0, set = 0, ret = 1, i;
+	char fsid[UUID_STR_LEN], b1[UNITS_BUF + 2], b2[UNITS_BUF + 2];
+	struct table t;
+
+	unit_mode = units_parse_args(&argc, argv, 0);
+	while ((c = cli_getopt_long(argc, argv, "ad:l:", "all=a devid:=d limit:=l",
+				    limit_usage)) != -1) {
+		if (c == 'a')
+			all = 1;
+		else if (c == 'd')
+			devid = cli_arg_u64(optarg);
+		else if (parse_size_arg(optarg, &limit))
+			return 1;
+		else
+			set = 1;
+	}
+	cli_check_argc(argc, 1, 1, limit_usage);
+	if (devid && all)
+		msg_error("--all and --devid cannot be used at the same time");
+	else if ((devid || all) && !set)
+		msg_error("--%s and --limit must be set together", devid ? "devid" : "all");
+	else if (set && !devid && !all)
+		msg_error("--limit must be used with either --all or --devid");
+	else if ((fd = out_text_only() ? -1 : btrfs_open_path(argv[optind], 0, 0)) >= 0) {
+		if (btrfs_dev_infos(fd, &fi, &di, &n) || !n) {
+			msg_error(n ? "failed to read filesystem info: %m" : "no devices found");
+			goto out;
+		}
+		uuid_unparse(fi.fsid, fsid);
+		out_say("UUID: %s\n", fsid);
+		for (i = 0; devid && i < n && di[i].devid != devid; i++)
+			;
+		if (i == n) {
+			msg_error("device with devid %llu not found", (unsigned long long)devid);
+			goto out;
+		}
+		if (table_init(&t, 3, n + 2))
+			goto out;
+		table_set(&t, 0, 0, ">Id");
+		table_set(&t, 1, 0, ">Limit");
+		table_set(&t, 2, 0, ">Path");
+		ret = 0;
+		for (i = 0; i < 3; i++)
+			table_set(&t, i, 1, "*-");
+		for (i = 0; i < n; i++) {
+			if (devid && di[i].devid != devid)
+				continue;
+			scrub_speed_max(fd, di[i].devid, &old, 0);
+			if (set) {
+				out_say("Set scrub limit of devid %llu from %s to %s\n",
+					(unsigned long long)di[i].devid, limit_text(old, b1), limit_text(limit, b2));
+				if ((c = scrub_speed_max(fd, di[i].devid, &limit, 1))) {
+					errno = -c;
+					msg_error("cannot write to the sysfs file: %m");
+				}
+				continue;
+			}
+			table_set(&t, 0, i + 2, ">%llu", (unsigned long long)di[i].devid);
+			table_set(&t, 1, i + 2, ">%s", old ? pretty_size(old, unit_mode) : "-");
+			table_set(&t, 2, i + 2, "<%s", (const char *)di[i].path);
+		}
+		if (!set)
+			table_print(&t, 2);
+		table_free(&t);
+out:
+		free(di);
+		close(fd);
+	}
 	return ret;
 }
 #endif
