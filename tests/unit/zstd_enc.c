@@ -1,0 +1,166 @@
+/* The zstd frame encoder: round trips through libzstd's decoder for every kind of input
+ * and level, frame header, output bound, random inputs. */
+#include "unit.h"
+#include "zstd_enc.h"
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#define MAX ZSTD_ENC_MAX_INPUT
+
+static uint32_t seed = 1;
+
+static uint32_t rnd(void)       /* xorshift32 */
+{
+	seed ^= seed << 13;
+	seed ^= seed >> 17;
+	seed ^= seed << 5;
+	return seed;
+}
+
+enum { RANDOM, ZEROS, TEXT, REPEATS, SMALL_ALPHABET, HIGH_BYTES, SKEWED, KINDS };
+
+static void fill(uint8_t *b, size_t n, int kind)
+{
+	static const char *const words[] = { "extent ", "chunk ", "tree ", "block ", "group ",
+					     "inode ", "root ", "csum ", "leaf\n", "node, " };
+	size_t i = 0;
+
+	switch (kind) {
+	case RANDOM:            /* incompressible */
+		for (; i < n; i++)
+			b[i] = (uint8_t)rnd();
+		break;
+	case ZEROS:
+		memset(b, 0, n);
+		break;
+	case TEXT:
+		while (i < n) {
+			const char *w = words[rnd() % 10];
+			while (*w && i < n)
+				b[i++] = (uint8_t)*w++;
+		}
+		break;
+	case REPEATS:           /* copies of earlier data at random distances, and noise */
+		while (i < n) {
+			size_t len = 1 + rnd() % 300, off = 1 + rnd() % (i + 1);
+			for (int copy = i && rnd() % 2; len-- && i < n; i++)
+				b[i] = copy ? b[i - off] : (uint8_t)(rnd() % 16);
+		}
+		break;
+	case SMALL_ALPHABET:
+		for (; i < n; i++)
+			b[i] = (uint8_t)(rnd() % 5);
+		break;
+	case HIGH_BYTES:        /* literals above 128: Huffman weights need FSE */
+		for (; i < n; i++)
+			b[i] = (uint8_t)(128 + rnd() % 128);
+		break;
+	case SKEWED:            /* mostly zero, a few rare bytes: long Huffman codes */
+		for (; i < n; i++) {
+			uint32_t r = rnd() % 4096;
+			b[i] = (uint8_t)(r < 3500 ? 0 : r < 4000 ? 1 + r % 7 : rnd());
+		}
+		break;
+	}
+}
+
+/* Encodes in at level, decodes with libzstd; checks the frame header too. Returns the
+ * frame size, 0 after a failed check. */
+static size_t round_trip(void **st, int level, const uint8_t *in, size_t n)
+{
+	static uint8_t out[MAX + 64], back[MAX + 1];
+	size_t olen = 0, got;
+	int ret = zstd_encode(st, level, in, n, out, sizeof(out), &olen);
+
+	CHECK(ret == 0);
+	if (ret)
+		return 0;
+	/* Single_Segment: the window is the content, no larger than 128 KiB */
+	CHECK(olen > 6 && (out[4] & 0x20));
+	CHECK(ZSTD_getFrameContentSize(out, olen) == n);
+	got = ZSTD_decompress(back, sizeof(back), out, olen);
+	CHECK(!ZSTD_isError(got) && got == n && !memcmp(back, in, n));
+	if (ZSTD_isError(got) || got != n || memcmp(back, in, n)) {
+		fprintf(stderr, "  level %d, %zu bytes: %s\n", level, n,
+			ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong data");
+		return 0;
+	}
+	return olen;
+}
+
+TEST(tiny_inputs)
+{
+	const uint8_t in[3] = { 'a', 'b', 'c' };
+	void *st = NULL;
+
+	for (int level = 1; level <= 15; level++)
+		for (size_t n = 0; n <= 3; n++)
+			CHECK(round_trip(&st, level, in, n) == 5 + 1 + 3 + n); /* raw block */
+	free(st);
+}
+
+/* Every kind of input at every level, at sizes around the format's thresholds. */
+TEST(kinds_and_levels)
+{
+	static uint8_t in[MAX];
+	static const size_t sizes[] = { 4, 31, 200, 256, 1500, 4097, 20000, 65791, 65792, MAX };
+	size_t size[16];
+	void *st = NULL;
+
+	for (int kind = 0; kind < KINDS; kind++)
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			fill(in, sizes[k], kind);
+			for (int level = 1; level <= 15; level++)
+				CHECK((size[level] = round_trip(&st, level, in, sizes[k])) != 0);
+			if (sizes[k] != MAX)
+				continue;
+			if (kind == RANDOM)     /* a raw block */
+				CHECK(size[1] == 9 + 3 + MAX && size[15] == 9 + 3 + MAX);
+			else if (kind == ZEROS) /* an RLE block */
+				CHECK(size[1] == 9 + 3 + 1);
+			else if (kind == TEXT)  /* effort pays */
+				CHECK(size[15] < size[3] && size[3] < size[1] && size[1] < MAX / 3);
+		}
+	free(st);
+}
+
+/* Random inputs, levels and room: the output never passes out_cap; a frame that does not
+ * fit is -E2BIG. */
+TEST(random_inputs)
+{
+	static uint8_t in[MAX], out[MAX + 64 + 16], back[MAX];
+	void *st = NULL;
+
+	for (int i = 0; i < 300; i++) {
+		size_t n = rnd() % (1u << (rnd() % 18)), cap = rnd() % 2 ? n + 32 : rnd() % (n + 32), olen;
+		int level = 1 + (int)(rnd() % 15), ret;
+
+		fill(in, n, (int)(rnd() % KINDS));
+		memset(out, 0xa5, sizeof(out));
+		ret = zstd_encode(&st, level, in, n, out, cap, &olen);
+		for (size_t k = cap; k < cap + 16; k++)
+			CHECK(out[k] == 0xa5);
+		if (ret == -E2BIG) {
+			CHECK(cap < n + 9 + 3);
+			continue;
+		}
+		CHECK(ret == 0 && olen <= cap);
+		if (!ret)
+			CHECK(ZSTD_decompress(back, sizeof(back), out, olen) == n && !memcmp(back, in, n));
+	}
+	free(st);
+}
+
+TEST(input_too_large)
+{
+	static uint8_t in[MAX + 1], out[64];
+	void *st = NULL;
+	size_t olen;
+
+	CHECK(zstd_encode(&st, 3, in, MAX + 1, out, sizeof(out), &olen) == -EINVAL);
+	CHECK(zstd_encode(&st, 3, in, MAX, out, sizeof(out), &olen) == 0);     /* zeros: RLE */
+	free(st);
+}
