@@ -22,7 +22,7 @@
 #include <string.h>
 
 #define MAX_IN ZSTD_ENC_MAX_INPUT
-#define HASH_LOG 16
+#define HASH_LOG 16             /* the largest hash table */
 #define MIN_MATCH 4
 #define MAX_SEQ (MAX_IN / MIN_MATCH)
 #define HUF_MAX_BITS 11
@@ -36,15 +36,25 @@ struct seq {
 	uint32_t offval;        /* Offset_Value: 1..3 a repeat offset, else offset + 3 */
 };
 
+/* Codes of literals lengths or match lengths - 3: the code of a value below 128 (above,
+ * it follows from the highest bit), and each code's baseline and extra bits. */
+struct len_codes {
+	uint8_t code[128];
+	uint8_t nb[FSE_MAX_SYM];
+	uint32_t base[FSE_MAX_SYM];
+};
+
 struct zenc {
 	uint32_t head[1 << HASH_LOG];   /* hash of the bytes at a position -> last such position */
 	uint32_t chain[MAX_IN];         /* position -> previous position with the same hash */
 	struct seq seq[MAX_SEQ];
 	uint8_t lit[MAX_IN];
+	struct len_codes ll_codes, ml_codes;
 };
 
 /* Match finder effort of a level. */
 struct effort {
+	uint8_t hash_log;       /* hash table entries: 2^hash_log */
 	uint8_t hash_len;       /* bytes hashed */
 	uint8_t lazy;           /* later starts tried for a better match */
 	uint8_t skip_log;       /* without matches, the step grows by 1 every 2^skip_log bytes */
@@ -53,12 +63,12 @@ struct effort {
 };
 
 static const struct effort efforts[] = {
-	{ 6, 0, 5, 1, 32 },
-	{ 5, 0, 6, 2, 32 },
-	{ 5, 1, 6, 4, 48 },
-	{ 4, 1, 7, 16, 96 },
-	{ 4, 2, 8, 48, 192 },
-	{ 4, 2, 9, 256, 1024 },
+	{ 15, 5, 0, 5, 1, 32 },
+	{ 15, 5, 0, 6, 2, 32 },
+	{ 16, 5, 1, 6, 4, 48 },
+	{ 16, 4, 1, 7, 16, 96 },
+	{ 16, 4, 2, 8, 48, 192 },
+	{ 16, 4, 2, 9, 256, 1024 },
 };
 static const uint8_t effort_of_level[16] = { 0, 0, 1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5 };
 
@@ -87,7 +97,7 @@ struct match {
 static uint32_t hash_at(const struct parse *ps, uint32_t pos)
 {
 	uint64_t v = get_le64(ps->in + pos) << (64 - 8 * ps->e->hash_len);
-	return (uint32_t)((v * 0x9E3779B185EBCA87ull) >> (64 - HASH_LOG));
+	return (uint32_t)((v * 0x9E3779B185EBCA87ull) >> (64 - ps->e->hash_log));
 }
 
 /* Length of the common prefix of a and b (a < b), up to end. */
@@ -162,7 +172,7 @@ static struct match find(struct parse *ps, uint32_t pos)
 	struct zenc *z = ps->z;
 	const uint8_t *cur = ps->in + pos, *end = ps->in + ps->n;
 	struct match m = { 0, 0, 0 };
-	uint32_t cand, lim = ps->n - pos, depth = ps->e->depth;
+	uint32_t h, cand, lim = ps->n - pos, depth = ps->e->depth;
 
 	if (lim > ps->e->nice)
 		lim = ps->e->nice;
@@ -172,17 +182,21 @@ static struct match find(struct parse *ps, uint32_t pos)
 			consider(ps, &m, pos, match_len(cur - r, cur, end), r);
 	}
 	insert_upto(ps, pos);
-	cand = z->head[hash_at(ps, pos)];
-	insert_upto(ps, pos + 1);
-	for (; depth-- && cand < pos && m.len < lim; ) {
+	h = hash_at(ps, pos);
+	cand = z->head[h];
+	if (ps->next_ins == pos) {
+		z->chain[pos] = cand;
+		z->head[h] = pos;
+		ps->next_ins++;
+	}
+	while (cand < pos && m.len < lim) {
 		const uint8_t *c = ps->in + cand;
 		uint32_t next;
 
 		if (c[m.len] == cur[m.len] && get_le32(c) == get_le32(cur))
 			consider(ps, &m, pos, match_len(c, cur, end), pos - cand);
-		next = z->chain[cand];
-		if (next >= cand)       /* chains go back; an untouched entry ends one */
-			break;
+		if (!--depth || (next = z->chain[cand]) >= cand)
+			break;          /* chains go back; an untouched entry ends one */
 		cand = next;
 	}
 	return m;
@@ -195,7 +209,7 @@ static uint32_t parse(struct zenc *z, const struct effort *e, const uint8_t *in,
 	struct parse ps = { z, e, in, n, 0, 0, { 1, 4, 8 } };
 	uint32_t pos = 0, nseq = 0;
 
-	memset(z->head, 0, sizeof(z->head));
+	memset(z->head, 0, sizeof(z->head[0]) << e->hash_log);
 	*nlit = 0;
 	while (n >= 8 && pos <= n - 8) {
 		struct match m = find(&ps, pos);
@@ -254,8 +268,16 @@ static void put_bits(struct bits *b, uint32_t v, unsigned nb)     /* nb <= 24 */
 {
 	b->acc |= (uint64_t)(v & ((1u << nb) - 1)) << b->n;
 	b->n += nb;
-	if (b->n >= 32)
+	if (b->n < 32)
+		return;
+	if (b->end - b->p < 4) {
 		bits_flush(b);
+		return;
+	}
+	put_le32(b->p, (uint32_t)b->acc);
+	b->p += 4;
+	b->acc >>= 32;
+	b->n -= 32;
 }
 
 /* Ends the stream (with the final 1 bit of a backward stream when mark); returns its
@@ -341,18 +363,15 @@ static uint32_t log2_fp(uint32_t v)
 	return (h << 8) + (((v << 8) >> h) & 255);
 }
 
-/* Approximate bits (x256) to code the symbols counted in cnt with distribution norm. */
+/* Approximate bits (x256) to code the symbols counted in cnt with distribution norm,
+ * which has cells for each of them. */
 static uint32_t fse_cost(const uint32_t *cnt, const int16_t *norm, unsigned nsym, unsigned log)
 {
 	uint32_t bits = 0;
 
-	for (unsigned s = 0; s < nsym; s++) {
-		if (!cnt[s])
-			continue;
-		if (!norm[s])
-			return UINT32_MAX;
-		bits += cnt[s] * ((log << 8) - log2_fp(norm[s] < 0 ? 1 : (uint32_t)norm[s]));
-	}
+	for (unsigned s = 0; s < nsym; s++)
+		if (cnt[s])
+			bits += cnt[s] * ((log << 8) - log2_fp(norm[s] < 0 ? 1 : (uint32_t)norm[s]));
 	return bits;
 }
 
@@ -555,15 +574,19 @@ static size_t huf_stream(uint8_t *p, uint8_t *end, const uint8_t *src, uint32_t 
 {
 	struct bits b = { p, end, 0, 0, 0 };
 
-	while (n--)
-		put_bits(&b, code[src[n]], len[src[n]]);
+	for (; n >= 2; n -= 2) {        /* two symbols at a time, the later one first */
+		unsigned a = src[n - 1], c = src[n - 2];
+		put_bits(&b, code[a] | (uint32_t)code[c] << len[a], len[a] + len[c]);
+	}
+	if (n)
+		put_bits(&b, code[src[0]], len[src[0]]);
 	return bits_end(&b, p, 1);
 }
 
 /* Compressed_Literals_Block for n literals with counts cnt (two symbols or more); returns
- * its size, 0 when it is not smaller than raw literals or does not fit. */
+ * its size, 0 when it is not smaller than raw_size or does not fit. */
 static size_t huf_literals(uint8_t *p, uint8_t *end, const uint8_t *lit, uint32_t n, const uint32_t *cnt,
-			   unsigned nsym)
+			   unsigned nsym, size_t raw_size)
 {
 	uint8_t len[256], w[256];
 	uint16_t code[256];
@@ -613,17 +636,18 @@ static size_t huf_literals(uint8_t *p, uint8_t *end, const uint8_t *lit, uint32_
 		}
 	}
 	sz = (size_t)(q - p - hsz);
-	if (sz + hsz >= n + (n < 32 ? 1 : n < 4096 ? 2 : 3))
+	if (sz + hsz >= raw_size)
 		return 0;
 	put_le(p, 2 | fmt << 2 | (uint64_t)n << 4 | (uint64_t)sz << (fmt < 2 ? 14 : fmt == 2 ? 18 : 22), hsz);
 	return sz + hsz;
 }
 
-/* Literals section: Huffman coded, one byte repeated, or raw. */
+/* Literals section: Huffman coded or raw. (RLE literals would need an input of one byte
+ * value, which is an RLE block.) */
 static int put_literals(uint8_t **pp, uint8_t *end, const uint8_t *lit, uint32_t n)
 {
 	uint32_t cnt[256] = { 0 };
-	unsigned nsym = 0, distinct = 0, type = 0, hsz = n < 32 ? 1 : n < 4096 ? 2 : 3;
+	unsigned nsym = 0, distinct = 0, hsz = n < 32 ? 1 : n < 4096 ? 2 : 3;
 	uint8_t *p = *pp;
 	size_t sz;
 
@@ -634,19 +658,16 @@ static int put_literals(uint8_t **pp, uint8_t *end, const uint8_t *lit, uint32_t
 			nsym = s + 1;
 			distinct++;
 		}
-	if (distinct > 1 && n >= 16 && (sz = huf_literals(p, end, lit, n, cnt, nsym))) {
+	if (distinct > 1 && n >= 16 && (sz = huf_literals(p, end, lit, n, cnt, nsym, hsz + n))) {
 		*pp = p + sz;
 		return 0;
 	}
-	if (distinct == 1)
-		type = 1;
-	sz = type ? 1 : n;
-	if ((size_t)(end - p) < hsz + sz)
+	if ((size_t)(end - p) < hsz + n)
 		return -1;
-	/* Size_Format 0 (5-bit size), 1 (12-bit) or 3 (20-bit) */
-	put_le(p, type | (hsz == 1 ? 0 : hsz == 2 ? 1 : 3) << 2 | n << (hsz == 1 ? 3 : 4), hsz);
-	memcpy(p + hsz, lit, sz);
-	*pp = p + hsz + sz;
+	/* Raw_Literals_Block, Size_Format 0 (5-bit size), 1 (12-bit) or 3 (20-bit) */
+	put_le(p, (hsz == 1 ? 0 : hsz == 2 ? 1 : 3) << 2 | n << (hsz == 1 ? 3 : 4), hsz);
+	memcpy(p + hsz, lit, n);
+	*pp = p + hsz + n;
 	return 0;
 }
 
@@ -682,22 +703,30 @@ struct code {
 	uint32_t extra;
 };
 
-static struct code len_code(uint32_t v, const uint8_t *bits, unsigned direct)
+/* Codes below direct have no extra bits; bits[] gives those of the next ones. */
+static void len_codes_init(struct len_codes *t, const uint8_t *bits, unsigned direct, unsigned ncodes)
 {
-	uint32_t base = direct;
-	unsigned c = 0;
+	uint32_t base = 0, v = 0;
 
-	if (v < direct)
-		return (struct code){ v, 0, 0 };
-	for (; v - base >= 1u << bits[c]; c++)
-		base += 1u << bits[c];
-	return (struct code){ direct + c, bits[c], v - base };
+	for (unsigned c = 0; c < ncodes; base += 1u << t->nb[c++]) {
+		t->nb[c] = c < direct ? 0 : bits[c - direct];
+		t->base[c] = base;
+		for (; v < 128 && v < base + (1u << t->nb[c]); v++)
+			t->code[v] = (uint8_t)c;
+	}
 }
 
-static void seq_codes(const struct seq *s, struct code *c)
+static struct code len_code(const struct len_codes *t, uint32_t v, unsigned hb_to_code)
 {
-	c[LL] = len_code(s->lit, ll_bits, 16);
-	c[ML] = len_code(s->len - 3, ml_bits, 32);
+	unsigned c = v < 128 ? t->code[v] : hb(v) + hb_to_code;
+
+	return (struct code){ c, t->nb[c], v - t->base[c] };
+}
+
+static void seq_codes(const struct zenc *z, const struct seq *s, struct code *c)
+{
+	c[LL] = len_code(&z->ll_codes, s->lit, 19);
+	c[ML] = len_code(&z->ml_codes, s->len - 3, 36);
 	c[OF].code = c[OF].nb = hb(s->offval);
 	c[OF].extra = s->offval - (1u << c[OF].nb);
 }
@@ -756,7 +785,7 @@ static int pick_table(struct fse *t, uint8_t **pp, uint8_t *end, const uint32_t 
  * last sequence to the first, the state transitions (offset, match length, literals
  * length) and the extra bits (literals length, match length, offset); then the initial
  * states (match length, offset, literals length). */
-static int put_sequences(uint8_t **pp, uint8_t *end, const struct seq *seq, uint32_t nseq)
+static int put_sequences(const struct zenc *z, uint8_t **pp, uint8_t *end, uint32_t nseq)
 {
 	uint32_t cnt[3][FSE_MAX_SYM] = { { 0 } };
 	struct fse t[3];
@@ -783,7 +812,7 @@ static int put_sequences(uint8_t **pp, uint8_t *end, const struct seq *seq, uint
 		return 0;
 	}
 	for (uint32_t i = 0; i < nseq; i++) {
-		seq_codes(&seq[i], c);
+		seq_codes(z, &z->seq[i], c);
 		for (int f = 0; f < 3; f++)
 			cnt[f][c[f].code]++;
 	}
@@ -797,7 +826,7 @@ static int put_sequences(uint8_t **pp, uint8_t *end, const struct seq *seq, uint
 	*mp = (uint8_t)modes;
 	b = (struct bits){ p, end, 0, 0, 0 };
 	for (uint32_t i = nseq; i-- > 0;) {
-		seq_codes(&seq[i], c);
+		seq_codes(z, &z->seq[i], c);
 		if (i == nseq - 1) {
 			for (int f = 0; f < 3; f++)
 				x[f] = fse_init(&t[f], c[f].code);
@@ -829,9 +858,20 @@ static size_t compress_block(struct zenc *z, const struct effort *e, const uint8
 	uint32_t nlit, nseq = parse(z, e, in, n, &nlit);
 	uint8_t *q = p, *end = p + limit;
 
-	if (put_literals(&q, end, z->lit, nlit) || put_sequences(&q, end, z->seq, nseq))
+	if (put_literals(&q, end, z->lit, nlit) || put_sequences(z, &q, end, nseq))
 		return 0;
 	return (size_t)(q - p);
+}
+
+static struct zenc *zenc_new(void)
+{
+	struct zenc *z = calloc(1, sizeof(*z));
+
+	if (z) {
+		len_codes_init(&z->ll_codes, ll_bits, 16, 36);
+		len_codes_init(&z->ml_codes, ml_bits, 32, 53);
+	}
+	return z;
 }
 
 int zstd_encode(void **state, int level, const void *in, size_t in_len, void *out, size_t out_cap,
@@ -846,7 +886,7 @@ int zstd_encode(void **state, int level, const void *in, size_t in_len, void *ou
 
 	if (in_len > MAX_IN)
 		return -EINVAL;
-	if (!z && !(z = *state = calloc(1, sizeof(*z))))
+	if (!z && !(z = *state = zenc_new()))
 		return -ENOMEM;
 	if (out_cap < hsz + 4)
 		return -E2BIG;

@@ -1,7 +1,8 @@
 /* The zstd frame encoder: round trips through libzstd's decoder for every kind of input
- * and level, frame header, output bound, random inputs. */
+ * and level, frame header, output bound, random inputs; sequences the parser rarely makes
+ * through the block writer (its static functions, hence the include). */
 #include "unit.h"
-#include "zstd_enc.h"
+#include "fs/zstd_enc.c"
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ static uint32_t rnd(void)       /* xorshift32 */
 	return seed;
 }
 
-enum { RANDOM, ZEROS, TEXT, REPEATS, SMALL_ALPHABET, HIGH_BYTES, SKEWED, KINDS };
+enum { RANDOM, ZEROS, TEXT, REPEATS, RANDOM_REPEATS, SMALL_ALPHABET, HIGH_BYTES, SKEWED, KINDS };
 
 static void fill(uint8_t *b, size_t n, int kind)
 {
@@ -44,10 +45,11 @@ static void fill(uint8_t *b, size_t n, int kind)
 		}
 		break;
 	case REPEATS:           /* copies of earlier data at random distances, and noise */
+	case RANDOM_REPEATS:    /* the same with random noise: raw literals */
 		while (i < n) {
 			size_t len = 1 + rnd() % 300, off = 1 + rnd() % (i + 1);
 			for (int copy = i && rnd() % 2; len-- && i < n; i++)
-				b[i] = copy ? b[i - off] : (uint8_t)(rnd() % 16);
+				b[i] = copy ? b[i - off] : (uint8_t)(rnd() % (kind == REPEATS ? 16 : 256));
 		}
 		break;
 	case SMALL_ALPHABET:
@@ -163,4 +165,78 @@ TEST(input_too_large)
 	CHECK(zstd_encode(&st, 3, in, MAX + 1, out, sizeof(out), &olen) == -EINVAL);
 	CHECK(zstd_encode(&st, 3, in, MAX, out, sizeof(out), &olen) == 0);     /* zeros: RLE */
 	free(st);
+}
+
+/* A frame of one compressed block from sequences given by their offsets (Offset_Value as
+ * the encoder computes it); exp gets what it must decode to. Returns its size. */
+static size_t frame_of(const uint32_t (*spec)[3], uint32_t nseq, uint8_t *exp, uint32_t *content,
+		       uint8_t *out, size_t cap)
+{
+	static uint8_t lit[MAX];
+	struct zenc *z = zenc_new();
+	struct seq *seq = z->seq;
+	uint32_t rep[3] = { 1, 4, 8 }, pos = 0, nlit = 0;
+	uint8_t *q = out + 12;
+	int ret;
+
+	for (uint32_t i = 0; i < nseq; i++) {
+		uint32_t l = spec[i][0], len = spec[i][1], off = spec[i][2];
+		for (uint32_t k = 0; k < l; k++)
+			exp[pos++] = lit[nlit++] = (uint8_t)rnd();
+		for (uint32_t k = 0; k < len; k++, pos++)
+			exp[pos] = exp[pos - off];
+		seq[i] = (struct seq){ l, len, offval_of(rep, off, l) };
+		rep_update(rep, off, seq[i].offval, l);
+	}
+	for (; pos < *content; pos++)
+		exp[pos] = lit[nlit++] = (uint8_t)rnd();
+	put_le32(out, 0xFD2FB528);
+	out[4] = 2 << 6 | 1 << 5;               /* Single_Segment, 4-byte content size */
+	put_le32(out + 5, pos);
+	*content = pos;
+	ret = put_literals(&q, out + cap, lit, nlit) || put_sequences(z, &q, out + cap, nseq);
+	free(z);
+	if (ret)
+		return 0;
+	put_le(out + 9, 1 | 2 << 1 | (uint64_t)(q - out - 12) << 3, 3);
+	return (size_t)(q - out);
+}
+
+static void check_frame(const uint32_t (*spec)[3], uint32_t nseq, uint32_t content)
+{
+	static uint8_t exp[MAX], out[MAX + 64], back[MAX];
+	size_t olen = frame_of(spec, nseq, exp, &content, out, sizeof(out)), got;
+
+	CHECK(olen > 0);
+	got = ZSTD_decompress(back, sizeof(back), out, olen);
+	CHECK(!ZSTD_isError(got) && got == content && !memcmp(back, exp, content));
+}
+
+TEST(sequence_extremes)
+{
+	static uint32_t spec[MAX_SEQ][3];
+	static const uint32_t longest[][3] = {
+		{ 70000, 3, 70000 }, { 0, 60000, 1 }, { 1, 1000, 60000 }, { 0, 4, 60000 },
+	};
+	static const uint32_t far[][3] = { { 65536, 65532, 65536 } };
+	uint32_t rep[3] = { 1, 4, 8 }, n = 0, repeats[4] = { 0 };
+
+	/* the most sequences: 4 literals, then 4-byte matches without literals, a quarter
+	 * of them at a repeat offset (or the first one minus 1) */
+	for (uint32_t pos = 4; pos + 4 <= MAX; pos += 4, n++) {
+		uint32_t k = rnd() % 4, off = k == 3 ? rep[0] - 1 : rep[k];
+		if (rnd() % 4 || !off || off > pos)
+			off = 1 + rnd() % pos;
+		spec[n][0] = n ? 0 : 4;
+		spec[n][1] = 4;
+		spec[n][2] = off;
+		k = offval_of(rep, off, spec[n][0]);
+		repeats[k < 4 ? k : 0]++;
+		rep_update(rep, off, k, spec[n][0]);
+	}
+	CHECK(repeats[1] && repeats[2] && repeats[3]);
+	CHECK(n >= 0x7F00);             /* Number_of_Sequences in 3 bytes */
+	check_frame((const uint32_t (*)[3])spec, n, MAX);
+	check_frame(longest, 4, MAX);   /* long literal and match lengths, overlapping copy */
+	check_frame(far, 1, MAX);
 }
