@@ -8,7 +8,7 @@
  *    lazy LZ77 parse over a hash table with hash chains; the level sets the effort.
  *    Offset_Value 1..3 names one of the three most recent offsets (repeat offsets).
  *  - the literals are Huffman coded (codes of at most 11 bits; one stream for fewer
- *    than 256 literals, else four), stored raw, or as one byte repeated (RLE).
+ *    than 256 literals, else four) or stored raw.
  *  - the codes of the three sequence fields are FSE coded with the predefined
  *    distribution, as one repeated code (RLE mode) or with a distribution sent in the
  *    block, whichever is smallest; their extra bits are interleaved in the same stream.
@@ -482,15 +482,14 @@ static unsigned huf_lengths(const uint32_t *cnt, unsigned nsym, uint32_t total, 
 	uint32_t a[256], floor = 0;
 	int n = 0;
 
-	for (unsigned s = 0; s < nsym; s++) {
-		int j = n++;
-		if (!cnt[s]) {
-			n--;
+	for (unsigned s = 0; s < nsym; s++) {         /* counted symbols, rarest first */
+		int j = n;
+		if (!cnt[s])
 			continue;
-		}
 		for (; j > 0 && cnt[sym[j - 1]] > cnt[s]; j--)
 			sym[j] = sym[j - 1];
 		sym[j] = (uint8_t)s;
+		n++;
 	}
 	for (;;) {
 		for (int i = 0; i < n; i++)
@@ -498,7 +497,7 @@ static unsigned huf_lengths(const uint32_t *cnt, unsigned nsym, uint32_t total, 
 		huf_depths(a, n);
 		if (a[0] <= HUF_MAX_BITS)
 			break;
-		floor = floor ? 2 * floor : total >> HUF_MAX_BITS;
+		floor = floor ? 2 * floor : (total >> HUF_MAX_BITS) + 1;
 	}
 	memset(len, 0, nsym);
 	for (int i = 0; i < n; i++)
@@ -620,7 +619,7 @@ static size_t huf_literals(uint8_t *p, uint8_t *end, const uint8_t *lit, uint32_
 		if (!(sz = huf_stream(q, end, lit, n, code, len)))
 			return 0;
 		q += sz;
-	} else {        /* four streams of (n + 3) / 4 literals (the last fewer), sizes up front */
+	} else {        /* four streams of (n + 3) / 4 literals (the last fewer), their sizes first */
 		uint32_t seg = (n + 3) / 4;
 		uint8_t *jump = q;
 		if (end - q < 6)
@@ -888,7 +887,7 @@ int zstd_encode(void **state, int level, const void *in, size_t in_len, void *ou
 		return -EINVAL;
 	if (!z && !(z = *state = zenc_new()))
 		return -ENOMEM;
-	if (out_cap < hsz + 4)
+	if (out_cap < hsz + 3)
 		return -E2BIG;
 	/* magic, then Single_Segment with the content size (256 less in 2 bytes): the
 	 * window is the content */
@@ -900,18 +899,18 @@ int zstd_encode(void **state, int level, const void *in, size_t in_len, void *ou
 	level = level < 1 ? 1 : level > 15 ? 15 : level;
 	if (n > 1 && !memcmp(src, src + 1, n - 1)) {
 		type = 1;
-		*body = *src;
 		csz = 1;
 	} else if (n > 1 && (csz = compress_block(z, &efforts[effort_of_level[level]], src, n, body,
 						  room < n - 1 ? room : n - 1))) {
 		type = 2;
 		bsz = csz;
 	} else {
-		if (room < n)
-			return -E2BIG;
-		memcpy(body, src, n);
 		csz = n;
 	}
+	if (room < csz)
+		return -E2BIG;
+	if (type < 2)
+		memcpy(body, src, csz);
 	put_le(o + hsz, 1 | type << 1 | bsz << 3, 3);      /* Last_Block, Block_Type, Block_Size */
 	*out_len = hsz + 3 + csz;
 	return 0;

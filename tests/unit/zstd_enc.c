@@ -240,3 +240,34 @@ TEST(sequence_extremes)
 	check_frame(longest, 4, MAX);   /* long literal and match lengths, overlapping copy */
 	check_frame(far, 1, MAX);
 }
+
+/* Huffman code lengths: complete codes of at most 11 bits, also for counts that make
+ * deeper trees (Fibonacci counts, small and large totals). */
+TEST(huffman_lengths)
+{
+	uint32_t cnt[256];
+	uint8_t len[256];
+
+	for (int t = 0; t < 40; t++) {
+		unsigned nsym = t < 20 ? 2 + (unsigned)t : 256, longest;
+		uint32_t total = 0, kraft = 0;
+
+		for (unsigned s = 0; s < nsym; s++) {
+			if (t < 20)     /* Fibonacci counts: depth nsym - 1 */
+				cnt[s] = s < 2 ? 1 : cnt[s - 1] + cnt[s - 2];
+			else            /* random counts below 2^(t - 19), some absent */
+				cnt[s] = rnd() % 3 ? rnd() % (1u << (t - 19)) : 0;
+		}
+		cnt[0] += !cnt[0];
+		cnt[nsym - 1] += !cnt[nsym - 1];
+		for (unsigned s = 0; s < nsym; s++)
+			total += cnt[s];
+		longest = huf_lengths(cnt, nsym, total, len);
+		CHECK(longest <= HUF_MAX_BITS);
+		for (unsigned s = 0; s < nsym; s++) {
+			CHECK(!cnt[s] == !len[s] && len[s] <= longest);
+			kraft += cnt[s] ? 1u << (HUF_MAX_BITS - len[s]) : 0;
+		}
+		CHECK(kraft == 1u << HUF_MAX_BITS);
+	}
+}
