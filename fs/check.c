@@ -16,7 +16,8 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 		uint64_t len, const char *fmt, ...)
 {
 	struct check_problem p = {
-		.stage = c->stage, .warning = warning, .root = root, .ino = ino,
+		.stage = c->stage, .warning = warning == CK_WARNING, .raw = warning == CK_RAW,
+		.root = root, .ino = ino,
 		.bytenr = bytenr, .len = len,
 	};
 	va_list ap;
@@ -24,7 +25,7 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 	va_start(ap, fmt);
 	vsnprintf(p.msg, sizeof(p.msg), fmt, ap);
 	va_end(ap);
-	if (!warning) {
+	if (warning != CK_WARNING) {
 		c->st->errors++;
 		c->st->stage_errors[c->stage]++;
 	}
@@ -339,6 +340,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	ret = check_fs_roots(&c);
 	if (ret < 0)
 		goto out;
+	check_log_trees(&c);
 
 	ck_stage(&c, CHECK_STAGE_CSUMS, fst);
 	ret = check_csums(&c);

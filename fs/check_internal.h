@@ -55,10 +55,14 @@ struct check_range {
 
 int ck_range_cmp(const void *a, const void *b);
 
+enum { CK_ERROR, CK_WARNING, CK_RAW };
 void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, uint64_t bytenr,
 		uint64_t len, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 #define ck_err(c, root, ino, bytenr, len, ...) ck_problem(c, 0, root, ino, bytenr, len, __VA_ARGS__)
 #define ck_warn(c, root, ino, bytenr, len, ...) ck_problem(c, 1, root, ino, bytenr, len, __VA_ARGS__)
+/* An error printed as is: the reference's multi-line reports (inode errors,
+ * unresolved refs) have no "ERROR:" prefix. */
+#define ck_raw(c, root, ino, ...) ck_problem(c, CK_RAW, root, ino, 0, 0, __VA_ARGS__)
 /* Reports an engine error (bad block, failed read) once per block address. */
 void ck_fs_error(struct check_ctx *c, const struct fs_error *e);
 void ck_progress(struct check_ctx *c, uint64_t done);
@@ -100,6 +104,7 @@ int check_csums(struct check_ctx *c);
 int check_root_refs(struct check_ctx *c);
 int check_root_items(struct check_ctx *c);
 int check_log_csums(struct check_ctx *c);
+int check_log_trees(struct check_ctx *c);
 int ck_qgroup_init(struct check_ctx *c);
 void ck_qgroup_add(struct check_ctx *c, uint64_t bytenr, uint64_t root, uint64_t size);
 int check_qgroups(struct check_ctx *c);
