@@ -166,18 +166,6 @@ void ck_cursor_release(struct ck_cursor *cu)
 
 /* ---- stage 1: root items ------------------------------------------------ */
 
-static int has_orphan_item(struct check_ctx *c, uint64_t rootid)
-{
-	struct fs_key k = { BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY, rootid };
-	struct fs_path p;
-	int ret;
-
-	fs_path_init(&p);
-	ret = fs_lookup(c->fs, &c->root_tree, &k, &p);
-	fs_path_release(c->fs, &p);
-	return ret == 0;
-}
-
 static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
 			uint32_t size, void *arg)
 {
@@ -201,11 +189,6 @@ static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 	if (ri.level >= BTRFS_MAX_LEVEL)
 		ck_err(c, key->objectid, 0, get_le64(&ri.bytenr), 0,
 		       "invalid level %u for root %llu", ri.level, (unsigned long long)key->objectid);
-	if (ck_is_fstree(key->objectid) && key->objectid != BTRFS_FS_TREE_OBJECTID &&
-	    get_le32(&ri.refs) == 0 && !has_orphan_item(c, key->objectid))
-		ck_err(c, key->objectid, 0, 0, 0,
-		       "root %llu has no references but no orphan item (deleted subvolume not queued for cleanup)",
-		       (unsigned long long)key->objectid);
 	return 0;
 }
 

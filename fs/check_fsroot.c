@@ -408,7 +408,9 @@ static void dir_entry_sanity(struct fsr *f, const struct fs_key *key, const stru
 		why = "has an invalid type";
 	else if (!xattr && de->location.type != BTRFS_INODE_ITEM_KEY &&
 		 de->location.type != BTRFS_ROOT_ITEM_KEY)
-		why = "points to an invalid key type";
+		ck_raw(f->c, f->root, key->objectid, "unknown location type %d in DIR_ITEM[%llu %llu]",
+		       de->location.type, (unsigned long long)key->objectid,
+		       (unsigned long long)key->offset);
 	if (why)
 		ck_err(f->c, f->root, key->objectid, 0, 0,
 		       "%sroot %llu %s[%llu %llu] %s (type %u, location type %u, data_len %u)", f->prefix,
@@ -760,18 +762,21 @@ static void finish_name(struct inode_links *il, struct name_group *g)
  * and no directory entry naming it. */
 static uint32_t root_dir_errors(const struct inode_links *il)
 {
-	uint32_t e = il->have_inode ? 0 : I_NO_INODE_ITEM;
 	int dotdot = 0;
 
+	if (il->errors)
+		return 0;       /* reported as they are */
+	if (!il->have_inode)
+		return I_NO_INODE_ITEM;
 	if (il->nlink != 1 || il->found_link)
-		e |= I_LINK_COUNT_WRONG;
+		return I_LINK_COUNT_WRONG;
 	for (int i = 0; i < il->ngroups; i++) {
 		const struct name_group *g = &il->groups[i];
 
 		if (g->first.parent == il->ino && g->ref && !g->index && !g->item)
 			dotdot = g->ref_index == 0 && g->first.name_len == 2 && !memcmp(g->first.name, "..", 2);
 	}
-	return dotdot ? e : e | I_ODD_DIR_ITEM;
+	return dotdot ? 0 : I_ODD_DIR_ITEM;
 }
 
 static void finish_links(struct fsr *f, struct inode_links *il, int *root_dir_seen)
@@ -865,10 +870,11 @@ static int merge_links(struct fsr *f)
 			g.index++;
 			g.dir_index = r.index;
 		}
-		if (g.first.kind == LR_REF)
-			g.first.ftype = r.ftype, g.first.kind = r.kind;
-		else if (r.ftype != g.first.ftype)
+		/* the type of each entry must agree; the last one is named */
+		if (g.first.kind != LR_REF && r.ftype != g.first.ftype)
 			g.ftype_bad = 1;
+		g.first.ftype = r.ftype;
+		g.first.kind = r.kind;
 	}
 	if (have_g)
 		finish_name(il, &g);

@@ -14,6 +14,7 @@ usage: check_damage.py [--no-csum] [--mirror N] IMAGE OP ARGS...
   set-header TREE KEY|@BYTENR FIELD VALUE   a tree block header field
   set-super FIELD VALUE [COPY]    a superblock field (all copies, or copy COPY)
   get-item TREE KEY [FIELD]       print an item's data (hex) or a field
+  ls TREE [KEY]                   list the keys (matching KEY) with their names
 TREE: root extent chunk dev fs csum quota uuid free-space block-group data-reloc,
 a tree id, log (the log root tree) or log:ID. KEY: "OBJECTID TYPE OFFSET", each
 a number, a name (INODE_ITEM, FS_TREE, ORPHAN...), * (any) or $ (any, the last).
@@ -118,9 +119,20 @@ def edit(args):
     fs = bi.Fs(args[0])
     op, a = args[1], args[2:]
     need = {"set-item": 4, "set-data": 3, "del-item": 2, "ins-item": 3, "dup-entry": 2,
-            "set-key": 3, "set-header": 4, "set-super": 2, "get-item": 2}
+            "set-key": 3, "set-header": 4, "set-super": 2, "get-item": 2, "ls": 1}
     if op not in need or len(a) < need[op]:
         raise SystemExit(__doc__)
+    if op == "ls":
+        pattern = bi.parse_key(a[1]) if len(a) > 1 else ("*", "*", "*")
+        for leaf, slot in fs.walk(fs.tree_root(a[0])):
+            key = leaf.key(slot)
+            if bi.key_match(pattern, key):
+                data, layout = leaf.data(slot), bi.LAYOUTS.get(key[1])
+                names = [data[s + layout[1]:s + n - (struct.unpack_from("<H", data, s + layout[3])[0]
+                                                     if layout[3] else 0)].decode(errors="replace")
+                         for s, n in bi.entries(data, layout)] if isinstance(layout, tuple) else []
+                print(key[0], key[1], key[2], leaf.logical, *names)
+        return
     if op == "set-super":
         off, fmt = bi.SUPER_FIELDS[a[0]]
         old = struct.unpack_from(fmt, fs.sb, off)[0]
