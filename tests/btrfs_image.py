@@ -160,16 +160,20 @@ def parse_int(s, names=None):
     return v % U64 if v < 0 else v
 
 
-def parse_key(text):
+def parse_key(text, old=None):
     """'257 INODE_ITEM 0' or '(257,1,0)': each part a number, a name, '*' (any)
-    or '$' (any, last match)."""
+    or '$' (any, last match); with an old key, +N/-N parts are relative to it."""
     parts = [p for p in text.replace("(", " ").replace(")", " ").replace(",", " ").split()]
     if len(parts) != 3:
         raise SystemExit("a key is OBJECTID TYPE OFFSET, not %r" % text)
     out = []
     for i, p in enumerate(parts):
-        out.append(p if p in ("*", "$") else
-                   parse_int(p, (OBJECTIDS, KEY_TYPES, None)[i]))
+        if p in ("*", "$"):
+            out.append(p)
+        elif old and p[:1] in "+-":
+            out.append((old[i] + int(p, 0)) % U64)
+        else:
+            out.append(parse_int(p, (OBJECTIDS, KEY_TYPES, None)[i]))
     return tuple(out)
 
 

@@ -10,7 +10,8 @@ usage: check_damage.py [--no-csum] [--mirror N] IMAGE OP ARGS...
   del-item TREE KEY               delete an item
   ins-item TREE KEY HEX|=KEY      insert an item: raw data, or a copy of another item's
   dup-entry TREE KEY [N]          append a copy of the N-th name entry to a name item
-  set-key TREE KEY NEWKEY         change an item's key (the parents' keys follow)
+  set-key TREE KEY NEWKEY         change an item's key (the parents' keys follow;
+                                  +N/-N parts of NEWKEY are relative to the old key)
   set-header TREE KEY|@BYTENR FIELD VALUE   a tree block header field
   set-super FIELD VALUE [COPY]    a superblock field (all copies, or copy COPY)
   get-item TREE KEY [FIELD]       print an item's data (hex) or a field
@@ -207,7 +208,7 @@ def edit(args):
         leaf.delete(slot)
         print("deleted", key, "from leaf", leaf.logical)
     elif op == "set-key":
-        new = bi.parse_key(a[2])
+        new = bi.parse_key(a[2], key)
         leaf.set_key(slot, new)
         print("key", key, "->", new)
     fs.write_block(leaf, fix_csum, mirror)
