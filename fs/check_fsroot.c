@@ -106,7 +106,8 @@ struct fsr {
 	const struct fs_root *rootp;
 	uint64_t root;
 	uint64_t root_dirid;
-	const char *prefix;             /* "" or "log " */
+	const char *prefix;             /* "", "log " or "reloc " */
+	int accounted;                  /* a subvolume: qgroups and checksums count it */
 	struct ino_state in;
 	struct xsort *links;            /* NULL for a log tree: items alone are checked */
 	uint64_t leaf;                  /* block of the current item */
@@ -475,7 +476,7 @@ static void need_csum(struct fsr *f, uint64_t start, uint64_t len, int no_csum)
 	struct check_range r = { start, len, f->root, f->in.ino, (uint64_t)no_csum };
 	int ret;
 
-	if (f->err || !len || !f->links)
+	if (f->err || !len)
 		return;
 	ret = xsort_add(f->c->csum_need, &r);
 	if (ret < 0)
@@ -542,13 +543,12 @@ static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *
 		in->errors |= I_FILE_EXTENT_TOO_LARGE;
 	if (fe.disk_bytenr) {
 		in->found_size += num_bytes;
-		if (f->links)
+		if (f->accounted)
 			ck_qgroup_add(f->c, fe.disk_bytenr, f->root, fe.disk_num_bytes);
 	}
 	in->extent_end = key->offset + num_bytes;
 	/* Data reloc inodes copy whole extents, written or not: no csums promised. */
-	if (fe.disk_bytenr && fe.type == BTRFS_FILE_EXTENT_REG && in->have_item &&
-	    f->root != BTRFS_DATA_RELOC_TREE_OBJECTID) {
+	if (fe.disk_bytenr && fe.type == BTRFS_FILE_EXTENT_REG && in->have_item && f->accounted) {
 		int no_csum = (in->flags & INODE_FLAG_NODATASUM) != 0;
 
 		if (fe.compression)
@@ -615,7 +615,7 @@ static int fsr_node(void *ctx, const struct fs_block *b)
 {
 	struct fsr *f = ctx;
 
-	if (f->links)
+	if (f->accounted)
 		ck_qgroup_add(f->c, b->bytenr, f->root, b->size);
 	return 0;
 }
@@ -881,7 +881,7 @@ static int merge_links(struct fsr *f)
 	if (have_il)
 		finish_links(f, il, &root_dir_seen);
 	if (ret >= 0 && !root_dir_seen)
-		ck_raw(f->c, f->root, f->root_dirid, "root %llu root dir %llu not found",
+		ck_raw(f->c, f->root, f->root_dirid, "%sroot %llu root dir %llu not found", f->prefix,
 		       (unsigned long long)f->root, (unsigned long long)f->root_dirid);
 	free(il);
 	return ret;
@@ -898,9 +898,13 @@ static int walk_root(struct fsr *f, const struct fs_root *root)
 	return f->err ? f->err : ret;
 }
 
+/* A subvolume, the data reloc tree, or a relocation tree (a subvolume's
+ * copy being relocated, reported under the subvolume's number). */
 static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 {
-	struct fsr f = { .c = c, .rootp = root, .root = root->objectid, .prefix = "" };
+	int reloc = root->objectid == BTRFS_TREE_RELOC_OBJECTID;
+	struct fsr f = { .c = c, .rootp = root, .root = reloc ? root->offset : root->objectid,
+			 .prefix = reloc ? "reloc " : "", .accounted = ck_is_fstree(root->objectid) };
 	int ret;
 
 	f.root_dirid = get_le64(&root->item.root_dirid);
@@ -943,7 +947,8 @@ static int fs_root_cb(struct check_ctx *c, const struct fs_key *key, const uint8
 	(void)arg;
 	if (key->type != BTRFS_ROOT_ITEM_KEY)
 		return 0;
-	if (!ck_is_fstree(key->objectid) && key->objectid != BTRFS_DATA_RELOC_TREE_OBJECTID)
+	if (!ck_is_fstree(key->objectid) && key->objectid != BTRFS_DATA_RELOC_TREE_OBJECTID &&
+	    key->objectid != BTRFS_TREE_RELOC_OBJECTID)
 		return 0;
 	if (root_from_item(key, data, size, &root) < 0)
 		return 0;

@@ -356,18 +356,21 @@ class Fs:
 
     def tree_root(self, tree):
         """Bytenr of a tree's root block: a name of TREES, a number, 'log' (the
-        log root tree) or 'log:ID' (the log of subvolume ID)."""
+        log root tree), 'log:ID' (the log of subvolume ID) or 'reloc:ID' (its
+        relocation tree)."""
         if tree == "root":
             return self.super_get("root")
         if tree == "chunk":
             return self.super_get("chunk_root")
         if tree == "log":
             return self.super_get("log_root")
+        src = self.super_get("root")
         if tree.startswith("log:"):
             want, src = (U64 - 6, 132, parse_int(tree[4:])), self.super_get("log_root")
+        elif tree.startswith("reloc:"):
+            want = (U64 - 8, 132, parse_int(tree[6:]))
         else:
-            want = (TREES[tree] if tree in TREES else parse_int(tree), 132, "*")
-            src = self.super_get("root")
+            want = (TREES[tree] if tree in TREES else parse_int(tree, OBJECTIDS), 132, "*")
         for leaf, slot in self.walk(src):
             if key_match(want, leaf.key(slot)):
                 return struct.unpack_from("<Q", leaf.data(slot), 176)[0]

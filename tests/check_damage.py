@@ -17,7 +17,7 @@ usage: check_damage.py [--no-csum] [--mirror N] IMAGE OP ARGS...
   get-item TREE KEY [FIELD]       print an item's data (hex) or a field
   ls TREE [KEY]                   list the keys (matching KEY) with their names
 TREE: root extent chunk dev fs csum quota uuid free-space block-group data-reloc,
-a tree id, log (the log root tree) or log:ID. KEY: "OBJECTID TYPE OFFSET", each
+a tree id, log (the log root tree), log:ID or reloc:ID. KEY: "OBJECTID TYPE OFFSET", each
 a number, a name (INODE_ITEM, FS_TREE, ORPHAN...), * (any) or $ (any, the last).
 VALUE: a number, +N/-N (relative), or text / hex:HEX for byte fields.
 --no-csum leaves the stale checksum; --mirror N writes only that copy.
