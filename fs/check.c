@@ -339,7 +339,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 out:
 	fs->bad_copy = NULL;
 	xsort_free(c.csum_need);
-	xsort_free(c.qgroups);
+	ck_qgroup_free(&c);
 	for (int i = 0; i < c.nseen; i++)
 		free(c.seen[i].bits);
 	free(c.seen);

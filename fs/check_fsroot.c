@@ -938,6 +938,42 @@ static int root_from_item(const struct fs_key *key, const uint8_t *data, uint32_
 	return 0;
 }
 
+/* A deleted subvolume still counts in the qgroups until its tree is gone:
+ * whole while queued, unknown once partly dropped. */
+static int dead_leaf(void *ctx, const struct fs_block *b)
+{
+	struct fsr *f = ctx;
+	uint32_t n = fs_block_nritems(b);
+
+	fsr_node(ctx, b);
+	for (uint32_t i = 0; i < n; i++) {
+		struct fs_key key;
+		struct fs_file_extent fe;
+		const uint8_t *data;
+		uint32_t size;
+
+		fs_item_key(b, i, &key);
+		data = fs_item_data(b, i, &size);
+		if (key.type == BTRFS_EXTENT_DATA_KEY && data && fs_file_extent(data, size, &fe) == 0 &&
+		    fe.type != BTRFS_FILE_EXTENT_INLINE && fe.disk_bytenr)
+			ck_qgroup_add(f->c, fe.disk_bytenr, f->root, fe.disk_num_bytes);
+	}
+	return 0;
+}
+
+static void account_dead_root(struct check_ctx *c, const struct fs_root *root)
+{
+	struct fsr f = { .c = c, .rootp = root, .root = root->objectid, .accounted = 1 };
+	struct fs_walk_ops ops = { .node = fsr_node, .leaf = dead_leaf, .error = fsr_error };
+
+	if (!c->qgroups || !ck_is_fstree(root->objectid))
+		return;
+	if (get_le64(&root->item.drop_progress.objectid))
+		c->qgroup_dropping = root->objectid;
+	else
+		fs_tree_walk(c->fs, root, &ops, &f);
+}
+
 static int fs_root_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
 		      uint32_t size, void *arg)
 {
@@ -953,8 +989,10 @@ static int fs_root_cb(struct check_ctx *c, const struct fs_key *key, const uint8
 	if (root_from_item(key, data, size, &root) < 0)
 		return 0;
 	if (get_le64(&root.item.drop_progress.objectid) != 0 ||
-	    (get_le32(&root.item.refs) == 0 && key->objectid != BTRFS_FS_TREE_OBJECTID))
+	    (get_le32(&root.item.refs) == 0 && key->objectid != BTRFS_FS_TREE_OBJECTID)) {
+		account_dead_root(c, &root);
 		return 0;       /* deleted, being dropped */
+	}
 	ret = check_one_root(c, &root);
 	if (ret < 0)
 		fs_err(&c->fs->err, ret, "cannot sort the links of root %llu in %s",

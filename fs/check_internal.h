@@ -38,8 +38,11 @@ struct check_ctx {
 	struct check_seen *seen;
 	int nseen;
 	struct fs_root quota_root;
-	struct xsort *qgroups;          /* struct qrec, when qgroups are verified */
+	struct xsort *qgroups;          /* struct qrec, when qgroups are verified from the trees */
 	int qgroup_err;
+	struct qgroups *qg;             /* the quota tree's qgroups */
+	int qgroup_skip;                /* rescan running or numbers known to be wrong */
+	uint64_t qgroup_dropping;       /* a subvolume partly dropped: numbers not verified */
 	struct xsort *csum_need;        /* struct check_range, filled by the fs roots pass */
 	uint64_t bad_blocks[CHECK_MAX_BAD_REPORTED];    /* already reported */
 	int nbad;
@@ -108,5 +111,6 @@ int check_log_trees(struct check_ctx *c);
 int ck_qgroup_init(struct check_ctx *c);
 void ck_qgroup_add(struct check_ctx *c, uint64_t bytenr, uint64_t root, uint64_t size);
 int check_qgroups(struct check_ctx *c);
+void ck_qgroup_free(struct check_ctx *c);
 
 #endif
