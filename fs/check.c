@@ -81,6 +81,22 @@ struct check_bg *ck_bg_find(struct check_ctx *c, uint64_t bytenr)
 	return NULL;
 }
 
+const char *ck_ref_words(char *buf, size_t size, uint32_t errors)
+{
+	static const char words[] =
+		"no dir item\0no dir index\0no inode ref\0dup dir item\0dup dir index\0"
+		"dup inode ref\0index mismatch\0filetype mismatch\0name too long\0no root ref\0"
+		"no root backref\0";
+	size_t n = 0;
+	int bit = 0;
+
+	buf[0] = 0;
+	for (const char *w = words; *w && n < size; w += strlen(w) + 1, bit++)
+		if (errors & (1u << bit))
+			n += (size_t)snprintf(buf + n, size - n, ", %s", w);
+	return buf;
+}
+
 uint32_t ck_name_hash(const char *name, size_t len)
 {
 	return crc32c_raw(~1u, name, len);

@@ -10,7 +10,17 @@
  * count its names. Problems are worded and numbered like the reference's
  * ("root 5 inode 258 errors 2000, link count wrong" and "unresolved ref"
  * lines), with the reference's error bits. */
+//config:config CHECK_THOROUGH
+//config:	bool "btrfsck: thorough cross-checks"
+//config:	default y
+//config:	depends on APPLET_CHECK
+//config:	help
+//config:	  Also check the items of log trees and relocation trees, the
+//config:	  uuid tree, device stats items, directory entries as the kernel
+//config:	  validates them, and list the holes, mismatched name hashes and
+//config:	  full names the reference prints with an inode's errors.
 #include "check_internal.h"
+#include "config.h"
 #include "csum.h"
 #include "le.h"
 #include <errno.h>
@@ -61,29 +71,16 @@ enum {
 	I_INVALID_NLINK = 1 << 21, I_INVALID_XATTR = 1 << 22, I_DEPRECATED_FREE_INO = 1 << 23,
 	I_DUP_FILENAME = 1 << 24,
 };
-/* Their words, in the order the reference prints them ("%o"/"%d": the mode
- * bits and the nlink follow). */
-static const struct { uint8_t bit; const char *word; } inode_words[] = {
-	{ 23, "deprecated free inode cache" }, { 0, "no inode item" }, { 1, "no orphan item" },
-	{ 2, "dup inode item" }, { 3, "dup dir index" }, { 4, "odd dir item" },
-	{ 5, "odd file extent" }, { 6, "bad file extent" }, { 7, "file extent overlap" },
-	{ 15, "inline file extent too large" }, { 8, "file extent discount" },
-	{ 9, "dir isize wrong" }, { 10, "nbytes wrong" }, { 13, "link count wrong" },
-	{ 16, "odd inode flags" }, { 17, "invalid inline ram bytes" },
-	{ 19, "invalid inode mode bit 0%o" }, { 20, "invalid inode generation or transid" },
-	{ 21, "directory has invalid nlink %d" }, { 22, "invalid xattr" }, { 24, "dup filename" },
-};
-/* Errors of one name (a dir item + dir index + inode ref triple). */
-enum {
-	REF_NO_DIR_ITEM = 1 << 0, REF_NO_DIR_INDEX = 1 << 1, REF_NO_INODE_REF = 1 << 2,
-	REF_DUP_DIR_ITEM = 1 << 3, REF_DUP_DIR_INDEX = 1 << 4, REF_DUP_INODE_REF = 1 << 5,
-	REF_INDEX_UNMATCH = 1 << 6, REF_FILETYPE_UNMATCH = 1 << 7, REF_NAME_TOO_LONG = 1 << 8,
-};
-static const char *const ref_words[] = {
-	"no dir item", "no dir index", "no inode ref", "dup dir item", "dup dir index",
-	"dup inode ref", "index mismatch", "filetype mismatch", "name too long",
-};
-
+/* Their words, in the order the reference prints them: a letter ('A' + bit)
+ * then the words ("%o"/"%d": the mode bits and the nlink follow). */
+static const char inode_words[] =
+	"Xdeprecated free inode cache\0Ano inode item\0Bno orphan item\0Cdup inode item\0"
+	"Ddup dir index\0Eodd dir item\0Fodd file extent\0Gbad file extent\0"
+	"Hfile extent overlap\0Pinline file extent too large\0Ifile extent discount\0"
+	"Jdir isize wrong\0Knbytes wrong\0Nlink count wrong\0Qodd inode flags\0"
+	"Rinvalid inline ram bytes\0Tinvalid inode mode bit 0%o\0"
+	"Uinvalid inode generation or transid\0Vdirectory has invalid nlink %d\0"
+	"Winvalid xattr\0Ydup filename\0";
 /* btrfs_inode_item.flags bits the kernel knows (low word; the high word holds
  * the read-only compat flags, of which only VERITY exists). */
 #define INODE_FLAGS_KNOWN 0x80000fffULL
@@ -240,18 +237,18 @@ static void report_inode(struct fsr *f, uint64_t ino, uint32_t errors, uint32_t 
 		return;
 	n = (size_t)snprintf(buf, sizeof(buf), "%sroot %llu inode %llu errors %x", f->prefix,
 			     (unsigned long long)f->root, (unsigned long long)ino, errors);
-	for (unsigned i = 0; i < sizeof(inode_words) / sizeof(inode_words[0]) && n < sizeof(buf); i++) {
-		if (!(errors & (1u << inode_words[i].bit)))
+	for (const char *w = inode_words; *w && n < sizeof(buf); w += strlen(w) + 1) {
+		if (!(errors & (1u << (*w - 'A'))))
 			continue;
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, ", ");
 		if (n < sizeof(buf))
-			n += (size_t)snprintf(buf + n, sizeof(buf) - n, inode_words[i].word,
-					      inode_words[i].bit == 19 ? mode & ~07777u : nlink);
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, w + 1,
+					      *w == 'T' ? mode & ~07777u : nlink);
 	}
 	ck_raw(f->c, f->root, ino, "%s", buf);
-	if (errors & I_FILE_EXTENT_DISCOUNT)
+	if (CFG_CHECK_THOROUGH && (errors & I_FILE_EXTENT_DISCOUNT))
 		list_holes(f, ino);
-	if (errors & I_MISMATCH_DIR_HASH)
+	if (CFG_CHECK_THOROUGH && (errors & I_MISMATCH_DIR_HASH))
 		list_bad_hashes(f, ino);
 }
 
@@ -360,7 +357,7 @@ static void inode_refs(struct fsr *f, const struct fs_key *key, const uint8_t *d
 		r.parent = key->type == BTRFS_INODE_REF_KEY ? key->offset : ref.parent;
 		r.index = ref.index;
 		fill_name(&r, ref.name, ref.name_len);
-		if (key->type == BTRFS_INODE_EXTREF_KEY &&
+		if (CFG_CHECK_THOROUGH && key->type == BTRFS_INODE_EXTREF_KEY &&
 		    extref_hash(ref.parent, ref.name, ref.name_len) != key->offset) {
 			char name[64];
 
@@ -435,7 +432,8 @@ static void dir_entries(struct fsr *f, const struct fs_key *key, const uint8_t *
 		struct lrec r = { .parent = key->objectid, .ftype = de.type };
 
 		count++;
-		dir_entry_sanity(f, key, &de);
+		if (CFG_CHECK_THOROUGH)
+			dir_entry_sanity(f, key, &de);
 		if (xattr) {
 			if (de.name_len > NAME_MAX_LEN) {
 				ck_raw(f->c, f->root, key->objectid, "inode %llu has overlong xattr name %.*s",
@@ -685,7 +683,7 @@ static void group_name(struct fsr *f, const struct name_group *g, char *buf, siz
 	uint32_t len, pos = 0;
 
 	snprintf(buf, size, "%s", g->first.name);
-	if (g->first.name_len <= LR_NAME_KEEP)
+	if (!CFG_CHECK_THOROUGH || g->first.name_len <= LR_NAME_KEEP)
 		return;
 	if (!g->ref)
 		k = (struct fs_key){ g->first.parent, BTRFS_DIR_ITEM_KEY, g->first.hash >> 32 };
@@ -710,18 +708,14 @@ static void group_name(struct fsr *f, const struct name_group *g, char *buf, siz
 static void report_group(struct fsr *f, const struct name_group *g)
 {
 	char name[NAME_MAX_LEN + 1], words[160];
-	size_t n = 0;
 
-	words[0] = 0;
-	for (unsigned i = 0; i < sizeof(ref_words) / sizeof(ref_words[0]); i++)
-		if (g->errors & (1u << i) && n < sizeof(words))
-			n += (size_t)snprintf(words + n, sizeof(words) - n, ", %s", ref_words[i]);
 	group_name(f, g, name, sizeof(name));
 	ck_raw(f->c, f->root, g->first.child,
 	       "\tunresolved ref dir %llu index %llu namelen %u name %s filetype %d errors %x%s",
 	       (unsigned long long)g->first.parent,
 	       (unsigned long long)(g->index ? g->dir_index : g->ref_index), g->first.name_len, name,
-	       g->first.kind == LR_REF ? 0 : g->first.ftype, g->errors, words);
+	       g->first.kind == LR_REF ? 0 : g->first.ftype, g->errors,
+	       ck_ref_words(words, sizeof(words), g->errors));
 }
 
 static void finish_name(struct inode_links *il, struct name_group *g)
@@ -984,7 +978,7 @@ static int fs_root_cb(struct check_ctx *c, const struct fs_key *key, const uint8
 	if (key->type != BTRFS_ROOT_ITEM_KEY)
 		return 0;
 	if (!ck_is_fstree(key->objectid) && key->objectid != BTRFS_DATA_RELOC_TREE_OBJECTID &&
-	    key->objectid != BTRFS_TREE_RELOC_OBJECTID)
+	    (!CFG_CHECK_THOROUGH || key->objectid != BTRFS_TREE_RELOC_OBJECTID))
 		return 0;
 	if (root_from_item(key, data, size, &root) < 0)
 		return 0;
@@ -1031,7 +1025,7 @@ int check_log_trees(struct check_ctx *c)
 				.level = c->fs->sb.log_root_level };
 	struct fs_key from = { 0, 0, 0 };
 
-	if (!logs.bytenr || logs.level >= BTRFS_MAX_LEVEL)
+	if (!CFG_CHECK_THOROUGH || !logs.bytenr || logs.level >= BTRFS_MAX_LEVEL)
 		return 0;
 	return ck_iterate(c, &logs, &from, log_root_items_cb, NULL);
 }

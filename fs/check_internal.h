@@ -91,6 +91,16 @@ void ck_cursor_init(struct ck_cursor *cu, struct check_ctx *c, const struct fs_r
 /* 1 with the next item, 0 at the end (errors are reported and end it). */
 int ck_cursor_next(struct ck_cursor *cu, struct fs_key *key, const uint8_t **data, uint32_t *size);
 void ck_cursor_release(struct ck_cursor *cu);
+/* Errors of a name (dir item, dir index, inode ref; or a subvolume's root
+ * ref, backref and entries): the reference's bits. */
+enum {
+	REF_NO_DIR_ITEM = 1 << 0, REF_NO_DIR_INDEX = 1 << 1, REF_NO_INODE_REF = 1 << 2,
+	REF_DUP_DIR_ITEM = 1 << 3, REF_DUP_DIR_INDEX = 1 << 4, REF_DUP_INODE_REF = 1 << 5,
+	REF_INDEX_UNMATCH = 1 << 6, REF_FILETYPE_UNMATCH = 1 << 7, REF_NAME_TOO_LONG = 1 << 8,
+	REF_NO_ROOT_REF = 1 << 9, REF_NO_ROOT_BACKREF = 1 << 10,
+};
+/* ", word" for each of those bits, in buf. */
+const char *ck_ref_words(char *buf, size_t size, uint32_t errors);
 /* btrfs name hash of directory entries: crc32c seeded with ~1, not inverted. */
 uint32_t ck_name_hash(const char *name, size_t len);
 static inline int ck_is_fstree(uint64_t id)

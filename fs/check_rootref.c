@@ -10,23 +10,13 @@
  * lookups per name and nothing kept but damage found on the way. Messages are
  * the reference's ("fs tree 256 refs mismatch found 0 expect 1"). */
 #include "check_internal.h"
+#include "config.h"
 #include "le.h"
 #include "uuid.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The reference's bits of a subvolume name's errors. */
-enum {
-	RR_NO_DIR_ITEM = 1 << 0, RR_NO_DIR_INDEX = 1 << 1, RR_INDEX_UNMATCH = 1 << 6,
-	RR_NO_ROOT_REF = 1 << 9, RR_NO_ROOT_BACKREF = 1 << 10,
-};
-static const struct { uint16_t bit; const char *word; } rr_words[] = {
-	{ RR_NO_DIR_ITEM, "no dir item" }, { RR_NO_DIR_INDEX, "no dir index" },
-	{ RR_INDEX_UNMATCH, "index mismatch" }, { RR_NO_ROOT_REF, "no root ref" },
-	{ RR_NO_ROOT_BACKREF, "no root backref" },
-};
 
 /* Looks up key in tree and runs match over the item; 1 when match said so. */
 static int item_matches(struct check_ctx *c, const struct fs_root *tree, const struct fs_key *key,
@@ -128,15 +118,15 @@ static void find_dir_entries(struct check_ctx *c, const struct fs_root_ref *r, s
 	struct fs_key k;
 
 	if (fs_root_lookup(c->fs, n->parent, &ptree) < 0) {
-		n->errors |= RR_NO_DIR_ITEM | RR_NO_DIR_INDEX;
+		n->errors |= REF_NO_DIR_ITEM | REF_NO_DIR_INDEX;
 		return;
 	}
 	k = (struct fs_key){ r->dirid, BTRFS_DIR_ITEM_KEY, ck_name_hash(r->name, r->name_len) };
 	if (!item_matches(c, &ptree, &k, match_dir_entry, &w))
-		n->errors |= RR_NO_DIR_ITEM;
+		n->errors |= REF_NO_DIR_ITEM;
 	k = (struct fs_key){ r->dirid, BTRFS_DIR_INDEX_KEY, r->sequence };
 	if (!item_matches(c, &ptree, &k, match_dir_entry, &w))
-		n->errors |= RR_NO_DIR_INDEX;
+		n->errors |= REF_NO_DIR_INDEX;
 }
 
 static void subvol_name_init(struct subvol_name *n, uint64_t child, uint64_t parent,
@@ -168,16 +158,11 @@ static void report_names(struct check_ctx *c, uint64_t id, uint32_t found, int h
 	       have_item ? "" : "not found");
 	for (int i = 0; i < n; i++) {
 		char words[100];
-		size_t w = 0;
 
-		words[0] = 0;
-		for (unsigned j = 0; j < sizeof(rr_words) / sizeof(rr_words[0]); j++)
-			if (names[i].errors & rr_words[j].bit)
-				w += (size_t)snprintf(words + w, sizeof(words) - w, ", %s", rr_words[j].word);
 		ck_raw(c, id, 0, "\tunresolved ref root %llu dir %llu index %llu namelen %u name %s errors %x%s",
 		       (unsigned long long)names[i].parent, (unsigned long long)names[i].dirid,
 		       (unsigned long long)names[i].index, names[i].name_len, names[i].name,
-		       names[i].errors, words);
+		       names[i].errors, ck_ref_words(words, sizeof(words), names[i].errors));
 	}
 }
 
@@ -224,11 +209,11 @@ static void child_backref(struct check_ctx *c, struct rr_state *s, const struct 
 
 	subvol_name_init(&n, key->objectid, key->offset, &named);
 	if (!have_fwd)
-		n.errors |= RR_NO_ROOT_REF;
+		n.errors |= REF_NO_ROOT_REF;
 	else if (named.sequence != r->sequence)
-		n.errors |= RR_INDEX_UNMATCH;
+		n.errors |= REF_INDEX_UNMATCH;
 	find_dir_entries(c, &named, &n);
-	n.reachable = !(n.errors & (RR_NO_ROOT_REF | RR_NO_DIR_ITEM));
+	n.reachable = !(n.errors & (REF_NO_ROOT_REF | REF_NO_DIR_ITEM));
 	keep_name(s, &n);
 }
 
@@ -244,9 +229,9 @@ static void parent_ref(struct check_ctx *c, struct rr_state *s, const struct fs_
 	if (other_ref(c, &back, r, &seq))
 		return;         /* checked from the child's side */
 	subvol_name_init(&n, key->offset, key->objectid, r);
-	n.errors = RR_NO_ROOT_BACKREF;
+	n.errors = REF_NO_ROOT_BACKREF;
 	find_dir_entries(c, r, &n);
-	n.reachable = !(n.errors & RR_NO_DIR_ITEM);
+	n.reachable = !(n.errors & REF_NO_DIR_ITEM);
 	if (key->offset > key->objectid && s->npending < PENDING_MAX)
 		s->pending[s->npending++] = n;
 	else if (n.reachable)
@@ -430,6 +415,8 @@ int check_root_refs(struct check_ctx *c)
 	ret = ck_iterate(c, &c->root_tree, &from, root_ref_cb, s);
 	finish_child(c, s);
 	free(s);
+	if (!CFG_CHECK_THOROUGH)
+		return ret;
 	check_uuid_tree(c);
 	if (fs_root_lookup(c->fs, BTRFS_DEV_TREE_OBJECTID, &dev_root) == 0 &&
 	    fs_root_lookup(c->fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk_root) == 0)
