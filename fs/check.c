@@ -1,4 +1,5 @@
-/* btrfs check: the driver, problem reporting and the root item checks. */
+/* btrfs check: the driver, problem reporting and the root item checks.
+ * What is checked, where, and the test that breaks each thing: fs/CHECKS.md. */
 #include "check_internal.h"
 #include "csum.h"
 #include "le.h"
