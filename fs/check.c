@@ -139,6 +139,18 @@ int ck_iterate(struct check_ctx *c, const struct fs_root *root, const struct fs_
 	return ret < 0 ? ret : 0;
 }
 
+int ck_iterate_logs(struct check_ctx *c, ck_item_fn cb, void *arg)
+{
+	struct fs_root logs = { .objectid = BTRFS_TREE_LOG_OBJECTID,
+				.bytenr = get_le64(&c->fs->sb.log_root),
+				.level = c->fs->sb.log_root_level };
+	struct fs_key from = { 0, 0, 0 };
+
+	if (!logs.bytenr || logs.level >= BTRFS_MAX_LEVEL)
+		return 0;
+	return ck_iterate(c, &logs, &from, cb, arg);
+}
+
 /* ---- pull-style iteration ---------------------------------------------------- */
 
 void ck_cursor_init(struct ck_cursor *cu, struct check_ctx *c, const struct fs_root *root,
