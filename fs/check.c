@@ -349,6 +349,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 		ret = -ENOMEM;
 		goto out;
 	}
+	check_cache_inodes(&c);
 	ret = check_fs_roots(&c);
 	if (ret < 0)
 		goto out;

@@ -10,15 +10,6 @@
  * count its names. Problems are worded and numbered like the reference's
  * ("root 5 inode 258 errors 2000, link count wrong" and "unresolved ref"
  * lines), with the reference's error bits. */
-//config:config CHECK_THOROUGH
-//config:	bool "btrfsck: thorough cross-checks"
-//config:	default y
-//config:	depends on APPLET_CHECK
-//config:	help
-//config:	  Also check the items of log trees and relocation trees, the
-//config:	  uuid tree, device stats items, directory entries as the kernel
-//config:	  validates them, and list the holes, mismatched name hashes and
-//config:	  full names the reference prints with an inode's errors.
 #include "check_internal.h"
 #include "config.h"
 #include "csum.h"

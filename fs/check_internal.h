@@ -103,6 +103,8 @@ enum {
 };
 /* ", word" for each of those bits, in buf. */
 const char *ck_ref_words(char *buf, size_t size, uint32_t errors);
+/* Item data must be packed from the end of a leaf down, without gaps. */
+void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *b);
 /* btrfs name hash of directory entries: crc32c seeded with ~1, not inverted. */
 uint32_t ck_name_hash(const char *name, size_t len);
 static inline int ck_is_fstree(uint64_t id)
@@ -114,6 +116,7 @@ static inline int ck_is_fstree(uint64_t id)
 int check_chunks_and_devices(struct check_ctx *c);
 int check_extents(struct check_ctx *c);
 int check_free_space(struct check_ctx *c);
+int check_cache_inodes(struct check_ctx *c);
 int check_fs_roots(struct check_ctx *c);
 int check_csums(struct check_ctx *c);
 int check_root_refs(struct check_ctx *c);
