@@ -47,7 +47,7 @@ static void fill(uint8_t *b, size_t n, int kind)
 	case REPEATS:           /* copies of earlier data at random distances, and noise */
 	case RANDOM_REPEATS:    /* the same with random noise: raw literals */
 		while (i < n) {
-			size_t len = 1 + rnd() % 300, off = 1 + rnd() % (i + 1);
+			size_t len = 1 + rnd() % 300, off = 1 + rnd() % (i ? i : 1);
 			for (int copy = i && rnd() % 2; len-- && i < n; i++)
 				b[i] = copy ? b[i - off] : (uint8_t)(rnd() % (kind == REPEATS ? 16 : 256));
 		}
