@@ -11,6 +11,10 @@
 ifeq ($(origin CC),default)
 CC := musl-gcc
 endif
+# make ARCH=mips|mipsel|armhf|aarch64: cross builds (config/cross.mk)
+ifeq ($(origin ARCH),command line)
+include config/cross.mk
+endif
 BUILD ?= build
 BIN ?= btrfsbox
 CONFIG_FILE ?= .config
@@ -55,8 +59,8 @@ DEPS_STAMP :=
 CFLAGS_DEPS :=
 LDLIBS := -lzstd -llzo2 -lz
 endif
-ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS_DEPS) $(OPT) $(CFLAGS)
-LDFLAGS_ALL = $(LDSTATIC) -Wl,--gc-sections $(STRIP) $(OPT) $(LDFLAGS)
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS_DEPS) $(OPT) $(CROSS_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(LDSTATIC) -Wl,--gc-sections $(STRIP) $(OPT) $(CROSS_LDFLAGS) $(LDFLAGS)
 
 all: $(BIN)
 
@@ -70,7 +74,7 @@ $(GEN)/stamp: $(CONFIG_FILE) $(SRCS) config/gen.sh config/gen.awk
 
 $(DEPS_STAMP): config/deps.sh
 	$(call say,DEPS,$(DEPS))
-	$(Q)sh config/deps.sh $(DEPS) $(CC)
+	$(Q)$(DEPS_ENV) sh config/deps.sh $(DEPS) $(CC)
 
 # Rebuild everything when the compiler or its flags change (e.g. CC=gcc after musl-gcc).
 $(BUILD)/cflags: FORCE
@@ -87,7 +91,7 @@ $(BIN): $(OBJS) $(BUILD)/cflags $(DEPS_STAMP)
 	$(Q)$(CC) $(LDFLAGS_ALL) -Wl,-Map=$(BUILD)/btrfsbox.map -o $@ $(OBJS) $(LDLIBS)
 
 $(BUILD)/libbox.a: $(LIB_OBJS)
-	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
+	$(Q)rm -f $@ && $(AR) rcs $@ $(LIB_OBJS)
 
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/unit_main.c tests/unit/unit.h $(BUILD)/libbox.a
 	$(call say,UNIT,$@)
