@@ -123,10 +123,14 @@ fuzz:
 size: $(BIN)
 	$(Q)sh config/size.sh $(BIN) $(BUILD)/btrfsbox.map
 
-sizes:
-	$(Q)$(MAKE) --no-print-directory BUILD=build/defconfig CONFIG_FILE=build/defconfig/.config BIN=build/defconfig/btrfsbox defconfig all
-	$(Q)$(MAKE) --no-print-directory BUILD=build/tinyconfig CONFIG_FILE=build/tinyconfig/.config BIN=build/tinyconfig/btrfsbox tinyconfig all
-	$(Q)printf 'defconfig  %9d bytes\ntinyconfig %9d bytes\n' $$(stat -c %s build/defconfig/btrfsbox) $$(stat -c %s build/tinyconfig/btrfsbox)
+# each configuration in its own sub-make (in parallel with -j2); the .config is written
+# before the build starts (as one make, both goals wrote it at the same time)
+sizes: sizes-defconfig sizes-tinyconfig
+	$(Q)printf 'defconfig  %9d bytes\ntinyconfig %9d bytes\n' $$(stat -c %s $(BUILD)/defconfig/btrfsbox) $$(stat -c %s $(BUILD)/tinyconfig/btrfsbox)
+
+sizes-defconfig sizes-tinyconfig: sizes-%: | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/$* CONFIG_FILE=$(BUILD)/$*/.config BIN=$(BUILD)/$*/btrfsbox $*
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/$* CONFIG_FILE=$(BUILD)/$*/.config BIN=$(BUILD)/$*/btrfsbox all
 
 defconfig tinyconfig:
 	$(Q)mkdir -p $(dir $(CONFIG_FILE))
@@ -144,6 +148,6 @@ clean:
 	rm -rf $(BUILD)/obj $(BUILD)/gen $(BUILD)/unit $(BUILD)/sanitize $(BUILD)/defconfig $(BUILD)/tinyconfig $(BUILD)/libbox.a $(BIN)
 
 FORCE:
-.PHONY: FORCE all test units sanitize demo bench fuzz size sizes defconfig tinyconfig oldconfig menuconfig clean
+.PHONY: FORCE all test units sanitize demo bench fuzz size sizes sizes-defconfig sizes-tinyconfig defconfig tinyconfig oldconfig menuconfig clean
 .DELETE_ON_ERROR:
 -include $(OBJS:.o=.d)
