@@ -13,7 +13,9 @@ CC := musl-gcc
 endif
 # make ARCH=mips|mipsel|armhf|aarch64: cross builds (config/cross.mk)
 ifeq ($(origin ARCH),command line)
+ifneq ($(ARCH),)
 include config/cross.mk
+endif
 endif
 BUILD ?= build
 BIN ?= btrfsbox
@@ -129,8 +131,11 @@ sizes: sizes-defconfig sizes-tinyconfig
 	$(Q)printf 'defconfig  %9d bytes\ntinyconfig %9d bytes\n' $$(stat -c %s $(BUILD)/defconfig/btrfsbox) $$(stat -c %s $(BUILD)/tinyconfig/btrfsbox)
 
 sizes-defconfig sizes-tinyconfig: sizes-%: | $(DEPS_STAMP)
-	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/$* CONFIG_FILE=$(BUILD)/$*/.config BIN=$(BUILD)/$*/btrfsbox $*
-	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/$* CONFIG_FILE=$(BUILD)/$*/.config BIN=$(BUILD)/$*/btrfsbox all
+	$(Q)$(call make_in,$(BUILD),$*) $*
+	$(Q)$(call make_in,$(BUILD),$*) all
+
+# make_in BUILD CONFIG: a sub-make building into BUILD/CONFIG with BUILD/CONFIG/.config
+make_in = $(MAKE) --no-print-directory BUILD=$(1)/$(2) CONFIG_FILE=$(1)/$(2)/.config BIN=$(1)/$(2)/btrfsbox
 
 defconfig tinyconfig:
 	$(Q)mkdir -p $(dir $(CONFIG_FILE))
@@ -144,10 +149,34 @@ menuconfig:
 	$(Q)command -v kconfig-mconf >/dev/null || { echo "menuconfig needs kconfig-mconf (apt-get install kconfig-frontends-nox)"; exit 1; }
 	$(Q)KCONFIG_CONFIG=$(CONFIG_FILE) kconfig-mconf config/Config.in
 
+# ---- other CPUs and a rescue boot: cross-test, vm-test, initramfs (tests/cross, tests/vm) ----
+# make cross-test ARCH=...  the target's defconfig build: unit tests and tests/cross/*.test
+#                           under qemu-ARCH-static, compared with the native build/defconfig
+# make vm-test              boots Debian's kernel in qemu-system-x86_64 on the initramfs
+# make initramfs            build/initramfs.cpio.gz: static btrfsbox, applet links, /init
+$(BUILD)/tools/%: tests/cross/%.c $(BUILD)/libbox.a
+	$(call say,TOOL,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDSTATIC) -o $@ $< $(BUILD)/libbox.a $(LDLIBS)
+
+cross-test: $(if $(CROSS_TRIPLET),sizes,cross-test-needs-arch)
+	$(Q)$(call make_in,build,defconfig) ARCH= defconfig
+	$(Q)$(call make_in,build,defconfig) ARCH= all build/defconfig/tools/recv_plain
+	$(Q)$(call make_in,$(BUILD),defconfig) units $(BUILD)/defconfig/tools/recv_plain
+	$(Q)ARCH=$(ARCH) QEMU=$(QEMU) CROSS_TRIPLET=$(CROSS_TRIPLET) TEST_CC=$(CC) \
+	 BOX=$(abspath $(BUILD)/defconfig/btrfsbox) TINY_BOX=$(abspath $(BUILD)/tinyconfig/btrfsbox) \
+	 NATIVE_BOX=$(abspath build/defconfig/btrfsbox) TOOLS=$(abspath $(BUILD)/defconfig/tools) \
+	 NATIVE_TOOLS=$(abspath build/defconfig/tools) UNIT_DIR=$(abspath $(BUILD)/defconfig/unit) \
+	 UNIT_RUNNER=$(QEMU) TESTS='tests/cross/*.test' sh tests/run.sh $(T)
+
+cross-test-needs-arch:
+	@echo "cross-test: name the target: make cross-test ARCH=mips|mipsel|armhf|aarch64"; exit 2
+
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/gen $(BUILD)/unit $(BUILD)/sanitize $(BUILD)/defconfig $(BUILD)/tinyconfig $(BUILD)/libbox.a $(BIN)
 
 FORCE:
-.PHONY: FORCE all test units sanitize demo bench fuzz size sizes sizes-defconfig sizes-tinyconfig defconfig tinyconfig oldconfig menuconfig clean
+.PHONY: FORCE all test units sanitize demo bench fuzz size sizes sizes-defconfig sizes-tinyconfig \
+	cross-test cross-test-needs-arch defconfig tinyconfig oldconfig menuconfig clean
 .DELETE_ON_ERROR:
 -include $(OBJS:.o=.d)

@@ -35,7 +35,9 @@ DEPS ?= build/deps-$(ARCH)
 CC := $(abspath $(DEPS))/musl/bin/musl-gcc
 AR := $(CROSS_TRIPLET)-ar
 DEPS_ENV := DEPS_TARGET=$(CROSS_TRIPLET) DEPS_CFLAGS='$(CROSS_CFLAGS)' DEPS_MUSL_CFLAGS="$(CROSS_MUSL_CFLAGS)"
-CROSS_LDFLAGS := -no-pie
+CROSS_LDFLAGS_mips := -Wl,-T,$(abspath config/mips16-stubs.ld)
+CROSS_LDFLAGS_mipsel := $(CROSS_LDFLAGS_mips)
+CROSS_LDFLAGS := -no-pie $(CROSS_LDFLAGS_$(ARCH))
 # deps.sh rebuilds when the flags above change (its stamp has them)
 .DEFAULT_GOAL := all
 $(DEPS)/.recipe: config/cross.mk
