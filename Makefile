@@ -159,9 +159,12 @@ $(BUILD)/tools/%: tests/cross/%.c $(BUILD)/libbox.a
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDSTATIC) -o $@ $< $(BUILD)/libbox.a $(LDLIBS)
 
-cross-test: $(if $(CROSS_TRIPLET),sizes,cross-test-needs-arch)
+# the native defconfig build (build/defconfig): what the targets are compared with
+native-defconfig:
 	$(Q)$(call make_in,build,defconfig) ARCH= defconfig
 	$(Q)$(call make_in,build,defconfig) ARCH= all cross-tools
+
+cross-test: $(if $(CROSS_TRIPLET),sizes native-defconfig,cross-test-needs-arch)
 	$(Q)$(call make_in,$(BUILD),defconfig) units cross-tools
 	$(Q)ARCH=$(ARCH) QEMU=$(QEMU) CROSS_TRIPLET=$(CROSS_TRIPLET) TEST_CC=$(CC) \
 	 BOX=$(abspath $(BUILD)/defconfig/btrfsbox) TINY_BOX=$(abspath $(BUILD)/tinyconfig/btrfsbox) \
@@ -172,6 +175,13 @@ cross-test: $(if $(CROSS_TRIPLET),sizes,cross-test-needs-arch)
 cross-tools: $(BUILD)/tools/recv_plain
 	@:
 
+initramfs: $(BIN)
+	$(Q)sh config/initramfs.sh $(BIN) $(BUILD)/initramfs.cpio.gz $(BUILD)/vm
+
+vm-test: native-defconfig
+	$(Q)BOX=$(abspath build/defconfig/btrfsbox) VM_CACHE=$(abspath build/vm) UNIT_DIR=/nonexistent \
+	 TESTS='tests/vm/*.test' sh tests/run.sh $(T)
+
 cross-test-needs-arch:
 	@echo "cross-test: name the target: make cross-test ARCH=mips|mipsel|armhf|aarch64"; exit 2
 
@@ -180,6 +190,6 @@ clean:
 
 FORCE:
 .PHONY: FORCE all test units sanitize demo bench fuzz size sizes sizes-defconfig sizes-tinyconfig \
-	cross-test cross-tools cross-test-needs-arch defconfig tinyconfig oldconfig menuconfig clean
+	cross-test cross-tools cross-test-needs-arch native-defconfig initramfs vm-test defconfig tinyconfig oldconfig menuconfig clean
 .DELETE_ON_ERROR:
 -include $(OBJS:.o=.d)

@@ -5,6 +5,7 @@
 #   x_same WHAT ARGS...   btrfsbox ARGS natively and on the target (in $T): t_fail unless
 #                         both exit alike and print the same (stdout and stderr); the
 #                         command X_BETWEEN (if set) runs in $T between the two
+#   files DIR             the content hashes of DIR's regular files
 #   x_same_tree A B       t_fail unless the trees A and B have the same entries, modes,
 #                         owners, times, contents and xattrs (sr_manifest from
 #                         tests/sendrecv_lib.sh), where a time since the test began (restore
@@ -33,3 +34,5 @@ x_same_tree() {
 	cmp -s "$T/tree.a" "$T/tree.b" ||
 		t_fail "trees differ: $(diff "$T/tree.a" "$T/tree.b" | grep '^[<>]' | head -2 | tr '\n' ' ')"
 }
+
+files() { (cd "$1" && find . -type f -exec sha256sum {} + | LC_ALL=C sort); }
