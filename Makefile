@@ -6,6 +6,8 @@
 #   make defconfig | tinyconfig | oldconfig | menuconfig
 #   make size | sizes  stripped size and what each part contributes
 #   make bench | fuzz
+#   make ARCH=mips|mipsel|armhf|aarch64 [sizes|cross-test]   other CPUs (config/cross.mk)
+#   make initramfs | vm-test   rescue initramfs; boot test on Debian's kernel in qemu
 # V=1 shows full commands; BUILD=dir puts objects elsewhere; CONFIG_FILE picks a config.
 
 ifeq ($(origin CC),default)
