@@ -14,6 +14,7 @@ die() { echo "initramfs: ERROR: $*" >&2; exit 1; }
 [ $# -eq 3 ] || die "usage: sh config/initramfs.sh BTRFSBOX OUT.cpio.gz CACHE"
 box=$1 out=$2 cache=$3
 here=$(cd "$(dirname "$0")" && pwd)
+case $box in /*) ;; *) box=$PWD/$box ;; esac
 [ -x "$box" ] || die "$box: no btrfsbox binary (run make first)"
 "$box" --list > /dev/null 2>&1 || die "$box does not run here (a cross build?)"
 mkdir -p "$cache/debs"
