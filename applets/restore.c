@@ -165,6 +165,16 @@ static int out_failed(struct restore *r)
 	return r->ignore_errors ? 0 : -1;
 }
 
+/* What rout_dir returned: entered (0), skipped (1), refused because something else
+ * stands in OUTDIR where the directory goes (-ENOTDIR, reported: the rest goes on, the
+ * exit status is 1), or an output error. */
+static int dir_result(struct restore *r, int ret)
+{
+	if (ret == -ENOTDIR)
+		r->lost = 1;
+	return ret >= 0 || ret == -ENOTDIR ? 0 : out_failed(r);
+}
+
 static void report_bad_copy(void *ctx, const struct fs_error *err)
 {
 	struct restore *r = ctx;
@@ -726,11 +736,11 @@ static int restore_subvol(struct restore *r, const struct fs_root *root, uint64_
 		ret = rout_dir(&r->out, parent, d->name, cur_path(r), &fd);
 		if (fd >= 0)
 			close(fd);
-		return ret < 0 ? out_failed(r) : 0;
+		return dir_result(r, ret);
 	}
 	ret = rout_dir(&r->out, parent, d->name, cur_path(r), &fd);
 	if (ret)
-		return ret > 0 ? 0 : out_failed(r);
+		return dir_result(r, ret);
 	if (r->verbose)
 		printf("Restoring %s\n", rout_shown(&r->out, cur_path(r)));
 	ret = restore_dir(r, &sub, BTRFS_FIRST_FREE_OBJECTID, fd);
@@ -762,7 +772,7 @@ static int restore_entry(struct restore *r, const struct fs_root *root, uint64_t
 	case BTRFS_FT_DIR:
 		ret = rout_dir(&r->out, dirfd, d->name, cur_path(r), &fd);
 		if (ret)
-			return ret > 0 ? 0 : out_failed(r);
+			return dir_result(r, ret);
 		if (r->verbose)
 			printf("Restoring %s\n", rout_shown(&r->out, cur_path(r)));
 		ret = restore_dir(r, root, d->loc.objectid, fd);
