@@ -38,6 +38,7 @@ DEPS_ENV := DEPS_TARGET=$(CROSS_TRIPLET) DEPS_CFLAGS='$(CROSS_CFLAGS)' DEPS_MUSL
 CROSS_LDFLAGS_mips := -Wl,-T,$(abspath config/mips16-stubs.ld)
 CROSS_LDFLAGS_mipsel := $(CROSS_LDFLAGS_mips)
 CROSS_LDFLAGS := -no-pie $(CROSS_LDFLAGS_$(ARCH))
-# deps.sh rebuilds when the flags above change (its stamp has them)
+# deps.sh rebuilds when the flags above change (its stamp has them); this rule is read
+# before the Makefile's first one, so the default goal is named
 .DEFAULT_GOAL := all
 $(DEPS)/.recipe: config/cross.mk

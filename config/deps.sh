@@ -124,7 +124,8 @@ build_lib() {
 if [ -n "$target" ]; then
 	fetch musl "$MUSL_VERSION"
 	# not the calling make's variables (its ARCH=armhf would override musl's ARCH=arm)
-	(unset MAKEFLAGS MFLAGS MAKELEVEL ARCH; cd "$src" && ./configure --target="$target" CROSS_COMPILE="$target-" \
+	(unset MAKEFLAGS MFLAGS MAKELEVEL ARCH; cd "$src" &&
+		./configure --target="$target" CROSS_COMPILE="$target-" \
 		--prefix="$out/musl" --disable-shared --enable-wrapper=gcc \
 		CFLAGS="-Os -ffunction-sections -fdata-sections ${DEPS_MUSL_CFLAGS-}" &&
 		make -j"$jobs" && make install) >"$out/src/musl-build.log" 2>&1 ||
