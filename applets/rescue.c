@@ -21,6 +21,36 @@
 //config:	help
 //config:	  Rebuilding the chunk tree is not supported: the command says so.
 //config:
+//config:config RESCUE_FIX_DEVICE_SIZE
+//config:	bool "btrfs rescue fix-device-size"
+//config:	default y
+//config:	depends on APPLET_BTRFS
+//config:	help
+//config:	  Make device and superblock sizes match the devices (unaligned or
+//config:	  too large sizes, which newer kernels refuse to mount).
+//config:
+//config:config RESCUE_CLEAR_UUID_TREE
+//config:	bool "btrfs rescue clear-uuid-tree"
+//config:	default y
+//config:	depends on APPLET_BTRFS
+//config:	help
+//config:	  Delete the uuid tree: the kernel rebuilds it at mount time.
+//config:
+//config:config RESCUE_CLEAR_SPACE_CACHE
+//config:	bool "btrfs rescue clear-space-cache"
+//config:	default y
+//config:	depends on APPLET_BTRFS
+//config:	help
+//config:	  Remove the v1 free space cache or the v2 free space tree (rebuilt
+//config:	  at once when the block group tree needs it).
+//config:
+//config:config RESCUE_CLEAR_INO_CACHE
+//config:	bool "btrfs rescue clear-ino-cache"
+//config:	default y
+//config:	depends on APPLET_BTRFS
+//config:	help
+//config:	  Remove what the deprecated inode number cache left in subvolumes.
+//config:
 //config:config RESCUE_UNDO
 //config:	bool "btrfs rescue undo"
 //config:	default y
@@ -38,20 +68,27 @@
 //cmd:RESCUE_ZERO_LOG rescue_zero_log_main btrfs rescue zero-log|Clear the tree log. Usable if it's corrupted and prevents mount.
 //cmd:RESCUE_SUPER_RECOVER rescue_super_recover_main btrfs rescue super-recover|Recover bad superblocks from good copies
 //cmd:RESCUE_CHUNK_RECOVER rescue_chunk_recover_main btrfs rescue chunk-recover|Recover the chunk tree by scanning the devices one by one.
+//cmd:RESCUE_FIX_DEVICE_SIZE rescue_fix_device_size_main btrfs rescue fix-device-size|Re-align device and super block sizes. Usable if newer kernel refuse to mount it due to mismatch super size
+//cmd:RESCUE_CLEAR_UUID_TREE rescue_clear_uuid_tree_main btrfs rescue clear-uuid-tree|Delete uuid tree so that kernel can rebuild it at mount time
+//cmd:RESCUE_CLEAR_SPACE_CACHE rescue_clear_space_cache_main btrfs rescue clear-space-cache|completely remove the v1 or v2 free space cache
+//cmd:RESCUE_CLEAR_INO_CACHE rescue_clear_ino_cache_main btrfs rescue clear-ino-cache|remove leftover items pertaining to the deprecated inode cache feature
 //cmd:RESCUE_UNDO rescue_undo_main btrfs rescue undo|Restore a filesystem from an undo file
 //cmd:RESCUE_CONTROL_DEVICE rescue_control_main btrfs rescue create-control-device|Create /dev/btrfs-control (see 'CONTROL DEVICE' in btrfs(5))
 
 #include "config.h"
 #if CFG_RESCUE_ZERO_LOG || CFG_RESCUE_SUPER_RECOVER || CFG_RESCUE_CHUNK_RECOVER || \
-	CFG_RESCUE_UNDO || CFG_RESCUE_CONTROL_DEVICE
+	CFG_RESCUE_UNDO || CFG_RESCUE_CONTROL_DEVICE || CFG_RESCUE_FIX_DEVICE_SIZE || \
+	CFG_RESCUE_CLEAR_UUID_TREE || CFG_RESCUE_CLEAR_SPACE_CACHE || CFG_RESCUE_CLEAR_INO_CACHE
 #include "cli.h"
 #include "le.h"
 #include "write/write.h"
 #include "devscan.h"
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -278,6 +315,317 @@ int rescue_super_recover_main(int argc, char **argv)
 		free(found[--n - 1]);
 	printf("%s\n", result[ret]);
 	return ret;
+}
+
+/* ---- transactions ------------------------------------------------------------ */
+
+/* Runs change(fs, ctx) in one transaction and commits it; 0 or the error. */
+static int in_tx(struct fs *fs, int (*change)(struct fs *fs, void *ctx), void *ctx)
+{
+	int ret = fs_tx_begin(fs);
+
+	if (!ret && (ret = change(fs, ctx)))
+		fs_tx_abort(fs);
+	else if (!ret)
+		ret = fs_tx_commit(fs);
+	return ret;
+}
+
+/* ---- fix-device-size ------------------------------------------------------------ */
+
+static const char fix_size_usage[] =
+	"usage: btrfs rescue fix-device-size [--undo FILE] <device>\n\n"
+	"    Re-align device and super block sizes. Usable if newer kernel refuse to mount it due to mismatch super size\n\n"
+	UNDO_HELP;
+
+/* End of the last device extent of devid (0 none), <0 error. */
+static int64_t dev_extents_end(struct fs *fs, uint64_t devid)
+{
+	struct fs_key k = { devid, BTRFS_DEV_EXTENT_KEY, UINT64_MAX };
+	const struct btrfs_dev_extent *de;
+	struct fs_root r;
+	struct fs_path p;
+	uint32_t size;
+	int64_t end = 0;
+
+	if (fs_root_lookup(fs, BTRFS_DEV_TREE_OBJECTID, &r))
+		return -1;
+	if (fs_search_le(fs, &r, &k, &p))
+		return 0;
+	fs_path_key(&p, &k);
+	de = (const void *)fs_path_data(&p, &size);
+	de = fs_dev_extent_item(de, size);
+	end = de ? (int64_t)(k.offset + get_le64(&de->length)) : -1;
+	fs_path_release(fs, &p);
+	return end;
+}
+
+/* The size devices[i] should have: 0 when it is right, ~0 when it cannot be fixed. */
+static uint64_t right_size(struct fs *fs, struct fs_device *d)
+{
+	uint64_t ss = fs->sectorsize, real = fs_fd_size(d->fd) / ss * ss;
+	int64_t end;
+
+	if (d->total_bytes % ss)
+		return d->total_bytes / ss * ss;
+	if (d->total_bytes <= real)
+		return 0;
+	end = dev_extents_end(fs, d->devid);
+	if (end < 0 || (uint64_t)end > real) {
+		msg_error("found dev extents covering or beyond bytenr %llu, can not shrink the device without losing data",
+			  (unsigned long long)real);
+		return ~0ULL;
+	}
+	return real;
+}
+
+static int set_sizes(struct fs *fs, void *ctx)
+{
+	const uint64_t *want = ctx;
+	uint64_t total = 0;
+
+	for (int i = 0; i < fs->num_devs; i++) {
+		struct fs_device *d = &fs->devs[i];
+		struct fs_key k = { BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, d->devid };
+		struct btrfs_dev_item *di;
+		uint32_t size;
+
+		if (want[i]) {
+			di = (struct btrfs_dev_item *)fs_item_mut(fs, BTRFS_CHUNK_TREE_OBJECTID, &k, &size);
+			if (!di || size < sizeof(*di))
+				return di ? fs_err(&fs->err, -EUCLEAN, "device item too short") : fs->err.code;
+			put_le64(&di->total_bytes, want[i]);
+			put_le64(&d->sb.dev_item.total_bytes, want[i]);
+		}
+		total += want[i] ? want[i] : d->total_bytes;
+	}
+	put_le64(&fs->sb.total_bytes, total);
+	return 0;
+}
+
+int rescue_fix_device_size_main(int argc, char **argv)
+{
+	const char *undo, *dev = device_arg(argc, argv, fix_size_usage, &undo);
+	struct fs *fs = open_rw(dev, undo, 0);
+	uint64_t want[64] = { 0 }, total = 0, old_total;
+	int change = 0;
+
+	if (!fs)
+		return 1;
+	if (fs->num_devs > 64)
+		return close_rw(fs, 0, NULL) | 1;
+	for (int i = 0; i < fs->num_devs; i++) {
+		want[i] = right_size(fs, &fs->devs[i]);
+		if (want[i] == ~0ULL)
+			return close_rw(fs, 0, NULL) | 1;
+		change |= !!want[i];
+		total += want[i] ? want[i] : fs->devs[i].total_bytes;
+	}
+	old_total = get_le64(&fs->sb.total_bytes);
+	if (!change && total == old_total) {
+		printf("No device size related problem found\n");
+		return close_rw(fs, 0, NULL);
+	}
+	if (in_tx(fs, set_sizes, want))
+		return close_rw(fs, 1, "failed to fix the device sizes");
+	for (int i = 0; i < fs->num_devs; i++)
+		if (want[i])
+			printf("Fixed device size for devid %llu, old size: %llu new size: %llu\n",
+			       (unsigned long long)fs->devs[i].devid, (unsigned long long)fs->devs[i].total_bytes,
+			       (unsigned long long)want[i]);
+	if (close_rw(fs, 0, NULL))
+		return 1;
+	if (total != old_total)
+		printf("Fixed super total bytes, old size: %llu new size: %llu\n", (unsigned long long)old_total,
+		       (unsigned long long)total);
+	printf("Fixed unaligned/mismatched total_bytes for super block and device items\n");
+	return 0;
+}
+
+/* ---- clear-uuid-tree -------------------------------------------------------------- */
+
+static const char clear_uuid_usage[] =
+	"usage: btrfs rescue clear-uuid-tree [--undo FILE] <device>\n\n"
+	"    Delete uuid tree so that kernel can rebuild it at mount time\n\n"
+	UNDO_HELP;
+
+static int clear_uuid(struct fs *fs, void *ctx)
+{
+	(void)ctx;
+	return fs_tree_delete(fs, BTRFS_UUID_TREE_OBJECTID);
+}
+
+int rescue_clear_uuid_tree_main(int argc, char **argv)
+{
+	const char *undo, *dev = device_arg(argc, argv, clear_uuid_usage, &undo);
+	struct fs *fs = open_rw(dev, undo, 0);
+	struct fs_root r;
+
+	if (!fs)
+		return 1;
+	if (fs_root_lookup(fs, BTRFS_UUID_TREE_OBJECTID, &r))
+		return close_rw(fs, 0, NULL);   /* none: nothing to do */
+	return close_rw(fs, in_tx(fs, clear_uuid, NULL), "failed to clear the uuid tree");
+}
+
+/* ---- clear-space-cache ------------------------------------------------------------ */
+
+static const char clear_space_usage[] =
+	"usage: btrfs rescue clear-space-cache [--undo FILE] (v1|v2) <device>\n\n"
+	"    completely remove the v1 or v2 free space cache\n"
+	"    (a filesystem with the block group tree needs a free space tree: v2 makes a new one)\n\n"
+	UNDO_HELP;
+
+/* v1: the cache inode of each block group (root tree items: a FREE_SPACE header naming
+ * an inode, the inode with its file extents), and the data extents they use. */
+static int clear_v1(struct fs *fs, void *ctx)
+{
+	struct fs_root root;
+	int ret = 0;
+
+	(void)ctx;
+	for (int i = 0; i < fs->num_chunks && !ret; i++) {
+		struct fs_key k = { BTRFS_FREE_SPACE_OBJECTID, 0, fs->chunks[i].logical };
+		const struct btrfs_free_space_header *h;
+		struct fs_path p;
+		uint32_t size;
+		uint64_t ino;
+
+		if ((ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root)))
+			break;
+		ret = fs_lookup(fs, &root, &k, &p);
+		if (ret == -ENOENT) {
+			ret = 0;
+			continue;
+		}
+		if (ret)
+			break;
+		h = (const void *)fs_path_data(&p, &size);
+		ino = size >= sizeof(*h) ? get_le64(&h->location.objectid) : 0;
+		fs_path_release(fs, &p);
+		if (ino < BTRFS_FIRST_FREE_OBJECTID || ino > BTRFS_LAST_FREE_OBJECTID) {
+			ret = fs_err_at(&fs->err, -EUCLEAN, BTRFS_ROOT_TREE_OBJECTID, 0, "bad free space cache header");
+			break;
+		}
+		ret = fs_item_delete(fs, BTRFS_ROOT_TREE_OBJECTID, &k);
+		if (!ret)
+			ret = fs_inode_delete(fs, BTRFS_ROOT_TREE_OBJECTID, ino);
+	}
+	put_le64(&fs->sb.cache_generation, (uint64_t)-1);
+	return ret;
+}
+
+static int clear_v2(struct fs *fs, void *ctx)
+{
+	int rebuild = *(int *)ctx;
+
+	put_le64(&fs->sb.compat_ro_flags, get_le64(&fs->sb.compat_ro_flags) &
+		 ~(uint64_t)(BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE | BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID));
+	return rebuild ? fs_fst_rebuild(fs) : fs_tree_delete(fs, BTRFS_FREE_SPACE_TREE_OBJECTID);
+}
+
+int rescue_clear_space_cache_main(int argc, char **argv)
+{
+	const char *undo = NULL, *version, *dev;
+	uint64_t ro;
+	struct fs *fs;
+	int c, rebuild;
+
+	while ((c = cli_getopt(argc, argv, "", undo_opts, clear_space_usage)) != -1)
+		undo = optarg;
+	cli_check_argc(argc, 2, 2, clear_space_usage);
+	version = argv[optind];
+	dev = argv[optind + 1];
+	if (strcasecmp(version, "v1") && strcasecmp(version, "v2")) {
+		msg_error("invalid version string, has \"%s\" expect \"v1\" or \"v2\"", version);
+		return 1;
+	}
+	fs = open_rw(dev, undo, 0);
+	if (!fs)
+		return 1;
+	ro = get_le64(&fs->sb.compat_ro_flags);
+	if (tolower((unsigned char)version[1]) == '1') {
+		if (ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE)
+			msg_warn("free space cache v2 detected, use --clear-space-cache v2, proceeding with clearing v1");
+		if (close_rw(fs, in_tx(fs, clear_v1, NULL), "failed to clear free space cache"))
+			return 1;
+		printf("Free space cache cleared\n");
+		return 0;
+	}
+	if (!(ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE)) {
+		printf("no free space cache v2 to clear\n");
+		return close_rw(fs, 0, NULL);
+	}
+	printf("Clear free space cache v2\n");
+	rebuild = !!(ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE);
+	if (close_rw(fs, in_tx(fs, clear_v2, &rebuild), "failed to clear free space cache v2"))
+		return 1;
+	printf(rebuild ? "free space cache v2 cleared and made anew (the block group tree needs one)\n" :
+		"free space cache v2 cleared\n");
+	return 0;
+}
+
+/* ---- clear-ino-cache -------------------------------------------------------------- */
+
+static const char clear_ino_usage[] =
+	"usage: btrfs rescue clear-ino-cache [--undo FILE] <device>\n\n"
+	"    remove leftover items pertaining to the deprecated inode cache feature\n\n"
+	UNDO_HELP;
+
+static int clear_ino(struct fs *fs, void *ctx)
+{
+	uint64_t root = *(uint64_t *)ctx;
+	struct fs_key from = { BTRFS_FREE_SPACE_OBJECTID, 0, 0 };
+	struct fs_key to = { BTRFS_FREE_SPACE_OBJECTID, 255, UINT64_MAX };
+	int ret = fs_inode_delete(fs, root, BTRFS_FREE_INO_OBJECTID);
+
+	return ret ? ret : fs_items_delete_range(fs, root, &from, &to, NULL);
+}
+
+/* The subvolume with the smallest id >= id: 0 and *id, 1 none. */
+static int next_fs_tree(struct fs *fs, uint64_t *id)
+{
+	struct fs_root r;
+	struct fs_key k = { *id, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct fs_path p;
+	int ret;
+
+	if (fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r))
+		return -1;
+	for (ret = fs_search(fs, &r, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		fs_path_key(&p, &k);
+		if (k.type == BTRFS_ROOT_ITEM_KEY)
+			break;
+	}
+	fs_path_release(fs, &p);
+	if (ret)
+		return ret;
+	*id = k.objectid;
+	return k.objectid == BTRFS_FS_TREE_OBJECTID ||
+	       (k.objectid >= BTRFS_FIRST_FREE_OBJECTID && k.objectid <= BTRFS_LAST_FREE_OBJECTID) ? 0 : 1;
+}
+
+int rescue_clear_ino_cache_main(int argc, char **argv)
+{
+	const char *undo, *dev = device_arg(argc, argv, clear_ino_usage, &undo);
+	struct fs *fs = open_rw(dev, undo, 0);
+	uint64_t id = BTRFS_FS_TREE_OBJECTID;
+	int ret = 0;
+
+	while (fs && !(ret = next_fs_tree(fs, &id))) {
+		ret = fs_tx_begin(fs);
+		if (!ret && (ret = clear_ino(fs, &id)))
+			fs_tx_abort(fs);
+		if (!ret && !(ret = fs_tx_commit(fs)))
+			printf("Successfully cleaned up ino cache for root id: %llu\n", (unsigned long long)id);
+		if (ret)
+			break;
+		id = id == BTRFS_FS_TREE_OBJECTID ? BTRFS_FIRST_FREE_OBJECTID : id + 1;
+	}
+	if (!fs || close_rw(fs, ret < 0 ? ret : 0, "failed to clear ino cache"))
+		return 1;
+	printf("Successfully cleared ino cache\n");
+	return 0;
 }
 
 /* ---- chunk-recover ---------------------------------------------------------- */

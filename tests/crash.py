@@ -60,8 +60,12 @@ def listing(mnt):
             if os.path.islink(p):
                 rows.append((rel, "l", os.readlink(p)))
             elif os.path.isfile(p):
-                with open(p, "rb") as f:
-                    rows.append((rel, "f", st.st_size, hashlib.sha256(f.read()).hexdigest()))
+                try:
+                    with open(p, "rb") as f:
+                        digest = hashlib.sha256(f.read()).hexdigest()
+                except OSError as e:    # a damaged file reads so in both states
+                    digest = "error %d" % e.errno
+                rows.append((rel, "f", st.st_size, digest))
             else:
                 rows.append((rel, oct(st.st_mode)))
     return rows

@@ -41,3 +41,32 @@ os.fsync(fd); os.write(fd, b'y' * 5000); os.fsync(fd)"
 		{ t_fail "could not make an image with a log tree"; return 1; }
 }
 
+
+# corpus_img NAME DEST: a copy of a corpus image (the unpacked one in /var/tmp/corpus when
+# there is one, else from the shared corpus); returns 1 and skips when there is none.
+CORPUS=${CORPUS:-$(pwd)/../shared/corpus}
+corpus_img() {
+	if [ -f "/var/tmp/corpus/$1.raw" ]; then
+		cp --sparse=always "/var/tmp/corpus/$1.raw" "$2" && return 0
+	fi
+	size=$(awk -F'\t' -v n="$1" '$1 == n { print $4 }' "$CORPUS/manifest.tsv" 2>/dev/null)
+	if [ -n "$size" ] && command -v zstd >/dev/null && zstd -d -q -f "$CORPUS/images/$1.raw.zst" -o "$2"; then
+		truncate -s "$size" "$2" && return 0
+	fi
+	t_skip "corpus image $1 not available"
+	return 1
+}
+
+# undo_roundtrip IMG UNDO ORIG_SUM: the undo file puts IMG back byte for byte
+undo_roundtrip() {
+	t_ok "undo" "$BB/btrfs" rescue undo "$2" "$1" &&
+		{ [ "$(sum "$1")" = "$3" ] || t_fail "undo did not restore $(basename "$1") byte for byte"; }
+}
+
+# changed_ok IMG ORIG_SUM UNDO: the command changed IMG, which is valid; then undone
+changed_ok() {
+	[ "$(sum "$1")" != "$2" ] || t_fail "nothing was written"
+	cp --sparse=always "$1" "$1.copy" && valid "$1.copy"
+	rm -f "$1.copy"
+	undo_roundtrip "$1" "$3" "$2"
+}

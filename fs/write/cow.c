@@ -610,15 +610,38 @@ uint8_t *fs_item_mut(struct fs *fs, uint64_t tree, const struct fs_key *key, uin
 	return data && !wroot_update_items(fs, NULL) ? data : NULL;
 }
 
+int tree_near(struct fs *fs, uint64_t tree, struct fs_key *key, int ge)
+{
+	struct fs_root root;
+	struct fs_path p;
+	struct fs_key k;
+	int ret = fs_root_lookup(fs, tree, &root);
+
+	if (ret)
+		return ret;
+	ret = fs_search(fs, &root, key, &p);
+	if (!ge && ret == 1)
+		ret = p.levels ? 0 : 1;         /* on the last item: below the key */
+	else if (!ge && ret == 0 && (fs_path_key(&p, &k), fs_key_cmp(&k, key) > 0))
+		ret = fs_prev(fs, &p);
+	if (ret == 0)
+		fs_path_key(&p, key);
+	fs_path_release(fs, &p);
+	return ret;
+}
+
 int fs_items_delete_range(struct fs *fs, uint64_t tree, const struct fs_key *from,
 			  const struct fs_key *to, uint64_t *count)
 {
 	struct wroot *wr = wroot_get(fs, tree);
-	struct fs_key at = *from, k;
-	int ret = wr ? 0 : fs->err.code;
+	struct fs_key at = *from, k = *from;
+	int ret = wr ? tree_near(fs, tree, &k, 1) : fs->err.code;
 
 	if (count)
 		*count = 0;
+	/* nothing to delete: nothing copied */
+	if (ret == 1 || (!ret && fs_key_cmp(&k, to) > 0))
+		return 0;
 	while (!ret) {
 		struct fs_path p;
 		struct edit e = { ED_DELETE, 0, 0, at, NULL, 0 };
@@ -690,4 +713,33 @@ int fs_tree_delete(struct fs *fs, uint64_t tree)
 	wr->moved = 0;
 	*wr = w->roots[--w->nroots];
 	return ret ? ret : finish(fs, item_edit(fs, BTRFS_ROOT_TREE_OBJECTID, &key, ED_DELETE, NULL, 0));
+}
+
+int fs_tree_create(struct fs *fs, uint64_t tree)
+{
+	struct fs_wstate *w = fs->w;
+	struct btrfs_root_item ri;
+	struct fs_key key = { tree, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct fs_block *b;
+	int ret;
+
+	if (!wroot_get(fs, BTRFS_ROOT_TREE_OBJECTID))
+		return fs->err.code;
+	if (!fs_root_lookup(fs, tree, &(struct fs_root){ 0 }))
+		return fs_err_at(&fs->err, -EEXIST, tree, 0, "the tree exists");
+	if (grow_array((void **)&w->roots, &w->cap_roots, w->nroots + 1, sizeof(*w->roots)))
+		return fs_err(&fs->err, -ENOMEM, "out of memory");
+	b = alloc_tree_block(fs, tree, 0);
+	if (!b)
+		return fs->err.code;
+	memset(&ri, 0, sizeof(ri));
+	put_le64(&ri.bytenr, b->bytenr);
+	put_le64(&ri.generation, w->transid);
+	put_le64(&ri.generation_v2, w->transid);
+	put_le32(&ri.refs, 1);
+	put_le64(&ri.bytes_used, fs->nodesize);
+	w->roots[w->nroots++] = (struct wroot){ tree, 0, b->bytenr, w->transid, 0, 0 };
+	fs_block_put(fs, b);
+	ret = item_edit(fs, BTRFS_ROOT_TREE_OBJECTID, &key, ED_INSERT, &ri, sizeof(ri));
+	return finish(fs, ret);
 }

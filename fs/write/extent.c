@@ -406,7 +406,7 @@ static int change_space(struct fs *fs, const struct wspace *s)
 		return fs_err_at(&fs->err, -EUCLEAN, 0, c->logical, "block group used below zero");
 	put_le64(&bg->used, s->sign > 0 ? used + s->len : used - s->len);
 	put_le64(&fs->sb.bytes_used, s->sign > 0 ? total + s->len : total - s->len);
-	if (get_le64(&fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE)
+	if (get_le64(&fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE && !fs->w->fst_rebuild)
 		return fst_change(fs, s->start, s->len, s->sign < 0);
 	return 0;
 }
@@ -575,4 +575,37 @@ int fs_csum_delete(struct fs *fs, uint64_t start, uint64_t len)
 		start = cut_e;
 	}
 	return ret < 0 ? ret : 0;
+}
+
+int fs_inode_delete(struct fs *fs, uint64_t tree, uint64_t ino)
+{
+	struct fs_key k = { ino, BTRFS_EXTENT_DATA_KEY, 0 }, from = { ino, 0, 0 }, to = { ino, 255, UINT64_MAX };
+	int ret;
+
+	/* the data extents its file extents use lose a reference each */
+	while (!(ret = tree_near(fs, tree, &k, 1)) && k.objectid == ino && k.type == BTRFS_EXTENT_DATA_KEY) {
+		struct fs_file_extent fe;
+		const uint8_t *data;
+		struct fs_root root;
+		struct fs_path p;
+		uint32_t size;
+
+		ret = fs_root_lookup(fs, tree, &root);
+		if (!ret)
+			ret = fs_lookup(fs, &root, &k, &p);
+		if (ret)
+			return ret;
+		data = fs_path_data(&p, &size);
+		ret = fs_file_extent(data, size, &fe);
+		fs_path_release(fs, &p);
+		if (ret)
+			return fs_err_at(&fs->err, -EUCLEAN, tree, 0, "bad file extent of inode %llu",
+					 (unsigned long long)ino);
+		if (fe.type != BTRFS_FILE_EXTENT_INLINE && fe.disk_bytenr &&
+		    (ret = fs_data_unref(fs, fe.disk_bytenr, fe.disk_num_bytes, tree, ino, k.offset - fe.offset)))
+			return ret;
+		if (++k.offset == 0)
+			break;
+	}
+	return ret < 0 ? ret : fs_items_delete_range(fs, tree, &from, &to, NULL);
 }

@@ -10,28 +10,6 @@
 
 #define FST BTRFS_FREE_SPACE_TREE_OBJECTID
 
-/* The free space tree item with the greatest key <= *key (ge 0), or the smallest
- * >= *key (ge 1): 0 and *key set to it, 1 none, <0 error. */
-static int fst_near(struct fs *fs, struct fs_key *key, int ge)
-{
-	struct fs_root root;
-	struct fs_path p;
-	struct fs_key k;
-	int ret = fs_root_lookup(fs, FST, &root);
-
-	if (ret)
-		return ret;
-	ret = fs_search(fs, &root, key, &p);
-	if (!ge && ret == 1)
-		ret = p.levels ? 0 : 1;         /* on the last item: below the key */
-	else if (!ge && ret == 0 && (fs_path_key(&p, &k), fs_key_cmp(&k, key) > 0))
-		ret = fs_prev(fs, &p);
-	if (ret == 0)
-		fs_path_key(&p, key);
-	fs_path_release(fs, &p);
-	return ret;
-}
-
 static int fst_damaged(struct fs *fs, uint64_t start, const char *what)
 {
 	return fs_err_at(&fs->err, -EUCLEAN, FST, start, "free space tree: %s", what);
@@ -43,7 +21,7 @@ static int fst_damaged(struct fs *fs, uint64_t start, const char *what)
 static int bitmap_key(struct fs *fs, uint64_t addr, struct fs_key *k)
 {
 	*k = (struct fs_key){ addr, BTRFS_FREE_SPACE_BITMAP_KEY, UINT64_MAX };
-	if (fst_near(fs, k, 0) || k->type != BTRFS_FREE_SPACE_BITMAP_KEY || k->objectid > addr ||
+	if (tree_near(fs, FST, k, 0) || k->type != BTRFS_FREE_SPACE_BITMAP_KEY || k->objectid > addr ||
 	    addr - k->objectid >= k->offset)
 		return fst_damaged(fs, addr, "no bitmap covers the address");
 	return 0;
@@ -128,7 +106,7 @@ static int put_extent(struct fs *fs, uint64_t start, uint64_t len)
 static int extent_take(struct fs *fs, uint64_t start, uint64_t end, int *delta)
 {
 	struct fs_key k = { start, BTRFS_FREE_SPACE_EXTENT_KEY, UINT64_MAX };
-	int ret = fst_near(fs, &k, 0);
+	int ret = tree_near(fs, FST, &k, 0);
 
 	if (ret < 0)
 		return ret;
@@ -147,7 +125,7 @@ static int extent_give(struct fs *fs, const struct fs_chunk *c, uint64_t start, 
 {
 	struct fs_key left = { start - 1, BTRFS_FREE_SPACE_EXTENT_KEY, UINT64_MAX };
 	struct fs_key right = { start, BTRFS_FREE_SPACE_EXTENT_KEY, 0 };
-	int rl = fst_near(fs, &left, 0), rr = rl < 0 ? rl : fst_near(fs, &right, 1), ret = 0;
+	int rl = tree_near(fs, FST, &left, 0), rr = rl < 0 ? rl : tree_near(fs, FST, &right, 1), ret = 0;
 	uint64_t s = start, e = end;
 
 	if (rr < 0)
@@ -199,4 +177,85 @@ int fst_change(struct fs *fs, uint64_t start, uint64_t len, int make_free)
 		return fst_damaged(fs, c->logical, "extent count below zero");
 	put_le32(&info->extent_count, (uint32_t)((int64_t)get_le32(&info->extent_count) + delta));
 	return 0;
+}
+
+/* ---- rebuilding ----------------------------------------------------------------- */
+
+int fs_fst_rebuild(struct fs *fs)
+{
+	struct fs_root r;
+	int ret = 0;
+
+	if (!fs_root_lookup(fs, FST, &r))
+		ret = fs_tree_delete(fs, FST);
+	if (!ret)
+		fs->w->fst_rebuild = 1;
+	return ret;
+}
+
+/* Free extents for [start, end) but the superblock stripes; *count gets how many. */
+static int add_free(struct fs *fs, uint64_t start, uint64_t end, uint32_t *count)
+{
+	while (start < end) {
+		const struct range *r = ranges_overlap(&fs->w->sb_stripes, start, end);
+		uint64_t stop = r && r->start > start ? r->start : end;
+		int ret;
+
+		if (r && r->start <= start) {
+			start = r->end;
+			continue;
+		}
+		ret = put_extent(fs, start, stop - start);
+		if (ret)
+			return ret;
+		(*count)++;
+		start = stop;
+	}
+	return 0;
+}
+
+/* The free space of one block group, from its extent items. */
+static int populate(struct fs *fs, const struct fs_root *extent, const struct fs_chunk *c)
+{
+	struct btrfs_free_space_info info = { 0 };
+	struct fs_key k = { c->logical, 0, 0 };
+	uint64_t pos = c->logical, end = c->logical + c->length;
+	uint32_t count = 0;
+	struct fs_path p;
+	int ret;
+
+	for (ret = fs_search(fs, extent, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		fs_path_key(&p, &k);
+		if (k.objectid >= end)
+			break;
+		if (k.type != BTRFS_EXTENT_ITEM_KEY && k.type != BTRFS_METADATA_ITEM_KEY)
+			continue;
+		if (k.objectid > pos && (ret = add_free(fs, pos, k.objectid, &count)))
+			break;
+		k.offset = k.type == BTRFS_EXTENT_ITEM_KEY ? k.offset : fs->nodesize;
+		if (k.objectid + k.offset > pos)
+			pos = k.objectid + k.offset;
+	}
+	fs_path_release(fs, &p);
+	if (ret < 0 || (pos < end && (ret = add_free(fs, pos, end, &count))))
+		return ret;
+	put_le32(&info.extent_count, count);
+	return fs_item_insert(fs, FST, &(struct fs_key){ c->logical, BTRFS_FREE_SPACE_INFO_KEY, c->length },
+			      &info, sizeof(info));
+}
+
+/* At commit, once the extent tree is settled: the new tree, from it. */
+int fst_populate(struct fs *fs)
+{
+	struct fs_root extent;
+	int ret = fs_tree_create(fs, FST);
+
+	fs->w->fst_rebuild = 0;
+	if (!ret)
+		ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &extent);
+	for (int i = 0; i < fs->num_chunks && !ret; i++)
+		ret = populate(fs, &extent, &fs->chunks[i]);
+	put_le64(&fs->sb.compat_ro_flags, get_le64(&fs->sb.compat_ro_flags) |
+		 BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE | BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID);
+	return ret;
 }

@@ -40,6 +40,7 @@ static void tx_end(struct fs *fs, int keep)
 		keep ? fs_block_put(fs, w->allocs[i].b) : fs_block_forget(fs, w->allocs[i].b);
 	w->nallocs = w->nfrees = w->nspace = w->nroots = 0;
 	w->transid = 0;
+	w->fst_rebuild = 0;
 }
 
 void fs_tx_abort(struct fs *fs)
@@ -82,6 +83,9 @@ static int settle(struct fs *fs)
 			ret = wroot_update_items(fs, &did);
 		if (!ret && ++rounds > 1000)
 			ret = fs_err(&fs->err, -ELOOP, "commit does not settle");
+		/* a free space tree made anew: from the settled extent tree, then settled itself */
+		if (!ret && !did && fs->w->fst_rebuild)
+			did = 1, ret = fst_populate(fs);
 	} while (!ret && did);
 	return ret;
 }
@@ -177,6 +181,11 @@ int fs_tx_commit(struct fs *fs)
 
 	if (!w || !w->transid)
 		return fs_err(&fs->err, -EINVAL, "no transaction is running");
+	if (!w->nallocs && !w->nfrees && !w->nspace && !w->fst_rebuild &&
+	    !memcmp(&fs->sb, &w->sb_before, sizeof(fs->sb))) {
+		tx_end(fs, 1);          /* nothing changed: nothing to write */
+		return 0;
+	}
 	ret = settle(fs);
 	if (ret) {
 		fs_tx_abort(fs);

@@ -54,6 +54,7 @@ struct fs_wstate {
 	uint8_t *scratch;                       /* 4 nodesize: leaf and node rebuilds */
 	int broken;                             /* a commit failed half-way: no more writes */
 	struct fs_error walk_err;               /* first unreadable block of fs_tree_delete */
+	int fst_rebuild;                        /* the free space tree is made anew at commit */
 };
 
 /* wio.c: saves the old bytes of every copy of [logical, +len) to the undo file. */
@@ -76,6 +77,9 @@ int wroot_update_items(struct fs *fs, int *did);
 int cow_search(struct fs *fs, struct wroot *wr, const struct fs_key *key, struct fs_path *p);
 size_t cow_scratch_size(uint32_t nodesize);
 int is_ours(const struct fs *fs, uint64_t bytenr);
+/* The item of tree (as the transaction left it) with the greatest key <= *key (ge 0),
+ * or the smallest >= *key (ge 1): 0 and *key set to it, 1 none, <0 error. */
+int tree_near(struct fs *fs, uint64_t tree, struct fs_key *key, int ge);
 struct fs_block *cow_block(struct fs *fs, struct wroot *wr, struct fs_block *b);
 
 /* extent.c */
@@ -93,5 +97,6 @@ int wspace_add(struct fs *fs, uint64_t start, uint64_t len, int sign);
 
 /* fst.c: the free space tree for [start, start + len) of one block group. */
 int fst_change(struct fs *fs, uint64_t start, uint64_t len, int make_free);
+int fst_populate(struct fs *fs);
 
 #endif

@@ -111,9 +111,13 @@ uint8_t *fs_item_mut(struct fs *fs, uint64_t tree, const struct fs_key *key, uin
 int fs_items_delete_range(struct fs *fs, uint64_t tree, const struct fs_key *from,
 			  const struct fs_key *to, uint64_t *count);
 
+/* A new empty tree with a root item (-EEXIST when there is one). */
+int fs_tree_create(struct fs *fs, uint64_t tree);
 /* Frees every block of the tree and deletes its root item (not for the root and
  * chunk trees). */
 int fs_tree_delete(struct fs *fs, uint64_t tree);
+/* Replaces the free space tree by one made at commit from the extent tree. */
+int fs_fst_rebuild(struct fs *fs);
 
 /* ---- extents (write/extent.c) ------------------------------------------- */
 
@@ -122,6 +126,9 @@ int fs_tree_delete(struct fs *fs, uint64_t tree);
  * deletes its checksums. */
 int fs_data_unref(struct fs *fs, uint64_t bytenr, uint64_t num_bytes, uint64_t root,
 		  uint64_t ino, uint64_t offset);
+/* Deletes every item of inode ino in tree; the data extents of its file extents
+ * lose their references. */
+int fs_inode_delete(struct fs *fs, uint64_t tree, uint64_t ino);
 /* Deletes the data checksums of [start, start + len) from the csum tree. */
 int fs_csum_delete(struct fs *fs, uint64_t start, uint64_t len);
 

@@ -308,3 +308,45 @@ TEST(write_model_default_nodes)
 {
 	CHECK(run_model(7, "16384", 12000, "model16k"));
 }
+
+/* With WRITE_MODEL_KEEP: an image with what the old inode number cache left in the
+ * fs tree (its inode, an inline extent, the free space header), for clear-ino-cache. */
+TEST(write_inocache_image)
+{
+	const char *box = getenv("BOX"), *keep = getenv("WRITE_MODEL_KEEP");
+	struct btrfs_inode_item ii = { 0 };
+	struct btrfs_free_space_header h = { 0 };
+	uint8_t fe[FS_FILE_EXTENT_INLINE_START + 100] = { 0 };
+	struct fs_key kii = { BTRFS_FREE_INO_OBJECTID, BTRFS_INODE_ITEM_KEY, 0 };
+	struct fs_key kfe = { BTRFS_FREE_INO_OBJECTID, BTRFS_EXTENT_DATA_KEY, 0 };
+	struct fs_key kh = { BTRFS_FREE_SPACE_OBJECTID, 0, 0 };
+	char img[600], cmd[1400];
+	struct fs_wopen_opts o;
+	struct fs_error err;
+	struct fs *fs;
+
+	if (!box || !keep)
+		return;
+	snprintf(img, sizeof(img), "%s/inocache.img", keep);
+	snprintf(cmd, sizeof(cmd), "truncate -s 160M %s && %s mkfs.btrfs -q -f %s", img, box, img);
+	CHECK(!system(cmd));
+	fs_wopen_opts_init(&o);
+	fs = fs_wopen((const char *const[]){ img }, 1, &o, &err);
+	CHECK(fs != NULL);
+	if (!fs)
+		return;
+	put_le32(&ii.mode, 0100600);
+	put_le32(&ii.nlink, 1);
+	put_le64(&ii.size, 100);
+	put_le64(&ii.flags, 3);                       /* NODATASUM, NODATACOW */
+	put_le64(&fe[8], 100);                          /* ram_bytes */
+	fe[20] = BTRFS_FILE_EXTENT_INLINE;
+	put_le64(&h.location.objectid, BTRFS_FREE_INO_OBJECTID);
+	h.location.type = BTRFS_INODE_ITEM_KEY;
+	CHECK(!fs_tx_begin(fs));
+	CHECK(!fs_item_insert(fs, BTRFS_FS_TREE_OBJECTID, &kii, &ii, sizeof(ii)));
+	CHECK(!fs_item_insert(fs, BTRFS_FS_TREE_OBJECTID, &kfe, fe, sizeof(fe)));
+	CHECK(!fs_item_insert(fs, BTRFS_FS_TREE_OBJECTID, &kh, &h, sizeof(h)));
+	CHECK(!fs_tx_commit(fs));
+	CHECK(!fs_wclose(fs));
+}
