@@ -44,7 +44,9 @@ os.fsync(fd); os.write(fd, b'y' * 5000); os.fsync(fd)"
 
 # corpus_img NAME DEST: a copy of a corpus image (the unpacked one in /var/tmp/corpus when
 # there is one, else from the shared corpus); returns 1 and skips when there is none.
-CORPUS=${CORPUS:-$(pwd)/../shared/corpus}
+for CORPUS in ${CORPUS:-} "$(pwd)/../shared/corpus" /work/shared/corpus; do
+	[ -f "$CORPUS/manifest.tsv" ] && break
+done
 corpus_img() {
 	if [ -f "/var/tmp/corpus/$1.raw" ]; then
 		cp --sparse=always "/var/tmp/corpus/$1.raw" "$2" && return 0

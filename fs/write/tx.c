@@ -16,6 +16,11 @@ int fs_tx_begin(struct fs *fs)
 		return fs_err(&fs->err, -EIO, "an earlier commit failed: no more changes");
 	if (w->transid)
 		return fs_err(&fs->err, -EBUSY, "a transaction is already running");
+	/* a log tree belongs to the transaction after the superblock's: a commit would
+	 * orphan it (its blocks no longer match the generation the kernel expects) */
+	if (get_le64(&fs->sb.log_root))
+		return fs_err(&fs->err, -EAGAIN, "the filesystem has a log tree to replay: mount it once "
+			      "(or drop the log with btrfs rescue zero-log) before changing it");
 	ret = walloc_init(fs);
 	if (ret)
 		return ret;

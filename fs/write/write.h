@@ -19,7 +19,8 @@
  * commit writes them: every copy of every block, a flush, then every superblock
  * copy on every device, a flush. A power cut leaves the old or the new state.
  * Nothing reaches the disk before fs_tx_commit: an error on the way (damage found,
- * no space, a shared block) aborts with the filesystem untouched.
+ * no space, a shared block) aborts with the filesystem untouched. A filesystem with a
+ * log tree (not cleanly unmounted) is refused (-EAGAIN): a commit would orphan the log.
  *
  * Kept consistent at commit: the extent tree (skinny or not, a TREE_BLOCK_REF per
  * tree block), block group `used`, the free space tree, the superblock's bytes_used,
