@@ -1,6 +1,7 @@
 # btrfsbox — one static multicall binary for the btrfs user-space tools.
 #   make               build ./btrfsbox (static, musl-gcc; `make CC=gcc` links glibc statically)
 #   make test          unit tests and shell tests; last line "N passed, N failed, N skipped"
+#   make crashtest     power cuts at every write of the write paths (long)
 #   make sanitize      the same tests against an ASan+UBSan build (glibc, dynamic)
 #   make demo          mkfs --rootdir -> check -> mount -> restore on an image file
 #   make defconfig | tinyconfig | oldconfig | menuconfig
@@ -19,7 +20,7 @@ V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 say = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
 
-SRCS := $(sort $(wildcard applets/*.c fs/*.c util/*.c))
+SRCS := $(sort $(wildcard applets/*.c fs/*.c fs/write/*.c util/*.c))
 OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_OBJS := $(filter $(BUILD)/obj/fs/% $(BUILD)/obj/util/%,$(OBJS))
 UNIT_SRCS := $(filter-out tests/unit/unit_main.c,$(wildcard tests/unit/*.c))
@@ -104,6 +105,10 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libbox.a
 test: $(BIN) $(UNIT_BINS)
 	$(Q)TEST_CC=$(CC) BOX=$(abspath $(BIN)) UNIT_DIR=$(abspath $(BUILD)/unit) SANITIZE=$(SANITIZE) sh tests/run.sh $(T)
 
+# every power-cut point of the write paths (tests/crash.test samples them in make test)
+crashtest: $(BIN)
+	$(Q)CRASH_ALL=1 TEST_TIMEOUT=7200 BOX=$(abspath $(BIN)) UNIT_DIR=/nonexistent sh tests/run.sh crash
+
 sanitize:
 	$(Q)$(MAKE) --no-print-directory CC=gcc BUILD=build/sanitize BIN=build/sanitize/btrfsbox SANITIZE=1 test
 
@@ -140,6 +145,6 @@ clean:
 	rm -rf $(BUILD)/obj $(BUILD)/gen $(BUILD)/unit $(BUILD)/sanitize $(BUILD)/defconfig $(BUILD)/tinyconfig $(BUILD)/libbox.a $(BIN)
 
 FORCE:
-.PHONY: FORCE all test units sanitize demo bench fuzz size sizes defconfig tinyconfig oldconfig menuconfig clean
+.PHONY: FORCE all test units crashtest sanitize demo bench fuzz size sizes defconfig tinyconfig oldconfig menuconfig clean
 .DELETE_ON_ERROR:
 -include $(OBJS:.o=.d)

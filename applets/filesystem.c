@@ -21,7 +21,7 @@
 #include "fs.h"
 #include "le.h"
 #include "output.h"
-#include "super_label.h"
+#include "write/write.h"
 #include "sysfile.h"
 #include "units.h"
 #include "uuid.h"
@@ -479,46 +479,6 @@ static const char label_usage[] =
 	"Print the label of a filesystem, or set it to <newlabel>. A device or image file\n"
 	"must not be mounted; a mounted filesystem is named by its mount point.\n";
 
-/* 1 when path (a block device or an image file) is mounted, through a loop device
- * for a file; 0 when not; -errno. */
-static int source_is_mounted(const char *path)
-{
-	char mnt[PATH_MAX], dev[300], back[PATH_MAX], real[PATH_MAX];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int ret = 0;
-
-	if (stat(path, &st))
-		return -errno;
-	if (S_ISBLK(st.st_mode))
-		return btrfs_mount_of_device(path, mnt, sizeof(mnt)) == 0;
-	if (!realpath(path, real))
-		return -errno;
-	d = opendir("/sys/block");
-	if (!d)
-		return 0;
-	while (!ret && (de = readdir(d))) {
-		char p[300];
-		FILE *f;
-
-		if (strncmp(de->d_name, "loop", 4))
-			continue;
-		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		if (fgets(back, sizeof(back), f)) {
-			back[strcspn(back, "\n")] = 0;
-			snprintf(dev, sizeof(dev), "/dev/%s", de->d_name);
-			ret = !strcmp(back, real) && btrfs_mount_of_device(dev, mnt, sizeof(mnt)) == 0;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return ret;
-}
-
 /* Why a device has no usable superblock: none at all, or a read error. */
 static void no_btrfs_error(const char *path, int ret)
 {
@@ -530,41 +490,40 @@ static void no_btrfs_error(const char *path, int ret)
 	msg_error("cannot read the superblock of %s: %m", path);
 }
 
-static int set_label_reporting(const char *path, const char *label)
+/* Every superblock copy of every device of the filesystem, through the write engine:
+ * exclusive (the devices unmounted, no other writer), flushed, the primary copies last. */
+static int set_label_unmounted(const char *path, const char *label)
 {
-	int ret = fs_super_set_label(path, label);
+	struct fs_wopen_opts o;
+	struct fs_error err;
+	char buf[320];
+	struct fs *fs;
+	int ret;
 
-	if (ret == -EUCLEAN || ret == -ENOENT)
-		no_btrfs_error(path, ret);
-	else if (ret) {
-		errno = -ret;
-		msg_error("cannot set the label of %s: %m", path);
+	fs_wopen_opts_init(&o);
+	o.open.partial = 1;
+	o.open.skip_chunk_tree = 1;
+	fs = fs_wopen(&path, 1, &o, &err);
+	if (!fs) {
+		if (err.code == -EUCLEAN || err.code == -ENOENT || err.code == -EIO)
+			no_btrfs_error(path, err.code);
+		else
+			msg_error("cannot set the label of %s: %s", path, fs_error_format(&err, buf, sizeof(buf)));
+		return 1;
 	}
-	return ret ? 1 : 0;
-}
-
-/* Every device of a filesystem carries the label: the other devices of a multi-device
- * one (block devices with the same fsid) are changed before the one named. */
-static int set_label_siblings(const struct btrfs_super_block *sb, const char *label)
-{
-	struct sbdevs v = { 0 };
-	int i, ret = 0;
-
-	if (get_le64(&sb->num_devices) < 2)
-		return 0;
-	btrfs_each_block_device(add_block_device, &v);
-	for (i = 0; i < v.n && !ret; i++)
-		if (!memcmp(v.d[i].sb.fsid, sb->fsid, BTRFS_FSID_SIZE) &&
-		    memcmp(v.d[i].sb.dev_item.uuid, sb->dev_item.uuid, BTRFS_UUID_SIZE))
-			ret = set_label_reporting(v.d[i].path, label);
-	free(v.d);
-	return ret;
+	memset(fs->sb.label, 0, sizeof(fs->sb.label));
+	memcpy(fs->sb.label, label, strlen(label));
+	ret = fs_super_commit(fs);
+	if (ret)
+		msg_error("cannot set the label of %s: %s", path, fs_error_format(&fs->err, buf, sizeof(buf)));
+	fs_wclose(fs);
+	return !!ret;
 }
 
 static int label_unmounted(const char *path, const char *newlabel)
 {
 	struct btrfs_super_block sb;
-	int m = source_is_mounted(path), ret;
+	int m = fs_path_mounted(path), ret;
 
 	if (m < 0) {
 		errno = -m;
@@ -575,16 +534,15 @@ static int label_unmounted(const char *path, const char *newlabel)
 		msg_error("device %s is mounted, use mount point", path);
 		return 1;
 	}
+	if (newlabel)
+		return set_label_unmounted(path, newlabel);
 	ret = fs_super_read(path, 0, &sb, NULL);
 	if (ret) {
 		no_btrfs_error(path, ret);
 		return 1;
 	}
-	if (!newlabel) {
-		printf("%.*s\n", BTRFS_LABEL_SIZE - 1, sb.label);
-		return 0;
-	}
-	return set_label_siblings(&sb, newlabel) || set_label_reporting(path, newlabel);
+	printf("%.*s\n", BTRFS_LABEL_SIZE - 1, sb.label);
+	return 0;
 }
 
 static int label_mounted(const char *path, const char *newlabel)

@@ -149,26 +149,12 @@ static uint64_t tree_block_flags(struct check_ctx *c, uint64_t bytenr)
 
 /* ---- the extent tree's side -------------------------------------------------- */
 
-static uint64_t data_ref_hash(uint64_t root, uint64_t objectid, uint64_t offset)
-{
-	uint32_t high = ~0u, low = ~0u;
-	__le64 v;
-
-	v = htole64(root);
-	high = crc32c_raw(high, &v, sizeof(v));
-	v = htole64(objectid);
-	low = crc32c_raw(low, &v, sizeof(v));
-	v = htole64(offset);
-	low = crc32c_raw(low, &v, sizeof(v));
-	return ((uint64_t)high << 31) ^ (uint64_t)low;
-}
-
 /* Inline refs are sorted by type, ascending, then within a type by offset
  * (data refs: by hash), descending: the kernel inserts before the first smaller. */
 static uint64_t inline_ref_seq(const struct fs_inline_ref *r)
 {
 	if (r->type == BTRFS_EXTENT_DATA_REF_KEY)
-		return data_ref_hash(r->root, r->objectid, r->file_offset);
+		return fs_data_ref_hash(r->root, r->objectid, r->file_offset);
 	return r->offset;
 }
 

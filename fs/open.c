@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void fs_open_opts_init(struct fs_open_opts *o)
@@ -47,14 +49,32 @@ static int choose_super(struct fs_device *d, int mirror, struct fs_error *err)
 	return first.code;
 }
 
-static int open_device(struct fs_device *d, const char *path, int mirror, struct fs_error *err)
+int fs_open_fd(const char *path, int writable, struct fs_error *err)
+{
+	struct stat st;
+	int fd, blk = !stat(path, &st) && S_ISBLK(st.st_mode);
+
+	fd = open(path, (writable ? O_RDWR | (blk ? O_EXCL : 0) : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return fs_err(err, -errno, "cannot open %s: %s", path,
+			      errno == EBUSY ? "device is in use (mounted or opened by another writer)" :
+			      strerror(errno));
+	if (writable && !blk && flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return fs_err(err, -EBUSY, "cannot open %s: image file is in use by another writer", path);
+	}
+	return fd;
+}
+
+static int open_device(struct fs_device *d, const char *path, int mirror, int writable,
+		       struct fs_error *err)
 {
 	const struct btrfs_dev_item *di = &d->sb.dev_item;
 	int ret;
 
-	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	d->fd = fs_open_fd(path, writable, err);
 	if (d->fd < 0)
-		return fs_err(err, -errno, "cannot open %s: %s", path, strerror(errno));
+		return d->fd;
 	d->path = strdup(path);
 	if (!d->path)
 		return fs_err(err, -ENOMEM, "out of memory");
@@ -72,11 +92,12 @@ static int open_device(struct fs_device *d, const char *path, int mirror, struct
 	return 0;
 }
 
-static int add_devices(struct fs *fs, const char *const *paths, int n, int mirror, struct fs_error *err)
+static int add_devices(struct fs *fs, const char *const *paths, int n, const struct fs_open_opts *o,
+		       struct fs_error *err)
 {
 	for (int i = 0; i < n; i++) {
 		struct fs_device *d = &fs->devs[i];
-		int ret = open_device(d, paths[i], mirror, err);
+		int ret = open_device(d, paths[i], o->super_mirror, o->writable, err);
 
 		fs->num_devs = i + 1;
 		if (ret)
@@ -241,8 +262,8 @@ struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_op
 		opts = &defaults;
 	}
 	fs_err_clear(err);
-	if (opts->writable || npaths < 1) {
-		fs_err(err, -EINVAL, npaths < 1 ? "no device given" : "writable open is not supported yet");
+	if (npaths < 1) {
+		fs_err(err, -EINVAL, "no device given");
 		return NULL;
 	}
 	fs = calloc(1, sizeof(*fs));
@@ -253,7 +274,7 @@ struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_op
 		fs_err(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (add_devices(fs, paths, npaths, opts->super_mirror, err) ||
+	if (add_devices(fs, paths, npaths, opts, err) ||
 	    (adopt_super(fs), pick_roots(fs, opts, err)) ||
 	    (fs_cache_set_limit(fs, opts->cache_bytes), load_chunks(fs, opts, err)) ||
 	    check_root_tree(fs, opts, err)) {

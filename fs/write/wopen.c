@@ -1,0 +1,223 @@
+/* Opening a filesystem for writing: nobody else may use its devices. */
+#include "wint.h"
+#include "devscan.h"
+#include "le.h"
+#include "sysfile.h"
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_DEVNUMS 16
+
+struct devnums { dev_t v[MAX_DEVNUMS]; int n; };
+
+static int devnums_has(const struct devnums *d, dev_t dev)
+{
+	for (int i = 0; i < d->n; i++)
+		if (d->v[i] == dev)
+			return 1;
+	return 0;
+}
+
+/* Calls fn(dir, name) for each entry of dir but . and .., until fn returns nonzero. */
+static int each_entry(const char *dir, int (*fn)(const char *dir, const char *name, void *ctx),
+		      void *ctx)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return 0;
+	while (!ret && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			ret = fn(dir, de->d_name, ctx);
+	closedir(d);
+	return ret;
+}
+
+struct loop_match { struct stat file; struct devnums *out; };
+
+/* A loop device whose backing file is the image adds its device number. */
+static int match_loop(const char *dir, const char *name, void *ctx)
+{
+	struct loop_match *m = ctx;
+	char p[320], back[4096];
+	struct stat st;
+	dev_t dev;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s/loop/backing_file", dir, name);
+	if (strncmp(name, "loop", 4) || !(f = fopen(p, "r")))
+		return 0;
+	if (fgets(back, sizeof(back), f)) {
+		back[strcspn(back, "\n")] = 0;
+		snprintf(p, sizeof(p), "%s/%s/dev", dir, name);
+		if (!stat(back, &st) && st.st_dev == m->file.st_dev && st.st_ino == m->file.st_ino &&
+		    !sysfile_read_devnum(p, &dev) && m->out->n < MAX_DEVNUMS)
+			m->out->v[m->out->n++] = dev;
+	}
+	fclose(f);
+	return 0;
+}
+
+static int mount_uses(const struct sys_mount *mt, void *ctx)
+{
+	struct stat st;
+
+	return !stat(mt->source, &st) && S_ISBLK(st.st_mode) && devnums_has(ctx, st.st_rdev);
+}
+
+static int sysfs_device_is(const char *dir, const char *name, void *ctx)
+{
+	char p[600];
+	dev_t dev;
+
+	snprintf(p, sizeof(p), "%s/%s/dev", dir, name);
+	return !sysfile_read_devnum(p, &dev) && devnums_has(ctx, dev);
+}
+
+/* /sys/fs/btrfs/FSID/devices lists the devices of each mounted btrfs. */
+static int sysfs_fs_uses(const char *dir, const char *name, void *ctx)
+{
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/%s/devices", dir, name);
+	return each_entry(p, sysfs_device_is, ctx);
+}
+
+int fs_path_mounted(const char *path)
+{
+	struct devnums d = { .n = 0 };
+	struct loop_match m = { .out = &d };
+
+	if (stat(path, &m.file))
+		return -errno;
+	if (S_ISBLK(m.file.st_mode))
+		d.v[d.n++] = m.file.st_rdev;
+	else
+		each_entry("/sys/block", match_loop, &m);
+	if (!d.n)
+		return 0;
+	return sysfile_each_mount(mount_uses, &d) > 0 || each_entry("/sys/fs/btrfs", sysfs_fs_uses, &d);
+}
+
+void fs_wopen_opts_init(struct fs_wopen_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	fs_open_opts_init(&o->open);
+	o->scan = 1;
+}
+
+/* The devices of the filesystem on paths that were not given, found by a scan. */
+static int scan_more(const char *const *paths, int n, char **found, int max)
+{
+	struct btrfs_super_block sb, any;
+	uint64_t ids[MAX_DEVNUMS];
+	int k = 0;
+
+	for (int i = 0; i < n && k < MAX_DEVNUMS; i++) {
+		int m = 0;
+
+		while (m < BTRFS_SUPER_MIRRORS && fs_super_read(paths[i], m, &any, NULL))
+			m++;
+		if (m < BTRFS_SUPER_MIRRORS) {
+			sb = any;
+			ids[k++] = get_le64(&sb.dev_item.devid);
+		}
+	}
+	if (!k || get_le64(&sb.num_devices) <= (uint64_t)n)
+		return 0;
+	return fs_scan_devices(sb.fsid, ids, k, found, max);
+}
+
+static int check_unmounted(const char *const *paths, int n, struct fs_error *err)
+{
+	for (int i = 0; i < n; i++) {
+		int ret = fs_path_mounted(paths[i]);
+
+		if (ret < 0)
+			return fs_err(err, ret, "could not check mount status of %s: %s", paths[i],
+				      strerror(-ret));
+		if (ret)
+			return fs_err(err, -EBUSY, "%s is currently mounted", paths[i]);
+	}
+	return 0;
+}
+
+static struct fs *open_all(const char *const *paths, int n, const struct fs_wopen_opts *o,
+			   struct fs_error *err)
+{
+	struct fs_open_opts oo = o->open;
+	const char *all[MAX_DEVNUMS * 2];
+	char *found[MAX_DEVNUMS];
+	struct fs *fs = NULL;
+	int nf = o->scan && n <= MAX_DEVNUMS ? scan_more(paths, n, found, MAX_DEVNUMS) : 0;
+
+	oo.writable = 1;
+	memcpy(all, paths, (size_t)n * sizeof(*paths));
+	memcpy(all + n, found, (size_t)nf * sizeof(*found));
+	if (!check_unmounted(all, n + nf, err))
+		fs = fs_open(all, n + nf, &oo, err);
+	while (nf)
+		free(found[--nf]);
+	return fs;
+}
+
+struct fs *fs_wopen(const char *const *paths, int n, const struct fs_wopen_opts *o,
+		    struct fs_error *err)
+{
+	struct fs *fs = open_all(paths, n, o, err);
+
+	if (!fs)
+		return NULL;
+	if (fs->missing_devs) {
+		char msg[sizeof(err->msg)];
+
+		memcpy(msg, err->msg, sizeof(msg));
+		fs_err(err, -ENODEV, "%s: every device must be present to write", msg);
+		fs_close(fs);
+		return NULL;
+	}
+	fs->w = calloc(1, sizeof(*fs->w));
+	if (!fs->w) {
+		fs_err(err, -ENOMEM, "out of memory");
+		fs_close(fs);
+		return NULL;
+	}
+	if (o->undo && undo_open(fs, o->undo)) {
+		*err = fs->err;
+		fs_wclose(fs);
+		return NULL;
+	}
+	return fs;
+}
+
+int fs_wclose(struct fs *fs)
+{
+	struct fs_wstate *w;
+	int ret;
+
+	if (!fs)
+		return 0;
+	w = fs->w;
+	if (w && w->transid)
+		fs_tx_abort(fs);
+	ret = w ? undo_close(fs) : 0;
+	if (w) {
+		free(w->allocs);
+		free(w->frees);
+		free(w->space);
+		free(w->roots);
+		free(w->taken.v);
+		free(w->sb_stripes.v);
+		free(w->scratch);
+		free(w);
+	}
+	fs->w = NULL;
+	fs_close(fs);
+	return ret;
+}
