@@ -128,6 +128,8 @@ sizes:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/defconfig CONFIG_FILE=build/defconfig/.config BIN=build/defconfig/btrfsbox defconfig all
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tinyconfig CONFIG_FILE=build/tinyconfig/.config BIN=build/tinyconfig/btrfsbox tinyconfig all
 	$(Q)printf 'defconfig  %9d bytes\ntinyconfig %9d bytes\n' $$(stat -c %s build/defconfig/btrfsbox) $$(stat -c %s build/tinyconfig/btrfsbox)
+	$(Q)sh config/size.sh build/defconfig/btrfsbox build/defconfig/btrfsbox.map | \
+		awk '$$1 ~ /^fs\/write\/|^applets\/rescue$$/ { n += $$2 } END { printf "write side %9d bytes (fs/write, applets/rescue in defconfig)\n", n }'
 
 defconfig tinyconfig:
 	$(Q)mkdir -p $(dir $(CONFIG_FILE))

@@ -72,3 +72,20 @@ changed_ok() {
 	rm -f "$1.copy"
 	undo_roundtrip "$1" "$3" "$2"
 }
+
+# fragmented IMG: metadata free space so scattered that the free space tree keeps it
+# in bitmaps (many small files made, every other one deleted)
+fragmented() {
+	t_img "$1" 256M
+	timeout 60 "$REF_MKFS" -q -f -n 4096 -m single "$1" >/dev/null 2>&1 && t_mount -o loop "$1" "$MNT" ||
+		{ t_fail "mkfs/mount"; return 1; }
+	python3 -c "
+import os
+for i in range(20000):
+    with open('$MNT/f%05d' % i, 'wb') as f: f.write(b'x' * 100)
+os.sync()
+for i in range(0, 20000, 2): os.unlink('$MNT/f%05d' % i)"
+	t_umount "$MNT"
+	"$REF_BTRFS" inspect-internal dump-tree -t 10 "$1" | grep -q FREE_SPACE_BITMAP ||
+		{ t_fail "no free space bitmaps in the fragmented image"; return 1; }
+}

@@ -17,8 +17,6 @@
 
 #define MAX_SPLIT 8
 
-struct vitem { struct fs_key key; const uint8_t *data; uint32_t size; };
-struct vptr { struct fs_key key; uint64_t blockptr, gen; };
 
 static void put_key(struct btrfs_disk_key *d, const struct fs_key *k)
 {
@@ -159,71 +157,65 @@ int cow_search(struct fs *fs, struct wroot *wr, const struct fs_key *key, struct
 
 /* ---- rebuilding leaves and nodes -------------------------------------------- */
 
-static uint32_t leaf_items(const uint8_t *leaf, struct vitem *v)
+/* A leaf item (data, size) or a node pointer (data: its blockptr and generation, 16
+ * bytes as on disk) on its way into a rebuilt block. */
+struct entry { struct fs_key key; const uint8_t *data; uint32_t size; };
+#define PTR_DATA 16
+
+static uint32_t cost(int level, const struct entry *e)
 {
-	const struct btrfs_header *h = (const void *)leaf;
-	const struct btrfs_item *it = (const void *)(leaf + HDR_SIZE);
+	return level ? (uint32_t)PTR_SIZE : (uint32_t)ITEM_SIZE + e->size;
+}
+
+/* The entries of a block image (a copy: the entries point into it). */
+static uint32_t entries_of(const uint8_t *blk, struct entry *v)
+{
+	const struct btrfs_header *h = (const void *)blk;
 	uint32_t n = get_le32(&h->nritems);
 
 	for (uint32_t i = 0; i < n; i++) {
-		fs_key_from_disk(&v[i].key, &it[i].key);
-		v[i].data = leaf + HDR_SIZE + get_le32(&it[i].offset);
-		v[i].size = get_le32(&it[i].size);
+		const uint8_t *at = blk + HDR_SIZE + i * (h->level ? PTR_SIZE : ITEM_SIZE);
+
+		fs_key_from_disk(&v[i].key, (const struct btrfs_disk_key *)at);
+		v[i].data = h->level ? at + sizeof(struct btrfs_disk_key) :
+				       blk + HDR_SIZE + get_le32(at + offsetof(struct btrfs_item, offset));
+		v[i].size = h->level ? PTR_DATA : get_le32(at + offsetof(struct btrfs_item, size));
 	}
 	return n;
 }
 
-static void leaf_fill(struct fs_block *b, const struct vitem *v, uint32_t n)
+static void fill(struct fs_block *b, const struct entry *v, uint32_t n)
 {
-	struct btrfs_item *it = (struct btrfs_item *)(b->data + HDR_SIZE);
+	int level = fs_block_level(b);
 	uint32_t end = b->size - (uint32_t)HDR_SIZE;
 
-	memset(b->data + HDR_SIZE, 0, b->size - HDR_SIZE);
+	memset(b->data + HDR_SIZE, 0, end);
 	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *at = b->data + HDR_SIZE + i * (level ? PTR_SIZE : ITEM_SIZE);
+
+		put_key((struct btrfs_disk_key *)at, &v[i].key);
+		if (level) {
+			memcpy(at + sizeof(struct btrfs_disk_key), v[i].data, PTR_DATA);
+			continue;
+		}
 		end -= v[i].size;
-		put_key(&it[i].key, &v[i].key);
-		put_le32(&it[i].offset, end);
-		put_le32(&it[i].size, v[i].size);
+		put_le32(at + offsetof(struct btrfs_item, offset), end);
+		put_le32(at + offsetof(struct btrfs_item, size), v[i].size);
 		memcpy(b->data + HDR_SIZE + end, v[i].data, v[i].size);
 	}
 	put_le32(&hdr(b)->nritems, n);
 }
 
-static uint32_t node_ptrs(const struct fs_block *b, struct vptr *v)
-{
-	uint32_t n = fs_block_nritems(b);
-
-	for (uint32_t i = 0; i < n; i++) {
-		fs_node_key(b, i, &v[i].key);
-		v[i].blockptr = fs_node_blockptr(b, i);
-		v[i].gen = fs_node_ptr_generation(b, i);
-	}
-	return n;
-}
-
-static void node_fill(struct fs_block *b, const struct vptr *v, uint32_t n)
-{
-	struct btrfs_key_ptr *kp = (struct btrfs_key_ptr *)(b->data + HDR_SIZE);
-
-	memset(b->data + HDR_SIZE, 0, b->size - HDR_SIZE);
-	for (uint32_t i = 0; i < n; i++) {
-		put_key(&kp[i].key, &v[i].key);
-		put_le64(&kp[i].blockptr, v[i].blockptr);
-		put_le64(&kp[i].generation, v[i].gen);
-	}
-	put_le32(&hdr(b)->nritems, n);
-}
-
-/* Splits n items of the given sizes into *k leaves of at most cap bytes, each about
- * as full as the others: start[j] is the first item of leaf j. */
-static void plan_leaves(const struct vitem *v, uint32_t n, uint32_t cap, uint32_t *start, int *k)
+/* Splits the entries into *k blocks of at most cap bytes, each about as full as the
+ * others: start[j] is the first entry of block j. */
+static void plan(const struct entry *v, uint32_t n, int level, uint32_t cap, uint32_t *start, int *k)
 {
 	uint64_t total = 0;
 	int kk;
 
 	for (uint32_t i = 0; i < n; i++)
-		total += ITEM_SIZE + v[i].size;
-	for (kk = n ? (int)((total + cap - 1) / cap) : 0; kk < MAX_SPLIT; kk++) {
+		total += cost(level, &v[i]);
+	for (kk = (int)((total + cap - 1) / cap); kk < MAX_SPLIT; kk++) {
 		uint64_t left = total;
 		uint32_t i = 0;
 
@@ -231,233 +223,118 @@ static void plan_leaves(const struct vitem *v, uint32_t n, uint32_t cap, uint32_
 			uint64_t acc = 0, target = (left + (uint64_t)(kk - j) - 1) / (uint64_t)(kk - j);
 
 			start[j] = i;
-			while (i < n && acc + ITEM_SIZE + v[i].size <= cap && (acc < target || j == kk - 1))
-				acc += ITEM_SIZE + v[i++].size;
+			while (i < n && acc + cost(level, &v[i]) <= cap && (acc < target || j == kk - 1))
+				acc += cost(level, &v[i++]);
 			left -= acc;
 		}
 		if (i == n)
 			break;
 	}
+	start[kk < MAX_SPLIT ? kk : 0] = n;
 	*k = kk;
 }
 
-/* The sibling next to slot of parent (the left one when there is one), or -1. */
-static int sibling_slot(const struct fs_block *parent, int slot)
-{
-	if (slot > 0)
-		return slot - 1;
-	return slot + 1 < (int)fs_block_nritems(parent) ? slot + 1 : -1;
-}
+static int rebuild(struct fs *fs, uint64_t tree, struct fs_path *p, int level, uint32_t first,
+		   uint32_t nold, const struct entry *repl, uint32_t nrepl);
 
-/* Output blocks for k pieces: the block being rebuilt first, then new ones. */
-static int outputs(struct fs *fs, uint64_t tree, struct fs_block *first, int k, struct fs_block **out)
+/* The blocks out[0..k) take the place of the nsrc blocks at slot first of the parent
+ * of level (or become the root, under a new root node when there are several). */
+static int link_up(struct fs *fs, uint64_t tree, struct fs_path *p, int level, uint32_t first,
+		   uint32_t nsrc, struct fs_block **out, int k)
 {
-	out[0] = first;
-	for (int j = 1; j < k; j++)
-		if (!(out[j] = alloc_tree_block(fs, tree, fs_block_level(first)))) {
-			while (--j > 0)
-				fs_block_put(fs, out[j]);
-			return fs->err.code;
-		}
-	return 0;
-}
-
-static void ptr_of(struct fs *fs, struct fs_block *b, struct vptr *v)
-{
-	if (fs_block_nritems(b))
-		fs_block_level(b) ? fs_node_key(b, 0, &v->key) : fs_item_key(b, 0, &v->key);
-	else
-		memset(&v->key, 0, sizeof(v->key));
-	v->blockptr = b->bytenr;
-	v->gen = fs->w->transid;
-}
-
-static int node_change(struct fs *fs, uint64_t tree, struct fs_path *p, int level, int first,
-		       int nold, const struct vptr *repl, int nrepl);
-
-/* Replaces the pointers to the nsrc old blocks at first of the parent of level with
- * pointers to out[0..k) (or makes them the root). */
-static int link_up(struct fs *fs, uint64_t tree, struct fs_path *p, int level, int first, int nsrc,
-		   struct fs_block **out, int k)
-{
-	struct vptr ptrs[MAX_SPLIT];
+	uint8_t data[MAX_SPLIT][PTR_DATA];
+	struct entry ptrs[MAX_SPLIT];
 	struct fs_block *root;
 
-	for (int j = 0; j < k; j++)
-		ptr_of(fs, out[j], &ptrs[j]);
-	for (int j = 1; j < k; j++)
-		fs_block_put(fs, out[j]);
+	for (int j = 0; j < k; j++) {
+		memset(&ptrs[j].key, 0, sizeof(ptrs[j].key));
+		if (fs_block_nritems(out[j]))           /* its first key */
+			level ? fs_node_key(out[j], 0, &ptrs[j].key) : fs_item_key(out[j], 0, &ptrs[j].key);
+		put_le64(data[j], out[j]->bytenr);
+		put_le64(data[j] + 8, fs->w->transid);
+		ptrs[j].data = data[j];
+		ptrs[j].size = PTR_DATA;
+		if (j)
+			fs_block_put(fs, out[j]);
+	}
 	if (level + 1 < p->levels)
-		return node_change(fs, tree, p, level + 1, first, nsrc, ptrs, k);
+		return rebuild(fs, tree, p, level + 1, first, nsrc, ptrs, (uint32_t)k);
 	if (k <= 1)
 		return 0;
-	/* the root split: a new root above */
 	root = alloc_tree_block(fs, tree, level + 1);
 	if (!root)
 		return fs->err.code;
-	node_fill(root, ptrs, (uint32_t)k);
+	fill(root, ptrs, (uint32_t)k);
 	set_root(fs, tree, root);
 	fs_block_put(fs, root);
 	return 0;
 }
 
-/* The neighbour of the block at level of p, read (not copied), or NULL when none. */
-static struct fs_block *read_sibling(struct fs *fs, struct fs_path *p, int level, int *sslot)
-{
-	struct fs_block *parent = p->nodes[level + 1];
-
-	*sslot = sibling_slot(parent, p->slots[level + 1]);
-	return *sslot < 0 ? NULL : fs_read_child(fs, parent, (uint32_t)*sslot, p->tree);
-}
-
-/* Root node with one child left: the child (copied) becomes the root. */
-static int shrink_root(struct fs *fs, uint64_t tree, struct fs_block *node, const struct vptr *v)
+/* The root node has one child left: the child (copied) becomes the root. */
+static int shrink_root(struct fs *fs, uint64_t tree, struct fs_block *node, const struct entry *v)
 {
 	struct fs_key first = v->key;
-	struct fs_block_expect exp = { v->gen, fs_block_level(node) - 1, tree, &first };
-	struct fs_block *child = fs_block_read(fs, v->blockptr, &exp);
-	struct wroot *wr = wroot_get(fs, tree);
+	struct fs_block_expect exp = { get_le64(v->data + 8), fs_block_level(node) - 1, tree, &first };
+	struct fs_block *child = fs_block_read(fs, get_le64(v->data), &exp);
 
-	if (!child || !(child = cow_block(fs, wr, child)))
+	if (!child || !(child = cow_block(fs, wroot_get(fs, tree), child)))
 		return fs->err.code ? fs->err.code : -EIO;
 	set_root(fs, tree, child);
 	fs_block_put(fs, child);
 	return free_tree_block(fs, tree, node);
 }
 
-static int node_change(struct fs *fs, uint64_t tree, struct fs_path *p, int level, int first,
-		       int nold, const struct vptr *repl, int nrepl)
+/* The block at level of p gets entries [first, first + nold) replaced by repl, then is
+ * laid out again: in one block, or spread over more (split), or with a neighbour's
+ * entries when it is nearly empty (merge); its parent follows. */
+static int rebuild(struct fs *fs, uint64_t tree, struct fs_path *p, int level, uint32_t first,
+		   uint32_t nold, const struct entry *repl, uint32_t nrepl)
 {
-	struct fs_wstate *w = fs->w;
-	struct fs_block *node = p->nodes[level], *sib = NULL, *out[MAX_SPLIT];
-	uint32_t cap = (uint32_t)((fs->nodesize - HDR_SIZE) / PTR_SIZE);
-	struct vptr *v = (struct vptr *)w->scratch;
-	uint32_t n = node_ptrs(node, v);
-	int nsrc = 1, pfirst = level + 1 < p->levels ? p->slots[level + 1] : 0, sslot, k, ret;
+	struct fs_block *b = p->nodes[level], *sib = NULL, *out[MAX_SPLIT];
+	uint32_t ns = fs->nodesize, cap = ns - (uint32_t)HDR_SIZE, n, total = 0, start[MAX_SPLIT];
+	uint32_t nsrc = 1, pfirst = level + 1 < p->levels ? (uint32_t)p->slots[level + 1] : 0;
+	uint8_t *copy = fs->w->scratch;         /* the block, its neighbour, new data, entries */
+	struct entry *v = (struct entry *)(copy + 3 * ns);
+	int root = level + 1 == p->levels, sslot, k, ret;
 
-	memmove(&v[first + nrepl], &v[first + nold], (n - (uint32_t)first - (uint32_t)nold) * sizeof(*v));
-	memcpy(&v[first], repl, (size_t)nrepl * sizeof(*v));
-	n = n - (uint32_t)nold + (uint32_t)nrepl;
-	if (level + 1 == p->levels) {           /* the root */
-		if (n == 1)
-			return shrink_root(fs, tree, node, v);
-		if (!n) {
-			struct fs_block *leaf = alloc_tree_block(fs, tree, 0);
+	memcpy(copy, b->data, ns);
+	n = entries_of(copy, v);
+	memmove(&v[first + nrepl], &v[first + nold], (n - first - nold) * sizeof(*v));
+	if (nrepl)
+		memcpy(&v[first], repl, nrepl * sizeof(*v));
+	n = n - nold + nrepl;
+	for (uint32_t i = 0; i < n; i++)
+		total += cost(level, &v[i]);
+	if (root && level && n == 1)
+		return shrink_root(fs, tree, b, v);
+	if (root && level && !n) {              /* every leaf gone: an empty leaf is the root */
+		struct fs_block *leaf = alloc_tree_block(fs, tree, 0);
 
-			if (!leaf)
-				return fs->err.code;
-			set_root(fs, tree, leaf);
-			fs_block_put(fs, leaf);
-			return free_tree_block(fs, tree, node);
-		}
-	} else if (n < cap / 4 && (sib = read_sibling(fs, p, level, &sslot)) &&
-		   n + fs_block_nritems(sib) <= cap) {
+		if (!leaf)
+			return fs->err.code;
+		set_root(fs, tree, leaf);
+		fs_block_put(fs, leaf);
+		return free_tree_block(fs, tree, b);
+	}
+	if (!root && total < cap / 4) {
+		/* nearly empty: joined with a neighbour (the left one when there is one) */
+		struct fs_block *parent = p->nodes[level + 1];
+
+		sslot = pfirst ? (int)pfirst - 1 : pfirst + 1 < fs_block_nritems(parent) ? (int)pfirst + 1 : -1;
+		sib = sslot < 0 ? NULL : fs_read_child(fs, parent, (uint32_t)sslot, tree);
+		if (sslot >= 0 && !sib)
+			return fs->err.code;
+	}
+	if (sib) {
 		uint32_t sn = fs_block_nritems(sib);
 
-		if (sslot < pfirst) {
+		memcpy(copy + ns, sib->data, ns);
+		if (sslot < (int)pfirst) {
 			memmove(&v[sn], v, n * sizeof(*v));
-			node_ptrs(sib, v);
-			pfirst = sslot;
+			entries_of(copy + ns, v);
+			pfirst = (uint32_t)sslot;
 		} else {
-			node_ptrs(sib, v + n);
-		}
-		n += sn;
-		nsrc = 2;
-		ret = free_tree_block(fs, tree, sib);
-		fs_block_put(fs, sib);
-		if (ret)
-			return ret;
-	} else if (sib) {
-		fs_block_put(fs, sib);
-	}
-	k = (int)((n + cap - 1) / cap);
-	if (!k) {
-		ret = free_tree_block(fs, tree, node);
-		return ret ? ret : link_up(fs, tree, p, level, pfirst, nsrc, out, 0);
-	}
-	if (k > MAX_SPLIT)
-		return fs_err(&fs->err, -EOVERFLOW, "node split too wide");
-	ret = outputs(fs, tree, node, k, out);
-	if (ret)
-		return ret;
-	for (int j = 0; j < k; j++) {
-		uint32_t a = n * (uint32_t)j / (uint32_t)k, b = n * (uint32_t)(j + 1) / (uint32_t)k;
-
-		node_fill(out[j], v + a, b - a);
-	}
-	return link_up(fs, tree, p, level, pfirst, nsrc, out, k);
-}
-
-enum edit_op { ED_INSERT, ED_DELETE, ED_RESIZE, ED_SET };
-struct edit {
-	enum edit_op op;
-	uint32_t slot, count;           /* count: items deleted */
-	struct fs_key key;
-	const void *data;               /* NULL: zeros */
-	uint32_t size;
-};
-
-/* The leaf's items with the edit applied, in v; new data copied to buf. */
-static uint32_t edited_items(const uint8_t *leaf, const struct edit *e, struct vitem *v, uint8_t *buf)
-{
-	uint32_t n = leaf_items(leaf, v), keep;
-
-	switch (e->op) {
-	case ED_INSERT:
-		memmove(&v[e->slot + 1], &v[e->slot], (n - e->slot) * sizeof(*v));
-		v[e->slot].key = e->key;
-		n++;
-		/* fall through */
-	case ED_SET:
-		e->data ? memcpy(buf, e->data, e->size) : memset(buf, 0, e->size);
-		v[e->slot].data = buf;
-		v[e->slot].size = e->size;
-		break;
-	case ED_RESIZE:
-		keep = e->size < v[e->slot].size ? e->size : v[e->slot].size;
-		memcpy(buf, v[e->slot].data, keep);
-		memset(buf + keep, 0, e->size - keep);
-		v[e->slot].data = buf;
-		v[e->slot].size = e->size;
-		break;
-	case ED_DELETE:
-		memmove(&v[e->slot], &v[e->slot + e->count], (n - e->slot - e->count) * sizeof(*v));
-		n -= e->count;
-		break;
-	}
-	return n;
-}
-
-static uint32_t items_bytes(const struct vitem *v, uint32_t n)
-{
-	uint32_t total = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		total += (uint32_t)ITEM_SIZE + v[i].size;
-	return total;
-}
-
-static int leaf_change(struct fs *fs, uint64_t tree, struct fs_path *p, const struct edit *e)
-{
-	uint32_t ns = fs->nodesize, cap = ns - (uint32_t)HDR_SIZE, n, start[MAX_SPLIT];
-	uint8_t *cur = fs->w->scratch, *sibc = cur + ns, *buf = cur + 2 * ns;
-	struct vitem *v = (struct vitem *)(cur + 3 * ns);
-	struct fs_block *leaf = p->nodes[0], *sib = NULL, *out[MAX_SPLIT];
-	int nsrc = 1, first = p->levels > 1 ? p->slots[1] : 0, sslot, k, ret;
-
-	memcpy(cur, leaf->data, ns);
-	n = edited_items(cur, e, v, buf);
-	if (p->levels > 1 && items_bytes(v, n) < cap / 4 && (sib = read_sibling(fs, p, 0, &sslot))) {
-		uint32_t sn;
-
-		memcpy(sibc, sib->data, ns);
-		sn = fs_block_nritems(sib);
-		if (sslot < first) {
-			memmove(&v[sn], v, n * sizeof(*v));
-			leaf_items(sibc, v);
-			first = sslot;
-		} else {
-			leaf_items(sibc, v + n);
+			entries_of(copy + ns, v + n);
 		}
 		n += sn;
 		nsrc = 2;
@@ -466,42 +343,44 @@ static int leaf_change(struct fs *fs, uint64_t tree, struct fs_path *p, const st
 		if (ret)
 			return ret;
 	}
-	plan_leaves(v, n, cap, start, &k);
+	plan(v, n, level, cap, start, &k);
 	if (k >= MAX_SPLIT)
-		return fs_err(&fs->err, -EOVERFLOW, "leaf split too wide");
-	if (!k && p->levels == 1)
+		return fs_err(&fs->err, -EOVERFLOW, "block split too wide");
+	if (!k && root)
 		k = 1;                  /* an empty tree is one empty leaf */
-	if (!k) {
-		ret = free_tree_block(fs, tree, leaf);
-		return ret ? ret : link_up(fs, tree, p, 0, first, nsrc, out, 0);
-	}
-	ret = outputs(fs, tree, leaf, k, out);
-	if (ret)
+	out[0] = b;
+	for (int j = 1; j < k; j++)
+		if (!(out[j] = alloc_tree_block(fs, tree, level))) {
+			while (--j > 0)
+				fs_block_put(fs, out[j]);
+			return fs->err.code;
+		}
+	if (!k && (ret = free_tree_block(fs, tree, b)))
 		return ret;
-	start[k] = n;
 	for (int j = 0; j < k; j++)
-		leaf_fill(out[j], v + start[j], start[j + 1] - start[j]);
-	return link_up(fs, tree, p, 0, first, nsrc, out, k);
+		fill(out[j], v + start[j], start[j + 1] - start[j]);
+	return link_up(fs, tree, p, level, pfirst, nsrc, out, k);
 }
 
 size_t cow_scratch_size(uint32_t nodesize)
 {
-	size_t items = 2 * (nodesize / ITEM_SIZE) + 4, ptrs = 2 * (nodesize / PTR_SIZE) + MAX_SPLIT;
-	size_t leafs = 3 * (size_t)nodesize + items * sizeof(struct vitem);
-
-	return leafs > ptrs * sizeof(struct vptr) ? leafs : ptrs * sizeof(struct vptr);
+	return 3 * (size_t)nodesize + (2 * (nodesize / ITEM_SIZE) + MAX_SPLIT) * sizeof(struct entry);
 }
 
 /* ---- item operations ------------------------------------------------------- */
 
-/* Applies one edit to the item at key of tree: op INSERT needs it absent, the others
+enum edit_op { ED_INSERT, ED_DELETE, ED_RESIZE, ED_SET };
+
+/* Applies one edit to the item at key of tree: INSERT needs it absent, the others
  * present; SET inserts when absent. Root items are not brought up to date. */
 static int item_edit(struct fs *fs, uint64_t tree, const struct fs_key *key, enum edit_op op,
 		     const void *data, uint32_t size)
 {
 	struct wroot *wr = wroot_get(fs, tree);
-	struct edit e = { op, 0, 1, *key, data, size };
+	uint8_t *buf = fs->w->scratch + 2 * fs->nodesize;       /* rebuild's new data (the caller's may be in the leaf) */
+	struct entry e = { *key, buf, size };
 	struct fs_path p;
+	uint32_t old;
 	int ret;
 
 	if (!wr)
@@ -511,18 +390,29 @@ static int item_edit(struct fs *fs, uint64_t tree, const struct fs_key *key, enu
 	ret = cow_search(fs, wr, key, &p);
 	if (ret < 0)
 		return ret;
-	e.slot = (uint32_t)p.slots[0];
 	if (ret == 0 && op == ED_INSERT)
-		ret = fs_err_at(&fs->err, -EEXIST, tree, 0, "item exists");
+		ret = -EEXIST;
 	else if (ret == 1 && op != ED_INSERT && op != ED_SET)
-		ret = fs_err_at(&fs->err, -ENOENT, tree, 0, "item not found");
+		ret = -ENOENT;
 	else {
-		if (ret == 1)
-			e.op = ED_INSERT;
-		ret = leaf_change(fs, tree, &p, &e);
+		old = ret ? 0 : 1;
+		if (op == ED_RESIZE) {
+			const uint8_t *d = fs_item_data(p.nodes[0], (uint32_t)p.slots[0], &old);
+
+			memcpy(buf, d, old < size ? old : size);
+			memset(buf + old, 0, old < size ? size - old : 0);
+			old = 1;
+		} else if (data) {
+			memcpy(buf, data, size);
+		} else {
+			memset(buf, 0, size);
+		}
+		ret = rebuild(fs, tree, &p, 0, (uint32_t)p.slots[0], old, &e, op != ED_DELETE);
 	}
-	if (ret == -EEXIST || ret == -ENOENT)
+	if (ret == -EEXIST || ret == -ENOENT) {
+		fs_err_at(&fs->err, ret, tree, 0, ret == -EEXIST ? "item exists" : "item not found");
 		fs_err_key(&fs->err, key);
+	}
 	fs_path_release(fs, &p);
 	return ret;
 }
@@ -631,35 +521,33 @@ int tree_near(struct fs *fs, uint64_t tree, struct fs_key *key, int ge)
 }
 
 int fs_items_delete_range(struct fs *fs, uint64_t tree, const struct fs_key *from,
-			  const struct fs_key *to, uint64_t *count)
+			  const struct fs_key *to, uint64_t *total)
 {
 	struct wroot *wr = wroot_get(fs, tree);
 	struct fs_key at = *from, k = *from;
 	int ret = wr ? tree_near(fs, tree, &k, 1) : fs->err.code;
 
-	if (count)
-		*count = 0;
+	if (total)
+		*total = 0;
 	/* nothing to delete: nothing copied */
 	if (ret == 1 || (!ret && fs_key_cmp(&k, to) > 0))
 		return 0;
 	while (!ret) {
 		struct fs_path p;
-		struct edit e = { ED_DELETE, 0, 0, at, NULL, 0 };
-		uint32_t nr;
+		uint32_t nr, slot, count = 0;
 
 		ret = cow_search(fs, wr, &at, &p);
 		if (ret < 0)
 			break;
-		e.slot = (uint32_t)p.slots[0];
+		slot = (uint32_t)p.slots[0];
 		nr = fs_block_nritems(p.nodes[0]);
-		while (e.slot + e.count < nr && !fs_item_key(p.nodes[0], e.slot + e.count, &k) &&
-		       fs_key_cmp(&k, to) <= 0)
-			e.count++;
-		if (e.count) {
-			ret = leaf_change(fs, tree, &p, &e);
-			if (count)
-				*count += e.count;
-		} else if (e.slot < nr) {
+		while (slot + count < nr && !fs_item_key(p.nodes[0], slot + count, &k) && fs_key_cmp(&k, to) <= 0)
+			count++;
+		if (count) {
+			ret = rebuild(fs, tree, &p, 0, slot, count, NULL, 0);
+			if (total)
+				*total += count;
+		} else if (slot < nr) {
 			ret = 1;                /* the next item is past the range */
 		} else {
 			/* past this leaf's last item: the range goes on at the next leaf */

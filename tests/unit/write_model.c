@@ -38,10 +38,16 @@ static int find(const struct model *m, uint32_t hash)
 	return -1;
 }
 
+static void model_clear(struct model *m)
+{
+	for (int i = 0; i < m->n; i++)
+		free(m->v[i].val);
+	m->n = 0;
+}
+
 static void model_copy(struct model *dst, const struct model *src)
 {
-	for (int i = 0; i < dst->n; i++)
-		free(dst->v[i].val);
+	model_clear(dst);
 	dst->n = src->n;
 	for (int i = 0; i < src->n; i++) {
 		dst->v[i] = src->v[i];
@@ -121,13 +127,12 @@ static void problem(void *ctx, const struct check_problem *p)
 }
 
 /* Reopened read-only: the model is on disk and btrfsbox's check finds nothing. */
-static int on_disk_ok(const char *img, struct model *m)
+static int on_disk_ok(const char *const *paths, int n, struct model *m)
 {
-	const char *paths[1] = { img };
 	struct check_opts o = { .problem = problem, .tmpdir = getenv("TMPDIR") };
 	struct check_stats st;
 	struct fs_error err;
-	struct fs *fs = fs_open(paths, 1, NULL, &err);
+	struct fs *fs = fs_open(paths, n, NULL, &err);
 	int ok;
 
 	if (!fs) {
@@ -233,12 +238,15 @@ static int step(struct fs *fs, struct model *m, uint32_t max, int *counter, int 
 	return ret;
 }
 
-static int run_model(uint64_t seed, const char *nodesize, int steps, const char *name)
+/* seed, nodesize, steps; name: of the images; mkfs: more options; ndevs: 1 or 2 */
+static int run_model(uint64_t seed, const char *nodesize, int steps, const char *name, const char *mkfs,
+		     int ndevs)
 {
 	static struct model m, committed;
-	char img[512], cmd[1200];
+	char img[2][512], cmd[1800];
 	const char *box = getenv("BOX"), *keep = getenv("WRITE_MODEL_KEEP");
 	const char *dir = keep ? keep : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *paths[2] = { img[0], img[1] };
 	struct fs_wopen_opts o;
 	struct fs_error err;
 	struct fs *fs;
@@ -249,16 +257,16 @@ static int run_model(uint64_t seed, const char *nodesize, int steps, const char 
 		return 1;
 	}
 	rng_state = seed;
-	snprintf(img, sizeof(img), "%s/%s.img", dir, name);
-	snprintf(cmd, sizeof(cmd), "rm -f %s && truncate -s 256M %s && %s mkfs.btrfs -q -f -n %s %s", img, img, box,
-		 nodesize, img);
+	for (int i = 0; i < 2; i++)
+		snprintf(img[i], sizeof(img[i]), "%s/%s%s.img", dir, name, i ? "-2" : "");
+	snprintf(cmd, sizeof(cmd), "rm -f %s %s && truncate -s 256M %s %s && %s mkfs.btrfs -q -f -n %s %s %s %s",
+		 img[0], img[1], img[0], img[1], box, nodesize, mkfs, img[0], ndevs > 1 ? img[1] : "");
 	if (system(cmd))
 		return 0;
 	fs_wopen_opts_init(&o);
-	fs = fs_wopen((const char *const[]){ img }, 1, &o, &err);
+	fs = fs_wopen(paths, ndevs, &o, &err);
 	if (!fs)
 		return 0;
-	m.n = committed.n = 0;
 	while (ok && done < steps) {
 		int n = 1 + (int)rnd(400), abort_it = !rnd(10);
 
@@ -279,34 +287,44 @@ static int run_model(uint64_t seed, const char *nodesize, int steps, const char 
 		}
 		/* a new run now and then: the blocks freed by the last one are free again */
 		if (ok && !rnd(4)) {
-			ok = !fs_wclose(fs) && on_disk_ok(img, &m);
-			fs = ok ? fs_wopen((const char *const[]){ img }, 1, &o, &err) : NULL;
+			ok = !fs_wclose(fs) && on_disk_ok(paths, ndevs, &m);
+			fs = ok ? fs_wopen(paths, ndevs, &o, &err) : NULL;
 			ok = fs != NULL;
 			runs++;
 		}
 	}
 	if (fs_wclose(fs))
 		ok = 0;
-	ok = ok && on_disk_ok(img, &m);
+	ok = ok && on_disk_ok(paths, ndevs, &m);
 	if (keep) {
 		snprintf(cmd, sizeof(cmd), "%s/%s.model", dir, name);
 		save_model(&m, cmd);
 	} else {
-		unlink(img);
+		unlink(img[0]);
+		unlink(img[1]);
 	}
 	fprintf(stderr, "  %s: seed %llu %s after %d steps in %d runs, %d items (most %d)\n", name,
 		(unsigned long long)seed, ok ? "passed" : "failed", done, runs, m.n, most);
+	model_clear(&m);
+	model_clear(&committed);
 	return ok;
 }
 
 TEST(write_model_small_nodes)
 {
-	CHECK(run_model(1, "4096", 25000, "model4k"));
+	CHECK(run_model(1, "4096", 25000, "model4k", "", 1));
 }
 
 TEST(write_model_default_nodes)
 {
-	CHECK(run_model(7, "16384", 12000, "model16k"));
+	CHECK(run_model(7, "16384", 12000, "model16k", "", 1));
+}
+
+/* The older formats: extent items with tree block info, no free space tree (v1 or no
+ * cache), and metadata mirrored on two devices. */
+TEST(write_model_old_format_raid1)
+{
+	CHECK(run_model(11, "8192", 8000, "modelold", "-O ^skinny-metadata,^free-space-tree,^block-group-tree -m raid1 -d raid1", 2));
 }
 
 /* With WRITE_MODEL_KEEP: an image with what the old inode number cache left in the
