@@ -23,10 +23,26 @@ enum check_stage {
 	CHECK_NUM_STAGES = CHECK_STAGE_QGROUPS
 };
 
+/* What a repair can do about a problem (check_problem.fix, set only when the
+ * repair is built in); the other fields of the problem say where. */
+enum check_fix {
+	CHECK_FIX_NONE,         /* nothing it knows */
+	CHECK_FIX_UNREADABLE,   /* a tree block (bytenr) could not be read: walks are incomplete */
+	CHECK_FIX_RECOW,        /* the blocks from root's root to key are copied anew (generations) */
+	CHECK_FIX_EXTENT,       /* extent bytenr: its item and backrefs, from check_opts.extent */
+	CHECK_FIX_SPACE_USED,   /* block group used and super bytes_used: counted again */
+	CHECK_FIX_DEVICES,      /* device bytes_used and sizes, super total bytes and devices */
+	CHECK_FIX_ROOT_ITEM,    /* root item key: the tree's root is block bytenr, with
+				 * generation value[0] and level value[1] */
+};
+
 /* What a problem is about. Fields that do not apply are 0. */
 struct check_problem {
 	enum check_stage stage;
 	int warning;            /* worth saying, but not an error */
+	enum check_fix fix;
+	struct fs_key key;      /* item involved (for fix) */
+	uint64_t value[2];      /* what it should say (for fix) */
 	uint64_t root;          /* tree objectid */
 	uint64_t ino;           /* inode (fs roots) */
 	uint64_t bytenr;        /* logical address (extent, block, csum range) */
@@ -34,8 +50,22 @@ struct check_problem {
 	char msg[240];          /* one line, no "ERROR: " prefix */
 };
 
+/* An extent whose extent item or backrefs are wrong, with the references the trees
+ * make to it (repair). refs: type (BTRFS_*_REF_KEY), a (root or parent), b, c
+ * (objectid, offset of data refs), count. */
+struct check_ref { uint64_t a, b, c, count; uint8_t type; };
+struct check_extent {
+	uint64_t bytenr, size;
+	uint64_t generation;    /* tree blocks: the block's; data: the item's (0 none) */
+	uint64_t flags;         /* of the extent item found (0: none) */
+	int found, meta, level;
+	uint32_t nrefs;         /* 0: nothing references it */
+	const struct check_ref *refs;
+};
+
 struct check_opts {
 	int check_data_csum;    /* read all data and verify it against the csum tree */
+	uint64_t generation;    /* of the filesystem as checked (0: the superblock's) */
 	const char *tmpdir;     /* where sorted runs spill (NULL: /tmp) */
 	size_t sort_mem;        /* memory shared by the external sorters (0: 80 MiB) */
 	/* stage n begins; free_space_tree says which variant stage 3 checks */
@@ -43,6 +73,8 @@ struct check_opts {
 	void (*problem)(void *ctx, const struct check_problem *p);
 	/* called now and then during long stages (items or blocks done so far) */
 	void (*progress)(void *ctx, enum check_stage stage, uint64_t done);
+	/* repair: each extent reported with a CHECK_FIX_EXTENT problem, after it */
+	void (*extent)(void *ctx, const struct check_extent *x);
 	void *ctx;
 };
 

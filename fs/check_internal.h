@@ -2,12 +2,17 @@
 #ifndef FS_CHECK_INTERNAL_H
 #define FS_CHECK_INTERNAL_H
 #include "check.h"
+#include "config.h"
 #include "xsort.h"
 
 /* btrfs_inode_item.flags bits (kernel-internal, not in the UAPI headers). */
 #define INODE_FLAG_NODATASUM (1ULL << 0)
 #define INODE_FLAG_IMMUTABLE (1ULL << 6)
 #define INODE_FLAG_APPEND (1ULL << 7)
+
+/* The tree block of the highest level whose first backref names root: where a
+ * subvolume's root item must point. count: blocks of that level. */
+struct ck_root_top { uint64_t root, bytenr, gen; int level, count; };
 
 struct check_bg {
 	uint64_t start, len, flags;
@@ -43,6 +48,14 @@ struct check_ctx {
 	struct xsort *csum_need;        /* struct check_range, filled by the fs roots pass */
 	uint64_t bad_blocks[CHECK_MAX_BAD_REPORTED];    /* already reported */
 	int nbad;
+	enum check_fix fix;             /* of the next problem (ck_fix) */
+	enum check_fix fix_all;         /* of every problem until reset */
+	struct fs_key fix_key;
+	uint64_t fix_value[2];
+	struct ck_root_top *tops;       /* per subvolume, from the extent tree: sorted by root */
+	size_t ntops, cap_tops;
+	struct check_ref *xrefs;        /* repair: the references of the extent being compared */
+	size_t nxrefs, cap_xrefs;
 };
 
 /* A range of data that must be covered by checksums, or (nodatasum files)
@@ -59,6 +72,13 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 		uint64_t len, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 #define ck_err(c, root, ino, bytenr, len, ...) ck_problem(c, 0, root, ino, bytenr, len, __VA_ARGS__)
 #define ck_warn(c, root, ino, bytenr, len, ...) ck_problem(c, 1, root, ino, bytenr, len, __VA_ARGS__)
+/* What the repair can do about the next problem reported (nothing without it). */
+#if CFG_CHECK_REPAIR
+#define ck_fix(c, kind) ((c)->fix = (kind))
+#else
+#define ck_fix(c, kind) ((void)0)
+#endif
+#define ck_err_fix(c, kind, ...) (ck_fix(c, kind), ck_err(c, __VA_ARGS__))
 /* Reports an engine error (bad block, failed read) once per block address. */
 void ck_fs_error(struct check_ctx *c, const struct fs_error *e);
 void ck_progress(struct check_ctx *c, uint64_t done);

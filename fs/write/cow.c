@@ -111,6 +111,19 @@ struct fs_block *cow_block(struct fs *fs, struct wroot *wr, struct fs_block *b)
 	return nb;
 }
 
+/* A child block, verified against its pointer; with any_gen (recow) whatever its
+ * generation says: the copy gets the transaction's. */
+static struct fs_block *read_child(struct fs *fs, const struct fs_block *b, uint32_t slot, uint64_t tree)
+{
+	struct fs_key first;
+	struct fs_block_expect exp = { 0, fs_block_level(b) - 1, tree, &first };
+
+	if (!fs->w->any_gen)
+		return fs_read_child(fs, b, slot, tree);
+	fs_node_key(b, slot, &first);
+	return fs_block_read(fs, fs_node_blockptr(b, slot), &exp);
+}
+
 int cow_search(struct fs *fs, struct wroot *wr, const struct fs_key *key, struct fs_path *p)
 {
 	struct fs_root r;
@@ -120,7 +133,7 @@ int cow_search(struct fs *fs, struct wroot *wr, const struct fs_key *key, struct
 
 	fs_path_init(p);
 	wroot_as_root(wr, &r);
-	exp = (struct fs_block_expect){ r.generation, r.level, r.objectid, NULL };
+	exp = (struct fs_block_expect){ fs->w->any_gen ? 0 : r.generation, r.level, r.objectid, NULL };
 	b = fs_block_read(fs, wr->bytenr, &exp);
 	if (!b || !(nb = cow_block(fs, wr, b)))
 		return fs->err.code ? fs->err.code : -EIO;
@@ -133,7 +146,7 @@ int cow_search(struct fs *fs, struct wroot *wr, const struct fs_key *key, struct
 	p->nodes[level] = b;
 	for (; level > 0; level--) {
 		uint32_t slot = fs_node_child_slot(b, key);
-		struct fs_block *child = fs_read_child(fs, b, slot, wr->objectid);
+		struct fs_block *child = read_child(fs, b, slot, wr->objectid);
 		struct btrfs_key_ptr *kp = (struct btrfs_key_ptr *)(b->data + HDR_SIZE) + slot;
 
 		p->slots[level] = (int)slot;
@@ -491,6 +504,22 @@ int fs_item_replace(struct fs *fs, uint64_t tree, const struct fs_key *key, cons
 		    uint32_t size)
 {
 	return finish(fs, item_edit(fs, tree, key, ED_SET, data, size));
+}
+
+int fs_tree_recow(struct fs *fs, uint64_t tree, const struct fs_key *key)
+{
+	struct wroot *wr = wroot_get(fs, tree);
+	struct fs_path p;
+	int ret;
+
+	if (!wr)
+		return fs->err.code;
+	fs->w->any_gen = 1;
+	ret = cow_search(fs, wr, key, &p);
+	fs->w->any_gen = 0;
+	if (ret >= 0)
+		fs_path_release(fs, &p);
+	return finish(fs, ret < 0 ? ret : 0);
 }
 
 uint8_t *fs_item_mut(struct fs *fs, uint64_t tree, const struct fs_key *key, uint32_t *size)

@@ -245,6 +245,13 @@ int free_tree_block(struct fs *fs, uint64_t owner, struct fs_block *b)
 	return 0;
 }
 
+int fs_space_reserve(struct fs *fs, uint64_t start, uint64_t len)
+{
+	if (!fs->w)
+		return fs_err(&fs->err, -EINVAL, "the filesystem is not open for writing");
+	return ranges_add(&fs->w->taken, start, start + len) ? fs_err(&fs->err, -ENOMEM, "out of memory") : 0;
+}
+
 int wspace_add(struct fs *fs, uint64_t start, uint64_t len, int sign)
 {
 	struct fs_wstate *w = fs->w;

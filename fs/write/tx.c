@@ -95,6 +95,18 @@ static int settle(struct fs *fs)
 	return ret;
 }
 
+int fs_tx_settle(struct fs *fs)
+{
+	if (!fs->w || !fs->w->transid)
+		return fs_err(&fs->err, -EINVAL, "no transaction is running");
+	return settle(fs);
+}
+
+uint64_t fs_tx_generation(const struct fs *fs)
+{
+	return fs->w ? fs->w->transid : 0;
+}
+
 /* The backup root slot after the one of the current generation, filled with the new roots. */
 static int backup_roots(struct fs *fs)
 {

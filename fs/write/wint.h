@@ -55,6 +55,7 @@ struct fs_wstate {
 	int broken;                             /* a commit failed half-way: no more writes */
 	struct fs_error walk_err;               /* first unreadable block of fs_tree_delete */
 	int fst_rebuild;                        /* the free space tree is made anew at commit */
+	int any_gen;                            /* fs_tree_recow: blocks of any generation */
 };
 
 /* wio.c: saves the old bytes of every copy of [logical, +len) to the undo file. */

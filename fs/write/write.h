@@ -91,6 +91,12 @@ int fs_tx_begin(struct fs *fs);
  * on error nothing of the superblocks was written when fs->err says so. */
 int fs_tx_commit(struct fs *fs);
 void fs_tx_abort(struct fs *fs);
+/* Brings the bookkeeping up to date as the commit would, without writing: the read
+ * side (a check) then sees a consistent filesystem of generation fs_tx_generation.
+ * On error the caller aborts. */
+int fs_tx_settle(struct fs *fs);
+/* The running transaction's generation, 0 when none runs. */
+uint64_t fs_tx_generation(const struct fs *fs);
 
 /* ---- items (write/cow.c) ------------------------------------------------ */
 /* tree: the tree's objectid (ROOT_TREE, CHUNK_TREE, or one with a ROOT_ITEM). */
@@ -112,6 +118,11 @@ uint8_t *fs_item_mut(struct fs *fs, uint64_t tree, const struct fs_key *key, uin
 int fs_items_delete_range(struct fs *fs, uint64_t tree, const struct fs_key *from,
 			  const struct fs_key *to, uint64_t *count);
 
+/* Copies the path from the tree's root to the leaf holding key, accepting blocks
+ * whose generation does not match their parent pointer or root item (transid
+ * damage): the copies carry the transaction's generation. */
+int fs_tree_recow(struct fs *fs, uint64_t tree, const struct fs_key *key);
+
 /* A new empty tree with a root item (-EEXIST when there is one). */
 int fs_tree_create(struct fs *fs, uint64_t tree);
 /* Frees every block of the tree and deletes its root item (not for the root and
@@ -121,6 +132,10 @@ int fs_tree_delete(struct fs *fs, uint64_t tree);
 int fs_fst_rebuild(struct fs *fs);
 
 /* ---- extents (write/extent.c) ------------------------------------------- */
+
+/* Never allocates tree blocks in [start, start + len) while the handle is open (space in
+ * use that the extent tree does not record: repair). */
+int fs_space_reserve(struct fs *fs, uint64_t start, uint64_t len);
 
 /* Drops one reference of root's file ino at file offset (key offset - extent
  * offset) to the data extent [bytenr, +num_bytes); the last one frees the extent and
