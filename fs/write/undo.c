@@ -164,7 +164,7 @@ static int write_header(struct fs *fs)
 	return undo_state(fs, crcs);
 }
 
-int undo_open(struct fs *fs, const char *path)
+int fs_undo_start(struct fs *fs, const char *path)
 {
 	struct fs_undo *u = calloc(1, sizeof(*u));
 

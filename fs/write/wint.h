@@ -60,7 +60,6 @@ struct fs_wstate {
 /* wio.c: saves the old bytes of every copy of [logical, +len) to the undo file. */
 int wio_save_logical(struct fs *fs, uint64_t logical, size_t len);
 /* undo.c */
-int undo_open(struct fs *fs, const char *path);
 int undo_save(struct fs *fs, struct fs_device *dev, uint64_t physical, uint64_t len);
 /* Records the superblock state the devices are about to have (crc of each primary
  * copy as it will be written), then syncs the undo file. */

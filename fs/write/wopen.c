@@ -188,11 +188,6 @@ struct fs *fs_wopen(const char *const *paths, int n, const struct fs_wopen_opts 
 		fs_close(fs);
 		return NULL;
 	}
-	if (o->undo && undo_open(fs, o->undo)) {
-		*err = fs->err;
-		fs_wclose(fs);
-		return NULL;
-	}
 	return fs;
 }
 
