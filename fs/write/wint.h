@@ -70,6 +70,8 @@ uint32_t undo_super_crc(const struct btrfs_super_block *sb);
 
 /* cow.c */
 struct wroot *wroot_get(struct fs *fs, uint64_t tree);
+/* The tree as the transaction left it (its root item may lag behind). */
+int wroot_lookup(struct fs *fs, uint64_t tree, struct fs_root *r);
 int wroot_update_items(struct fs *fs, int *did);
 /* Copies the path from the root to key for a change: 0 key found, 1 not (the slot
  * where it would go), <0 error. Release p after. */
