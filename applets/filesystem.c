@@ -871,9 +871,8 @@ int fs_resize_main(int argc, char **argv)
 		if (strcmp(argv[i], "--enqueue"))
 			cli_usage_error(resize_usage, "unrecognized option");
 	}
-	if (argc - i != 2)
-		cli_usage_error(resize_usage, argc - i < 2 ? "not enough arguments" :
-				"too many arguments");
+	optind = i;
+	cli_check_argc(argc, 2, 2, resize_usage);
 	amount = argv[i];
 	path = argv[i + 1];
 	if (!*amount || strlen(amount) >= sizeof(args.name)) {

@@ -12,7 +12,15 @@
 //config:	depends on APPLET_MKFS
 //config:	help
 //config:	  Populate the new filesystem from a directory (--rootdir, --shrink,
-//config:	  --compress): for building firmware and disk images.
+//config:	  --compress, --subvol, --inode-flags): for building firmware and disk
+//config:	  images.
+//config:
+//config:config MKFS_QUOTA
+//config:	bool "mkfs.btrfs -O quota, squota"
+//config:	default y
+//config:	depends on APPLET_MKFS
+//config:	help
+//config:	  Make filesystems with quota groups or simple quotas enabled.
 //cmd:APPLET_MKFS mkfs_main mkfs.btrfs|mkfs.btrfs
 #include "config.h"
 #if CFG_APPLET_MKFS
@@ -39,6 +47,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#if CFG_MKFS_ROOTDIR
+#define ROOTDIR_USAGE \
+"\t-r|--rootdir DIR        copy files from DIR to the image root directory\n" \
+"\t--shrink                (with --rootdir) shrink the filled filesystem to minimal size\n" \
+"\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: no (default), zlib (levels 1..9),\n" \
+"\t                        lzo, zstd (levels 1..15); the default level is 3\n" \
+"\t-u|--subvol [TYPE:]DIR  (with --rootdir) make DIR a subvolume; TYPE rw (default), ro,\n" \
+"\t                        default or default-ro (also the default subvolume; once)\n" \
+"\t--inode-flags FLAGS:PATH\n" \
+"\t                        (with --rootdir) set nodatacow (implies nodatasum for files)\n" \
+"\t                        and/or nodatasum on PATH\n"
+#else
+#define ROOTDIR_USAGE
+#endif
+
 static const char usage[] =
 "Usage: mkfs.btrfs [options] <dev> [<dev...>]\n"
 "Create a BTRFS filesystem on a device or partition\n"
@@ -52,7 +75,8 @@ static const char usage[] =
 "\t--csum TYPE\n"
 "\t--checksum TYPE         checksum algorithm to use, crc32c (default), xxhash, sha256, blake2\n"
 "\t-n|--nodesize SIZE      size of btree nodes (4KiB..64KiB, power of two)\n"
-"\t-s|--sectorsize SIZE    data block size (4KiB; 64KiB only mounts where the page size is 64KiB)\n"
+"\t-s|--sectorsize SIZE    data block size (default 4KiB, may not be mountable by current kernel\n"
+"\t                        if CPU page size is different)\n"
 "\t-O|--features LIST      comma separated list of filesystem features (use '-O list-all' to list features)\n"
 "\t                        default: extref, skinny-metadata, no-holes, free-space-tree, block-group-tree;\n"
 "\t                        the block-group-tree needs kernel 6.1+: '-O ^block-group-tree' makes a\n"
@@ -64,10 +88,7 @@ static const char usage[] =
 "\t--device-uuid UUID      specify the device UUID (single device)\n"
 "  creation:\n"
 "\t-b|--byte-count SIZE    set size of each device to SIZE (filesystem size is sum of all device sizes)\n"
-"\t-r|--rootdir DIR        copy files from DIR to the image root directory\n"
-"\t--shrink                (with --rootdir) shrink the filled filesystem to minimal size\n"
-"\t--compress ALGO[:LEVEL] (with --rootdir) compress file data: no (default), zlib (levels 1..9),\n"
-"\t                        lzo, zstd (levels 1..15); the default level is 3\n"
+ROOTDIR_USAGE
 "\t-K|--nodiscard          do not perform whole device TRIM\n"
 "\t-f|--force              force overwrite of existing filesystem\n"
 "  general:\n"
@@ -91,7 +112,9 @@ struct feature {
 static const struct feature features[] = {
 	{ "mixed-bg", BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS, 0, 0,
 	  "mixed data and metadata block groups (compat=2.6.37, safe=2.6.37)" },
+#if CFG_MKFS_QUOTA
 	{ "quota", 0, 0, 2, "quota support (qgroups) (compat=3.4)" },
+#endif
 	{ "extref", BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF, 0, 0,
 	  "increased hardlink limit per file to 65536 (compat=3.7, safe=3.12, default=3.12)" },
 	{ "raid56", BTRFS_FEATURE_INCOMPAT_RAID56, 0, 0, "raid56 extended format (compat=3.9)" },
@@ -105,6 +128,10 @@ static const struct feature features[] = {
 	{ "raid1c34", BTRFS_FEATURE_INCOMPAT_RAID1C34, 0, 0, "RAID1 with 3 or 4 copies (compat=5.5)" },
 	{ "block-group-tree", 0, BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE, 0,
 	  "block group tree to reduce mount time (compat=6.1, safe=6.6, default=6.19)" },
+#if CFG_MKFS_QUOTA
+	{ "squota", BTRFS_FEATURE_INCOMPAT_SIMPLE_QUOTA_BIT, 0, 0,
+	  "squota support (simple accounting qgroups) (compat=6.7)" },
+#endif
 };
 #define NFEATURES (sizeof(features) / sizeof(features[0]))
 
@@ -116,11 +143,12 @@ static const struct feature features[] = {
 			   BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID | \
 			   BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE)
 
+/* -O lists all (as 6.19), -R the runtime ones (as 6.2). */
 static void list_features(int runtime)
 {
 	fprintf(stderr, "%s features available:\n", runtime ? "Runtime" : "Filesystem");
 	for (size_t i = 0; i < NFEATURES; i++)
-		if (runtime ? features[i].runtime : features[i].runtime != 2)
+		if (!runtime || features[i].runtime)
 			fprintf(stderr, "%-20s- %s\n", features[i].name, features[i].desc);
 }
 
@@ -137,18 +165,14 @@ static int parse_features(char *list, int runtime, struct mkfs_config *cfg)
 			return 1;
 		}
 		for (i = 0; i < NFEATURES; i++)
-			if (!strcmp(features[i].name, name) && (runtime ? features[i].runtime :
-								  features[i].runtime != 2))
+			if (!strcmp(features[i].name, name) && (!runtime || features[i].runtime))
 				break;
 		if (i == NFEATURES) {
 			msg_error("unrecognized %sfeature '%s'", runtime ? "runtime " : "", name);
 			return -1;
 		}
-		if (features[i].runtime == 2) {
-			if (!off) {
-				msg_error("runtime feature 'quota' is not supported by this mkfs.btrfs");
-				return -1;
-			}
+		if (features[i].runtime == 2) {     /* quota: no superblock bit */
+			cfg->quota = off ? 0 : MKFS_QUOTA;
 			continue;
 		}
 		if (off) {
@@ -169,10 +193,11 @@ static void features_string(const struct mkfs_config *cfg, int runtime, char *bu
 	buf[0] = 0;
 	for (size_t i = 0; i < NFEATURES; i++) {
 		const struct feature *f = &features[i];
-		if ((f->runtime != 0) != runtime || f->runtime == 2)
+		if ((f->runtime != 0) != runtime)
 			continue;
 		if ((f->incompat && (cfg->incompat & f->incompat)) ||
-		    (f->compat_ro && (cfg->compat_ro & f->compat_ro)))
+		    (f->compat_ro && (cfg->compat_ro & f->compat_ro)) ||
+		    (f->runtime == 2 && cfg->quota == MKFS_QUOTA))
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "", f->name);
 	}
 	if (!n)
@@ -420,12 +445,20 @@ static void discard_device(struct target *t, uint64_t size, int verbose)
 
 /* ---- main ---- */
 
+#define MAX_PATH_OPTS 256
+
 struct opts {
 	struct mkfs_config cfg;
 	int force, verbose, discard, nodesize_set, meta_set, data_set, dev_uuid_set, fsid_set;
 	uint64_t byte_count;
 	uint8_t dev_uuid[16];
 	char *rootdir;
+	/* --subvol and --inode-flags: paths below --rootdir, resolved by settle_options */
+	struct mkfs_subvol_spec subvol[MAX_PATH_OPTS];
+	const char *subvol_path[MAX_PATH_OPTS];
+	struct mkfs_inode_flags iflags[MAX_PATH_OPTS];
+	const char *iflags_path[MAX_PATH_OPTS];
+	int nsubvols, niflags;
 };
 
 static int bad_value(const char *what, const char *val)
@@ -485,9 +518,136 @@ static int parse_compress(const char *arg, struct mkfs_config *cfg)
 
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
+/* An option of --rootdir in a build without it (-1), or -1 after its own error. */
+static int rootdir_only(const char *opt)
+{
+	if (!CFG_MKFS_ROOTDIR)
+		msg_error("%s is not built in this configuration", opt);
+	return -1;
+}
+
+static int too_many(const char *opt)
+{
+	msg_error("at most %d %s options", MAX_PATH_OPTS, opt);
+	return -1;
+}
+
+/* --subvol [rw:|ro:|default:|default-ro:]DIR (a prefix that is none of these is part
+ * of the path, as 6.19) */
+static int parse_subvol(const char *arg, struct opts *o)
+{
+	static const char *const types[] = { "rw:", "ro:", "default:", "default-ro:" };
+	struct mkfs_subvol_spec *sv = &o->subvol[o->nsubvols];
+
+	if (o->nsubvols == MAX_PATH_OPTS)
+		return too_many("--subvol");
+	for (int t = 0; t < 4; t++)
+		if (!strncmp(arg, types[t], strlen(types[t]))) {
+			arg += strlen(types[t]);
+			sv->ro = t & 1;
+			sv->is_default = t >= 2;
+			break;
+		}
+	for (int i = 0; sv->is_default && i < o->nsubvols; i++)
+		if (o->subvol[i].is_default) {
+			msg_error("default subvolume can only be specified once");
+			return -1;
+		}
+	o->subvol_path[o->nsubvols++] = arg;
+	return 0;
+}
+
+/* --inode-flags nodatacow|nodatasum[,...]:PATH */
+static int parse_inode_flags(const char *arg, struct opts *o)
+{
+	const char *colon = strchr(arg, ':');
+	uint64_t flags = 0;
+
+	if (o->niflags == MAX_PATH_OPTS)
+		return too_many("--inode-flags");
+	if (!colon) {
+		msg_error("invalid inode flags: %s", arg);
+		return -1;
+	}
+	for (const char *p = arg; p < colon; ) {
+		size_t n = strcspn(p, ",:");
+		if (n == 9 && !strncmp(p, "nodatacow", 9)) {
+			flags |= BTRFS_INODE_NODATACOW;
+		} else if (n == 9 && !strncmp(p, "nodatasum", 9)) {
+			flags |= BTRFS_INODE_NODATASUM;
+		} else if (n) {
+			msg_error("unknown flag: %.*s", (int)n, p);
+			return -1;
+		}
+		p += n + (p[n] == ',');
+	}
+	o->iflags[o->niflags].flags = flags;
+	o->iflags_path[o->niflags++] = colon + 1;
+	return 0;
+}
+
+/* --subvol or --inode-flags paths: below --rootdir (real path root), existing, no
+ * two the same inode; their ids go to the struct mkfs_inode_id at the start of each
+ * entry of base (entries of size stride). 0 or -1 after the error. */
+static int resolve_paths(const char *root, const char *const *paths, int n, void *base,
+			 size_t stride, const char *what, int want_dir)
+{
+	for (int i = 0; i < n; i++) {
+		struct mkfs_inode_id *id = (void *)((char *)base + (size_t)i * stride);
+		char joined[PATH_MAX], real[PATH_MAX];
+		size_t rl = strlen(root);
+		struct stat st;
+
+		if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", root, paths[i]) >= sizeof(joined) ||
+		    !realpath(joined, real) || lstat(real, &st)) {
+			msg_error("%s path does not exist: %s", what, paths[i]);
+			return -1;
+		}
+		if (strncmp(real, root, rl) || real[rl] != '/') {
+			msg_error("%s path is not below --rootdir: %s", what, paths[i]);
+			return -1;
+		}
+		if (want_dir && !S_ISDIR(st.st_mode)) {
+			msg_error("%s is not a directory: %s", what, paths[i]);
+			return -1;
+		}
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+		for (int j = 0; j < i; j++) {
+			const struct mkfs_inode_id *o = (void *)((char *)base + (size_t)j * stride);
+			if (o->dev == id->dev && o->ino == id->ino) {
+				msg_error("%s specified more than once: %s", what, paths[i]);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Resolves --subvol and --inode-flags. */
+static int resolve_path_opts(struct opts *o)
+{
+	char root[PATH_MAX];
+
+	if ((o->nsubvols || o->niflags) && !realpath(o->rootdir, root)) {
+		msg_error("could not get canonical path to %s", o->rootdir);
+		return -1;
+	}
+	if (resolve_paths(root, o->subvol_path, o->nsubvols, o->subvol, sizeof(o->subvol[0]),
+			  "subvolume", 1) ||
+	    resolve_paths(root, o->iflags_path, o->niflags, o->iflags, sizeof(o->iflags[0]),
+			  "inode", 0))
+		return -1;
+	o->cfg.subvols = o->subvol;
+	o->cfg.nsubvols = o->nsubvols;
+	o->cfg.inode_flags = o->iflags;
+	o->cfg.ninode_flags = o->niflags;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_CSUM = 256, OPT_SHRINK, OPT_DEVUUID, OPT_COMPRESS };
+	enum { OPT_CSUM = 256, OPT_SHRINK, OPT_DEVUUID, OPT_COMPRESS, OPT_INODE_FLAGS };
 	static const struct option longopts[] = {
 		{ "data", required_argument, NULL, 'd' }, { "metadata", required_argument, NULL, 'm' },
 		{ "mixed", no_argument, NULL, 'M' }, { "csum", required_argument, NULL, OPT_CSUM },
@@ -502,13 +662,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "force", no_argument, NULL, 'f' }, { "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' }, { "version", no_argument, NULL, 'V' },
 		{ "compress", required_argument, NULL, OPT_COMPRESS },
+		{ "subvol", required_argument, NULL, 'u' },
+		{ "inode-flags", required_argument, NULL, OPT_INODE_FLAGS },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mkfs_config *cfg = &o->cfg;
 	uint64_t v;
 	int c, r;
 
-	while ((c = cli_getopt(argc, argv, "d:m:Mn:s:O:R:L:U:b:r:KfqvV", longopts, usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "d:m:Mn:s:O:R:L:U:b:r:u:KfqvV", longopts, usage)) != -1) {
 		switch (c) {
 		case 'd':
 			if (parse_profile(optarg, &cfg->data_profile))
@@ -535,7 +697,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 's':
 			if (parse_size(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
-				return bad_value("sectorsize (4KiB, or 64KiB on 64KiB-page systems)", optarg);
+				return bad_value("sectorsize (a power of two from 4KiB to 64KiB)", optarg);
 			cfg->sectorsize = (uint32_t)v;
 			break;
 		case 'O': case 'R':
@@ -565,10 +727,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return bad_value("byte count", optarg);
 			break;
 		case 'r':
-			if (!CFG_MKFS_ROOTDIR) {
-				msg_error("--rootdir is not built in this configuration");
-				return -1;
-			}
+			if (!CFG_MKFS_ROOTDIR)
+				return rootdir_only("--rootdir");
 			o->rootdir = optarg;
 			break;
 		case OPT_SHRINK:
@@ -577,6 +737,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_COMPRESS:
 			if (parse_compress(optarg, cfg))
 				return -1;
+			break;
+		case 'u':
+			if (!CFG_MKFS_ROOTDIR || parse_subvol(optarg, o))
+				return rootdir_only("--subvol");
+			break;
+		case OPT_INODE_FLAGS:
+			if (!CFG_MKFS_ROOTDIR || parse_inode_flags(optarg, o))
+				return rootdir_only("--inode-flags");
 			break;
 		case 'K':
 			o->discard = 0;
@@ -598,17 +766,37 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* Whether the running kernel lists the sector size as supported (a line of
+ * space-separated numbers). */
+static int kernel_supports_sectorsize(uint32_t size)
+{
+	char buf[128];
+	int fd = open("/sys/fs/btrfs/features/supported_sectorsizes", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	for (char *p = buf; *p; p += strspn(p, " \n")) {
+		char *end;
+		if (strtoul(p, &end, 10) == size && (!*end || *end == ' ' || *end == '\n'))
+			return 1;
+		p = end > p ? end : p + 1;
+	}
+	return 0;
+}
+
 /* Checks that the options fit together; fills in defaults. */
 static int settle_options(struct opts *o, int ndevs)
 {
 	struct mkfs_config *cfg = &o->cfg;
 	long page = sysconf(_SC_PAGESIZE);
 
-	if (cfg->sectorsize != 4096 && cfg->sectorsize != (uint32_t)page) {
-		msg_error("sectorsize %u is not supported: it must be 4096 or the page size (%ld)",
-			  cfg->sectorsize, page);
-		return -1;
-	}
+	if (cfg->sectorsize != (uint32_t)page && !kernel_supports_sectorsize(cfg->sectorsize))
+		msg_warn("sectorsize %u does not match host CPU page size %ld: this kernel may not mount it",
+			 cfg->sectorsize, page);
+	if (!o->nodesize_set && cfg->nodesize < cfg->sectorsize)
+		cfg->nodesize = cfg->sectorsize;
 	if (cfg->mixed || (cfg->incompat & BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS)) {
 		cfg->mixed = 1;
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS;
@@ -665,6 +853,12 @@ static int settle_options(struct opts *o, int ndevs)
 		msg_error("the option --shrink must be used with --rootdir");
 		return -1;
 	}
+	if ((o->nsubvols || o->niflags) && !o->rootdir) {
+		msg_error("option --%s must be used with --rootdir", o->nsubvols ? "subvol" : "inode-flags");
+		return -1;
+	}
+	if (cfg->incompat & BTRFS_FEATURE_INCOMPAT_SIMPLE_QUOTA_BIT)
+		cfg->quota = MKFS_SQUOTA;
 	if (o->dev_uuid_set && ndevs > 1) {
 		msg_error("--device-uuid works with one device only");
 		return -1;
@@ -677,7 +871,7 @@ static int settle_options(struct opts *o, int ndevs)
 		}
 		cfg->rootdir = o->rootdir;
 	}
-	return 0;
+	return CFG_MKFS_ROOTDIR ? resolve_path_opts(o) : 0;
 }
 
 static void print_summary(const struct opts *o, const struct target *t, int ndevs,
@@ -687,8 +881,8 @@ static void print_summary(const struct opts *o, const struct target *t, int ndev
 	char u[UUID_STR_LEN], feat[256];
 
 	uuid_unparse(cfg->fsid, u);
-	printf("btrfs-progs v%s\nSee https://btrfs.readthedocs.io for more information.\n\n",
-	       BTRFS_PROGS_COMPAT);
+	printf("btrfsbox v%s\nSee https://btrfs.readthedocs.io for more information.\n\n",
+	       BTRFSBOX_VERSION);
 	printf("Label:              %s\n", cfg->label[0] ? cfg->label : "(null)");
 	printf("UUID:               %s\n", u);
 	printf("Node size:          %u\n", cfg->nodesize);
@@ -737,6 +931,7 @@ static int run(struct opts *o, int ndevs, char **paths)
 	struct mkfs_device *d = calloc((size_t)ndevs, sizeof(*d));
 	struct mkfs_result res;
 	char err[512];
+	uint64_t total = 0;
 	int ret = 1, ssd = 1;
 
 	if (!t || !d) {
@@ -766,8 +961,9 @@ static int run(struct opts *o, int ndevs, char **paths)
 			}
 			d[i].size = d[i].dev_size = o->byte_count;
 		}
-		/* like mkfs.btrfs, an image file grows to what --rootdir needs */
-		d[i].grow = o->rootdir && ndevs == 1 && !o->byte_count && S_ISREG(t[i].st.st_mode);
+		/* like mkfs.btrfs, an image file grows to what --rootdir needs (also
+		 * beyond -b) */
+		d[i].grow = o->rootdir && ndevs == 1 && S_ISREG(t[i].st.st_mode);
 		if (o->dev_uuid_set) {
 			memcpy(d[i].uuid, o->dev_uuid, 16);
 		} else if (o->cfg.reproducible && o->fsid_set) {
@@ -780,13 +976,18 @@ static int run(struct opts *o, int ndevs, char **paths)
 		}
 		ssd &= !rotational(&t[i].st);
 	}
+	for (int i = 0; i < ndevs; i++) {
+		if (total + d[i].size < total) {
+			msg_error("adding device of %llu (%s) bytes would exceed max file system size",
+				  (unsigned long long)d[i].size, pretty_size(d[i].size, UNITS_DEFAULT));
+			goto out;
+		}
+		total += d[i].size;
+	}
 	for (int i = 0; i < ndevs; i++)
 		if (o->discard)
 			discard_device(&t[i], d[i].size, o->verbose > 0);
 	if (o->cfg.mixed) {
-		uint64_t total = 0;
-		for (int i = 0; i < ndevs; i++)
-			total += d[i].size;
 		if (total > (1ULL << 30))
 			msg_warn("mixed block groups are meant for filesystems up to 1GiB; this one has %s",
 				 pretty_size(total, UNITS_DEFAULT));

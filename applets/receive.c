@@ -6,8 +6,10 @@
  * RESOLVE_NO_MAGICLINKS) (or a component walk with O_NOFOLLOW where openat2 is missing)
  * and the last component is used with *at() calls that do not follow symlinks. So a
  * stream cannot reach outside the subvolume nor write through a symlink. Parent and
- * clone-source subvolumes are looked up by UUID on the destination filesystem and must
- * be reachable below its mount point. */
+ * clone-source subvolumes are looked up by UUID on the destination filesystem and are
+ * accepted only beneath <mount> (where incremental backups keep them) or beneath a
+ * --search-dir directory: a crafted stream cannot snapshot or reflink data out of other
+ * subvolumes of the filesystem. */
 //config:config APPLET_RECEIVE
 //config:	bool "btrfs receive"
 //config:	default y
@@ -49,6 +51,8 @@ static const char usage[] =
 	"    -C|--chroot           confine the process to <mount> using chroot\n"
 	"    -E|--max-errors NERR  terminate as soon as NERR errors occur (default 1, 0: no limit)\n"
 	"    -m ROOTMOUNT          the root mount point of the destination filesystem\n"
+	"    --search-dir DIR      also accept parent and clone-source subvolumes beneath DIR\n"
+	"                          (repeatable; by default only those beneath <mount> are used)\n"
 	"    --force-decompress    decompress compressed data instead of writing it encoded\n"
 	"    --dump                dump stream metadata, one line per operation\n"
 	"    -v                    more messages\n";
@@ -263,40 +267,37 @@ struct recv_opts {
 	int verbose, honor_end, chroot, force_decompress;
 	uint64_t max_errors;
 	const char *root_mount;
+	const char *search[RECV_MAX_SEARCH - 1];  /* --search-dir */
+	int nsearch;
 };
 
-struct mount_root_query {
-	const char *path;
-	char *out;
-	size_t outlen, best;
-};
-
-/* Keeps the mount point that is the longest prefix of the path so far. */
-static int mount_root_candidate(const struct sys_mount *m, void *ctx)
+/* Whether fds a and b are on the same btrfs filesystem. */
+static int same_fs(int a, int b)
 {
-	struct mount_root_query *q = ctx;
-	size_t n = strlen(m->target);
+	struct btrfs_ioctl_fs_info_args x, y;
 
-	if (strncmp(q->path, m->target, n) ||
-	    (q->path[n] && q->path[n] != '/' && strcmp(m->target, "/")))
-		return 0;
-	if (n >= q->best && n < q->outlen) {
-		q->best = n;
-		/* a later mount over the same point hides the earlier one */
-		snprintf(q->out, q->outlen, "%s", strcmp(m->fstype, "btrfs") ? "" : m->target);
-	}
-	return 0;
+	return !btrfs_fs_info(a, &x) && !btrfs_fs_info(b, &y) && !memcmp(x.fsid, y.fsid, 16);
 }
 
-/* The btrfs mount point that is the longest prefix of path (an absolute real path). */
-static int find_mount_root(const char *path, char *out, size_t outlen)
+/* --search-dir: fds[i] opened (-1 before), added to the receiver. */
+static int add_search_dirs(const struct recv_opts *o, struct receiver *r, int *fds)
 {
-	struct mount_root_query q = { path, out, outlen, 0 };
-
-	out[0] = 0;
-	if (sysfile_each_mount(mount_root_candidate, &q) < 0)
-		return -1;
-	return out[0] ? 0 : -1;
+	for (int i = 0; i < o->nsearch; i++) {
+		fds[i] = open(o->search[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fds[i] < 0) {
+			msg_error("cannot open %s: %s", o->search[i], strerror(errno));
+			return -1;
+		}
+		if (!same_fs(fds[i], r->dest_fd)) {
+			msg_error("%s is not on the filesystem of the destination", o->search[i]);
+			return -1;
+		}
+		if (recv_add_search(r, fds[i])) {
+			msg_error("%s", r->err);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* Opens the destination and the root of its mount (same filesystem). */
@@ -304,7 +305,6 @@ static int open_destination(const struct recv_opts *o, const char *dest, char *f
 			    int *dest_fd, int *mnt_fd)
 {
 	char root[PATH_MAX];
-	struct btrfs_ioctl_fs_info_args a, b;
 
 	if (!realpath(dest, full)) {
 		msg_error("realpath(%s) failed: %s", dest, strerror(errno));
@@ -317,7 +317,7 @@ static int open_destination(const struct recv_opts *o, const char *dest, char *f
 	}
 	if (o->root_mount)
 		snprintf(root, sizeof(root), "%s", o->root_mount);
-	else if (find_mount_root(full, root, sizeof(root))) {
+	else if (sysfile_btrfs_mount_root(full, root, sizeof(root))) {
 		msg_error("%s doesn't belong to btrfs mount point", full);
 		return -1;
 	}
@@ -326,7 +326,7 @@ static int open_destination(const struct recv_opts *o, const char *dest, char *f
 		msg_error("cannot open %s: %s", root, strerror(errno));
 		return -1;
 	}
-	if (btrfs_fs_info(*dest_fd, &a) || btrfs_fs_info(*mnt_fd, &b) || memcmp(a.fsid, b.fsid, 16)) {
+	if (!same_fs(*dest_fd, *mnt_fd)) {
 		msg_error("%s and %s are not on the same btrfs filesystem", full, root);
 		return -1;
 	}
@@ -425,8 +425,10 @@ static int recv_run(const struct recv_opts *o, const char *dest, int fd)
 {
 	struct receiver r;
 	char full[PATH_MAX];
-	int dest_fd = -1, mnt_fd = -1, ret = -1;
+	int dest_fd = -1, mnt_fd = -1, ret = -1, search_fds[RECV_MAX_SEARCH - 1], i;
 
+	for (i = 0; i < o->nsearch; i++)
+		search_fds[i] = -1;
 	if (open_destination(o, dest, full, &dest_fd, &mnt_fd))
 		goto out;
 	more_descriptors();
@@ -435,17 +437,22 @@ static int recv_run(const struct recv_opts *o, const char *dest, int fd)
 		goto out;
 	}
 	r.force_decompress = o->force_decompress;
+	if (add_search_dirs(o, &r, search_fds))
+		goto release;
 	if (o->chroot) {
 		if (chroot(full) || chdir("/")) {
 			msg_error("failed to chroot to %s: %s", full, strerror(errno));
-			recv_release(&r);
-			goto out;
+			goto release;
 		}
 		fprintf(stderr, "Chroot to %s\n", full);
 	}
 	ret = receive_all(o, &r, fd);
+release:
 	recv_release(&r);
 out:
+	for (i = 0; i < o->nsearch; i++)
+		if (search_fds[i] >= 0)
+			close(search_fds[i]);
 	if (dest_fd >= 0)
 		close(dest_fd);
 	if (mnt_fd >= 0)
@@ -455,13 +462,14 @@ out:
 
 int receive_main(int argc, char **argv)
 {
-	enum { OPT_DUMP = 256, OPT_FORCE_DECOMPRESS };
+	enum { OPT_DUMP = 256, OPT_FORCE_DECOMPRESS, OPT_SEARCH_DIR };
 	static const struct option longopts[] = {
 		{ "max-errors", required_argument, NULL, 'E' },
 		{ "chroot", no_argument, NULL, 'C' },
 		{ "dump", no_argument, NULL, OPT_DUMP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "force-decompress", no_argument, NULL, OPT_FORCE_DECOMPRESS },
+		{ "search-dir", required_argument, NULL, OPT_SEARCH_DIR },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct recv_opts o = { 0 };
@@ -486,6 +494,13 @@ int receive_main(int argc, char **argv)
 		case 'm': o.root_mount = optarg; break;
 		case OPT_DUMP: dump = 1; break;
 		case OPT_FORCE_DECOMPRESS: o.force_decompress = 1; break;
+		case OPT_SEARCH_DIR:
+			if (o.nsearch == RECV_MAX_SEARCH - 1) {
+				msg_error("at most %d --search-dir options", RECV_MAX_SEARCH - 1);
+				return 1;
+			}
+			o.search[o.nsearch++] = optarg;
+			break;
 		}
 	}
 	cli_check_argc(argc, dump ? 0 : 1, dump ? 0 : 1, usage);

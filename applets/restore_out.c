@@ -119,14 +119,13 @@ int rout_dir(struct rout *o, int parent, const char *name, const char *path, int
 			return fail(o, "creating directory", path);
 		*fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
-	if (*fd < 0) {
-		if (errno == ENOTDIR || errno == ELOOP)
-			msg_error("'%s' exists and is not a directory, not restoring into it",
-				  rout_shown(o, path));
-		else
-			fail(o, "opening directory", path);
+	if (*fd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+		msg_error("'%s' exists and is not a directory, not restoring into it",
+			  rout_shown(o, path));
 		return -ENOTDIR;
 	}
+	if (*fd < 0)
+		return fail(o, "opening directory", path);
 	o->dirs++;
 	return 0;
 }

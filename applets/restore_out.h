@@ -39,7 +39,8 @@ const char *rout_shown(const struct rout *o, const char *path);
  * dry run), a negative errno after printing an error naming `path`.
  * In a dry run nothing is created and the returned descriptors are -1. */
 
-/* Opens (creating when needed) directory name in parent. Never follows a symlink. */
+/* Opens (creating when needed) directory name in parent. Never follows a symlink:
+ * -ENOTDIR (reported) when something else stands there and -o is not given. */
 int rout_dir(struct rout *o, int parent, const char *name, const char *path, int *fd);
 /* Creates regular file name in parent for writing (truncated). */
 int rout_file(struct rout *o, int parent, const char *name, const char *path, int *fd);

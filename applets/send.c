@@ -286,6 +286,46 @@ static int open_output(const char *name)
 	return fd;
 }
 
+/* The btrfs mount point holding path (real path resolved); 0 or -1 after an error. */
+static int mount_root(const char *path, char *real, char *root)
+{
+	if (!realpath(path, real)) {
+		msg_error("unable to resolve %s", path);
+		return -1;
+	}
+	if (sysfile_btrfs_mount_root(real, root, PATH_MAX)) {
+		msg_error("%s doesn't belong to btrfs mount point", real);
+		return -1;
+	}
+	return 0;
+}
+
+/* As btrfs-progs: the parent lies below the mount point of the first subvolume, and
+ * every subvolume is on that mount point. */
+static int check_mounts(const char *parent_path, char **subvols, int n)
+{
+	char root[PATH_MAX], other[PATH_MAX], real[PATH_MAX];
+	size_t len;
+
+	if (mount_root(subvols[0], real, root))
+		return -1;
+	len = strlen(root);
+	if (parent_path && (!realpath(parent_path, real) || strncmp(real, root, len) ||
+			    (len > 1 && real[len] && real[len] != '/'))) {
+		msg_error("not on mount point: %s", root);
+		return -1;
+	}
+	for (int i = 1; i < n; i++) {
+		if (mount_root(subvols[i], real, other))
+			return -1;
+		if (strcmp(root, other)) {
+			msg_error("all subvolumes must be from the same filesystem");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Checks -p/-c subvolumes and the ones to send; returns the parent root id (0 if none). */
 static int send_all(struct send_ctx *s, const char *parent_path, int explicit_clones,
 		    char **subvols, int n, int end_semantic)
@@ -301,6 +341,8 @@ static int send_all(struct send_ctx *s, const char *parent_path, int explicit_cl
 		if (add_clone_source(s, parent_id))
 			return -1;
 	}
+	if (check_mounts(parent_path, subvols, n))
+		return -1;
 	for (i = 0; i < n; i++) {
 		fd = open_ro_subvol(s, subvols[i], "subvolume", &id);
 		if (fd < 0)

@@ -130,47 +130,58 @@ static void new_subvol_args(struct btrfs_ioctl_vol_args_v2 *args, const char *na
 }
 
 static const char create_usage[] =
-	"usage: btrfs subvolume create [-i <qgroupid>] [<dest>/]<name>\n\n"
-	"    Create the subvolume <name> in <dest> (default: the current directory).\n\n"
+	"usage: btrfs subvolume create [-i <qgroupid>] [<dest>/]<name> [[<dest>/]<name>...]\n\n"
+	"    Create subvolumes <name> in <dest> (default: the current directory); a\n"
+	"    failure on one does not stop the others (exit status 1).\n\n"
 	"    -i <qgroupid>   add the new subvolume to this qgroup (repeatable)\n";
 
-int subvol_create_main(int argc, char **argv)
+/* Creates one subvolume; 0, or 1 after printing the error. */
+static int create_one(const char *path, const struct inherit *in)
 {
 	struct btrfs_ioctl_vol_args_v2 args;
-	struct inherit in = { 0 };
 	char *dir, *name;
 	struct stat st;
-	int c, fd, ret = 1;
+	int fd, ret = 1;
 
-	while ((c = cli_getopt(argc, argv, "i:", NULL, create_usage)) != -1)
-		if (c == 'i' && inherit_add(&in, optarg))
-			return 1;
-	cli_check_argc(argc, 1, 1, create_usage);
-	if (stat(argv[optind], &st) == 0) {
-		msg_error("target path already exists: %s", argv[optind]);
+	if (stat(path, &st) == 0) {
+		msg_error("target path already exists: %s", path);
 		return 1;
 	}
 	if (errno != ENOENT) {
-		msg_error("cannot access %s: %s", argv[optind], strerror(errno));
+		msg_error("cannot access %s: %s", path, strerror(errno));
 		return 1;
 	}
-	split_path(argv[optind], &dir, &name);
+	split_path(path, &dir, &name);
 	if (!valid_subvol_name(name))
 		msg_error("invalid subvolume name: %s", name);
 	else if (strlen(name) > BTRFS_SUBVOL_NAME_MAX)
 		msg_error("subvolume name too long: %s", name);
 	else if ((fd = btrfs_open_path(dir, 1, 0)) >= 0) {
 		out_say("Create subvolume '%s/%s'\n", dir, name);
-		new_subvol_args(&args, name, &in);
+		new_subvol_args(&args, name, in);
 		if (ioctl(fd, BTRFS_IOC_SUBVOL_CREATE_V2, &args) < 0)
 			msg_error("cannot create subvolume: %s", strerror(errno));
 		else
 			ret = 0;
 		close(fd);
 	}
-	free(in.qi);
 	free(dir);
 	free(name);
+	return ret;
+}
+
+int subvol_create_main(int argc, char **argv)
+{
+	struct inherit in = { 0 };
+	int c, ret = 0;
+
+	while ((c = cli_getopt(argc, argv, "i:", NULL, create_usage)) != -1)
+		if (c == 'i' && inherit_add(&in, optarg))
+			return 1;
+	cli_check_argc(argc, 1, -1, create_usage);
+	for (int i = optind; i < argc; i++)
+		ret |= create_one(argv[i], &in);
+	free(in.qi);
 	return ret;
 }
 
@@ -192,6 +203,7 @@ static const char delete_usage[] =
 	"    -c|--commit-after   wait for a transaction commit at the end\n"
 	"    -C|--commit-each    wait for a transaction commit after each deletion\n"
 	"    -i|--subvolid ID    delete the subvolume with this id\n"
+	"    -R|--recursive      delete the subvolumes beneath each subvolume first\n"
 	"    -v|--verbose        more output\n";
 
 enum { COMMIT_NONE, COMMIT_AFTER, COMMIT_EACH };
@@ -295,20 +307,68 @@ out:
 	return ret;
 }
 
+/* Deletes the subvolumes nested in subvolume id (path its root), the deepest first.
+ * Returns 0, or 1 when one of them failed. */
+static int delete_nested(const char *path, uint64_t id, const struct subvol_entry *all, size_t n,
+			 const struct delete_opts *o, int *commit_fd)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char *sub;
+
+		if (all[i].parent_id != id || !all[i].rel_path || all[i].id == id)
+			continue;
+		if (asprintf(&sub, "%s/%s", path, all[i].rel_path) < 0) {
+			msg_error("out of memory");
+			return 1;
+		}
+		ret |= delete_nested(sub, all[i].id, all, n, o, commit_fd);
+		ret |= delete_one(sub, o, commit_fd);
+		free(sub);
+	}
+	return ret;
+}
+
+/* --recursive: what is beneath path goes first. */
+static int delete_beneath(const char *path, const struct delete_opts *o, int *commit_fd)
+{
+	struct delete_opts nested = *o;
+	struct subvol_entry *all;
+	size_t n;
+	uint64_t id;
+	int fd = open(path, O_RDONLY | O_DIRECTORY), err, ret;
+
+	if (fd < 0 || subvol_id_of_fd(fd, &id) || (err = subvol_get_all(fd, &all, &n))) {
+		msg_error("cannot list the subvolumes beneath %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	close(fd);
+	nested.last = 0;
+	ret = delete_nested(path, id, all, n, &nested, commit_fd);
+	subvol_free_all(all, n);
+	return ret;
+}
+
 int subvol_delete_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "commit-after", no_argument, NULL, 'c' },
 		{ "commit-each", no_argument, NULL, 'C' },
 		{ "subvolid", required_argument, NULL, 'i' },
+		{ "recursive", no_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ 0, 0, 0, 0 }
 	};
 	struct delete_opts o = { 0 };
-	int c, i, ret = 0, commit_fd = -1;
+	int c, i, ret = 0, commit_fd = -1, recursive = 0;
 
-	while ((c = cli_getopt(argc, argv, "cCi:v", longopts, delete_usage)) != -1) {
-		if (c == 'c')
+	while ((c = cli_getopt(argc, argv, "cCi:Rv", longopts, delete_usage)) != -1) {
+		if (c == 'R')
+			recursive = 1;
+		else if (c == 'c')
 			o.commit = COMMIT_AFTER;
 		else if (c == 'C')
 			o.commit = COMMIT_EACH;
@@ -320,6 +380,10 @@ int subvol_delete_main(int argc, char **argv)
 		}
 	}
 	cli_check_argc(argc, 1, o.subvolid ? 1 : -1, delete_usage);
+	if (recursive && o.subvolid) {
+		msg_error("option --recursive is not supported with --subvolid");
+		return 1;
+	}
 	/* shown from the second -v (global or local) on, as btrfs-progs does */
 	if (cli_globals.verbose > 1)
 		printf("Transaction commit: %s\n", o.commit == COMMIT_NONE ? "none (default)" :
@@ -327,6 +391,8 @@ int subvol_delete_main(int argc, char **argv)
 	/* one filesystem is synced at the end (the common case of one mount) */
 	for (i = optind; i < argc; i++) {
 		o.last = i + 1 == argc;
+		if (recursive && !subvol_check_path(argv[i]))
+			ret |= delete_beneath(argv[i], &o, &commit_fd);
 		ret |= delete_one(argv[i], &o, &commit_fd);
 	}
 	if (commit_fd >= 0) {

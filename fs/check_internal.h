@@ -84,6 +84,8 @@ void ck_cursor_init(struct ck_cursor *cu, struct check_ctx *c, const struct fs_r
 /* 1 with the next item, 0 at the end (errors are reported and end it). */
 int ck_cursor_next(struct ck_cursor *cu, struct fs_key *key, const uint8_t **data, uint32_t *size);
 void ck_cursor_release(struct ck_cursor *cu);
+/* Item data must be packed from the end of a leaf down, without gaps. */
+void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *b);
 /* btrfs name hash of directory entries: crc32c seeded with ~1, not inverted. */
 uint32_t ck_name_hash(const char *name, size_t len);
 static inline int ck_is_fstree(uint64_t id)
@@ -93,8 +95,10 @@ static inline int ck_is_fstree(uint64_t id)
 }
 
 int check_chunks_and_devices(struct check_ctx *c);
+void check_device_set(struct check_ctx *c);
 int check_extents(struct check_ctx *c);
 int check_free_space(struct check_ctx *c);
+int check_cache_inodes(struct check_ctx *c);
 int check_fs_roots(struct check_ctx *c);
 int check_csums(struct check_ctx *c);
 int check_root_refs(struct check_ctx *c);

@@ -53,9 +53,11 @@ int ck_qgroup_init(struct check_ctx *c)
 		return 0;
 	c->st->quota_enabled = 1;
 	ck_iterate(c, &c->quota_root, &from, status_cb, &flags);
-	/* numbers being rebuilt or already known to be wrong: nothing to verify */
+	/* numbers being rebuilt or already known to be wrong: nothing to verify; simple
+	 * quotas count only what was made since they were enabled, not all extents */
 	if (!(flags & QGROUP_STATUS_FLAG_ON) ||
-	    (flags & (QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT)))
+	    (flags & (QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT |
+		      BTRFS_QGROUP_STATUS_FLAG_SIMPLE)))
 		return 0;
 	c->qgroups = ck_sorter(c, sizeof(struct qrec), qrec_cmp, 4);
 	return c->qgroups ? 0 : -ENOMEM;

@@ -34,6 +34,20 @@
 #define BTRFS_SUPER_FLAG_CHANGING_FSID (1ULL << 35)
 #define BTRFS_SUPER_FLAG_CHANGING_FSID_V2 (1ULL << 36)
 
+/* btrfs_inode_item.flags (not in the UAPI headers) */
+#define BTRFS_INODE_NODATASUM (1ULL << 0)
+#define BTRFS_INODE_NODATACOW (1ULL << 1)
+#define BTRFS_INODE_ROOT_ITEM_INIT (1ULL << 31)   /* in a root item's inode: flags valid */
+
+/* Simple quotas (kernel 6.7; newer than some UAPI headers): the incompat bit and the
+ * status flag, and the status item with the generation accounting starts at. */
+#define BTRFS_FEATURE_INCOMPAT_SIMPLE_QUOTA_BIT (1ULL << 16)
+#define BTRFS_QGROUP_STATUS_FLAG_SIMPLE (1ULL << 3)
+struct btrfs_qgroup_status_v2 {
+	__le64 version, generation, flags, rescan;
+	__le64 enable_gen;                /* simple quotas: extents of this generation on */
+} __attribute__((packed));
+
 /* Byte offset of superblock copy i (0: 64KiB, 1: 64MiB, 2: 256GiB). */
 static inline uint64_t btrfs_super_offset(int i)
 {

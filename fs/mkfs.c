@@ -91,11 +91,32 @@ static int inode_ref_add(struct item_list *l, uint64_t ino, uint64_t dir, uint64
 int mkfs_fs_add(struct mkfs_ctx *c, uint64_t objectid, uint8_t type, uint64_t offset,
 		const void *data, uint32_t size)
 {
-	int ret = fs_items_add(c->fs, objectid, type, offset, data, size);
+	int ret = fs_items_add(c->fs, c->sv[c->cur].id, objectid, type, offset, data, size);
 
 	if (ret)
 		return mkfs_fail(c, "cannot store fs tree items in %s: %s",
 				 c->cfg->tmpdir ? c->cfg->tmpdir : "/tmp", strerror(-ret));
+	return 0;
+}
+
+int mkfs_subvol_new(struct mkfs_ctx *c, uint64_t parent, uint64_t dirid, uint64_t index,
+		    const char *name, int ro)
+{
+	struct mkfs_subvol *sv = realloc(c->sv, (size_t)(c->nsv + 1) * sizeof(*sv));
+
+	if (!sv)
+		return mkfs_fail(c, "out of memory");
+	c->sv = sv;
+	sv += c->nsv;
+	memset(sv, 0, sizeof(*sv));
+	/* ids in walk order from 256 (the top level is 5) */
+	sv->id = c->nsv == 1 ? BTRFS_FIRST_FREE_OBJECTID : sv[-1].id + 1;
+	sv->parent = parent;
+	sv->dirid = dirid;
+	sv->index = index;
+	snprintf(sv->name, sizeof(sv->name), "%s", name);
+	sv->ro = ro;
+	c->cur = c->nsv++;
 	return 0;
 }
 
@@ -188,18 +209,19 @@ int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint6
 
 	if (ret)
 		return mkfs_fail(c, "cannot write data: %s", strerror(-ret));
-	return add_csums(c, logical, buf, len);
+	return c->nodatasum ? 0 : add_csums(c, logical, buf, len);
 }
 
 int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t logical,
 		     uint64_t len)
 {
-	struct data_extent_rec r = { logical, len, ino, off };
+	struct data_extent_rec r = { logical, len, c->sv[c->cur].id, ino, off };
 	int ret;
 
 	if (logical < c->data_floor)    /* the extent tree merge relies on the order */
 		return mkfs_fail(c, "data extents out of order");
 	c->data_floor = logical + len;
+	c->sv[c->cur].data_bytes += len;
 	ret = spool_write(&c->data_ext, &r, sizeof(r));
 	if (ret)
 		return mkfs_fail(c, "cannot write to %s: %s", c->data_ext.tmpdir, strerror(-ret));
@@ -215,7 +237,7 @@ static void data_extent_item(uint8_t *item, const struct data_extent_rec *r)
 
 	put_extent_item(item, BTRFS_EXTENT_FLAG_DATA);
 	item[sizeof(struct btrfs_extent_item)] = BTRFS_EXTENT_DATA_REF_KEY;
-	put_le64(&dr->root, BTRFS_FS_TREE_OBJECTID);
+	put_le64(&dr->root, r->root);
 	put_le64(&dr->objectid, r->ino);
 	put_le64(&dr->offset, r->offset);
 	put_le32(&dr->count, 1);
@@ -346,7 +368,10 @@ static int add_data_chunks(struct mkfs_ctx *c, uint64_t type, uint64_t want, con
 	return 0;
 }
 
-static int layout_chunks(struct mkfs_ctx *c, const struct rootdir_estimate *est)
+/* tight: --rootdir on a device too small for the usual chunk sizes: only what the
+ * estimate needs (data, a MiB for the stripes around superblock copies; metadata
+ * twice its items and 4 MiB, as below), a 4 MiB system chunk. */
+static int layout_chunks(struct mkfs_ctx *c, const struct rootdir_estimate *est, int tight)
 {
 	const struct mkfs_config *cfg = c->cfg;
 	uint64_t total = fs_bytes(c), meta, data, sys = 8 * MIB;
@@ -367,6 +392,11 @@ static int layout_chunks(struct mkfs_ctx *c, const struct rootdir_estimate *est)
 		sys = 4 * MIB;
 		meta = 16 * MIB;
 	}
+	if (tight) {
+		sys = 4 * MIB;
+		meta = round_up(est->meta_bytes * 2 + 4 * MIB, MIB);
+		data = round_up(est->data_bytes + MIB, MIB);
+	}
 	meta = round_down(meta, ALLOC_STRIPE_LEN);
 	if (add_chunk(c, BTRFS_BLOCK_GROUP_SYSTEM | mprof, sys, "system"))
 		return -1;
@@ -380,13 +410,14 @@ static int layout_chunks(struct mkfs_ctx *c, const struct rootdir_estimate *est)
 
 /* ---- trees ---- */
 
-enum tree_id { T_CHUNK, T_DEV, T_FS, T_CSUM, T_UUID, T_RELOC, T_ROOT, T_FST, T_BGT, T_EXTENT, T_COUNT };
+enum tree_id { T_CHUNK, T_DEV, T_FS, T_CSUM, T_UUID, T_RELOC, T_QUOTA, T_ROOT, T_FST, T_BGT,
+	       T_EXTENT, T_COUNT };
 
 static const uint64_t tree_owner[T_COUNT] = {
 	BTRFS_CHUNK_TREE_OBJECTID, BTRFS_DEV_TREE_OBJECTID, BTRFS_FS_TREE_OBJECTID,
 	BTRFS_CSUM_TREE_OBJECTID, BTRFS_UUID_TREE_OBJECTID, BTRFS_DATA_RELOC_TREE_OBJECTID,
-	BTRFS_ROOT_TREE_OBJECTID, BTRFS_FREE_SPACE_TREE_OBJECTID, BTRFS_BLOCK_GROUP_TREE_OBJECTID,
-	BTRFS_EXTENT_TREE_OBJECTID,
+	BTRFS_QUOTA_TREE_OBJECTID, BTRFS_ROOT_TREE_OBJECTID, BTRFS_FREE_SPACE_TREE_OBJECTID,
+	BTRFS_BLOCK_GROUP_TREE_OBJECTID, BTRFS_EXTENT_TREE_OBJECTID,
 };
 
 struct tree {
@@ -396,9 +427,29 @@ struct tree {
 	int present;
 };
 
+/* The fixed trees, then the --subvol trees: tree k >= T_COUNT is subvolume
+ * c->sv[k - T_COUNT + 1] (written right after T_FS: their items follow its items). */
 struct trees {
 	struct tree t[T_COUNT];
+	struct tree *sub;
+	int nsub;
 };
+
+/* The number of --subvol trees (none in a build without --rootdir). */
+static int nsub(const struct trees *T)
+{
+	return CFG_MKFS_ROOTDIR ? T->nsub : 0;
+}
+
+static struct tree *tree_k(struct trees *T, int k)
+{
+	return k < T_COUNT ? &T->t[k] : &T->sub[k - T_COUNT];
+}
+
+static uint64_t owner_k(const struct mkfs_ctx *c, int k)
+{
+	return k < T_COUNT ? tree_owner[k] : c->sv[k - T_COUNT + 1].id;
+}
 
 static int chunk_item(const struct mkfs_ctx *c, const struct alloc_chunk *ch, uint8_t *buf)
 {
@@ -486,18 +537,63 @@ static int add_root_dir(struct mkfs_ctx *c, struct item_list *l, uint64_t size, 
 	return 0;
 }
 
+/* The UUID of subvolume id: the top level's, or one that follows from it. */
+static void subvol_uuid(const struct mkfs_ctx *c, uint64_t id, uint8_t *u)
+{
+	memcpy(u, c->cfg->fs_root_uuid, BTRFS_UUID_SIZE);
+	if (id != BTRFS_FS_TREE_OBJECTID)
+		put_le64(u + 8, get_le64(u + 8) ^ (id * 0x9E3779B97F4A7C15ULL));
+}
+
+/* The quota tree: quotas on, a qgroup 0/ID for each subvolume. Qgroups: every tree
+ * block and data extent of a subvolume is its own (nothing is shared yet). Simple
+ * quotas count what is made from the next generation on (as 6.19, the --rootdir data
+ * is not counted). */
+static int build_quota_items(struct mkfs_ctx *c, struct trees *T)
+{
+	struct item_list *l = &T->t[T_QUOTA].items;
+	struct btrfs_qgroup_status_v2 st;
+	int simple = c->cfg->quota == MKFS_SQUOTA;
+
+	memset(&st, 0, sizeof(st));
+	put_le64(&st.version, 1);
+	put_le64(&st.generation, MKFS_GENERATION);
+	put_le64(&st.flags, BTRFS_QGROUP_STATUS_FLAG_ON | (simple ? BTRFS_QGROUP_STATUS_FLAG_SIMPLE : 0));
+	if (simple)
+		put_le64(&st.enable_gen, MKFS_GENERATION + 1);
+	ADD(l, 0, BTRFS_QGROUP_STATUS_KEY, 0, &st, sizeof(st));
+	for (int i = 0; i < c->nsv; i++) {
+		const struct tree *t = i ? &T->sub[i - 1] : &T->t[T_FS];
+		uint64_t bytes = simple ? 0 : c->sv[i].data_bytes + (uint64_t)t->shape.nblocks * c->cfg->nodesize;
+		struct btrfs_qgroup_info_item info = { 0 };
+		struct btrfs_qgroup_limit_item limit = { 0 };
+
+		put_le64(&info.generation, MKFS_GENERATION);
+		put_le64(&info.rfer, bytes);
+		put_le64(&info.rfer_cmpr, bytes);
+		put_le64(&info.excl, bytes);
+		put_le64(&info.excl_cmpr, bytes);
+		ADD(l, 0, BTRFS_QGROUP_INFO_KEY, c->sv[i].id, &info, sizeof(info));
+		ADD(l, 0, BTRFS_QGROUP_LIMIT_KEY, c->sv[i].id, &limit, sizeof(limit));
+	}
+	return 0;
+}
+
 static int build_small_trees(struct mkfs_ctx *c, struct trees *T)
 {
 	struct timespec now = { (time_t)c->cfg->now, 0 }, times[3] = { now, now, now };
-	const uint8_t *u = c->cfg->fs_root_uuid;
-	uint8_t subvol[8];
 
 	if (add_root_dir(c, &T->t[T_RELOC].items, 0, 040755, 0, 0, times))
 		return -1;
-	/* uuid tree key: (first 8 uuid bytes, SUBVOL, last 8 bytes), both little-endian */
-	put_le64(subvol, BTRFS_FS_TREE_OBJECTID);
-	ADD(&T->t[T_UUID].items, get_le64(u), BTRFS_UUID_KEY_SUBVOL, get_le64(u + 8), subvol, 8);
-	return 0;
+	for (int i = 0; i < c->nsv; i++) {
+		uint8_t u[BTRFS_UUID_SIZE], id[8];
+
+		/* uuid tree key: (first 8 uuid bytes, SUBVOL, last 8 bytes), both little-endian */
+		subvol_uuid(c, c->sv[i].id, u);
+		put_le64(id, c->sv[i].id);
+		ADD(&T->t[T_UUID].items, get_le64(u), BTRFS_UUID_KEY_SUBVOL, get_le64(u + 8), id, 8);
+	}
+	return CFG_MKFS_QUOTA && T->t[T_QUOTA].present ? build_quota_items(c, T) : 0;
 }
 
 /* Allocates blocks for a tree of the given shape. */
@@ -542,8 +638,8 @@ static int build_extent_items(struct mkfs_ctx *c, struct trees *T, struct item_l
 		ADD(bgt ? &T->t[T_BGT].items : l, ch->logical, BTRFS_BLOCK_GROUP_ITEM_KEY, ch->length,
 		    &bg, sizeof(bg));
 	}
-	for (int t = 0; t < T_COUNT; t++) {
-		struct tree *tr = &T->t[t];
+	for (int t = 0; t < T_COUNT + nsub(T); t++) {
+		struct tree *tr = tree_k(T, t);
 		if (!tr->present)
 			continue;
 		for (uint32_t b = 0; b < tr->shape.nblocks; b++) {
@@ -559,7 +655,7 @@ static int build_extent_items(struct mkfs_ctx *c, struct trees *T, struct item_l
 				ref += sizeof(*tbi);
 			}
 			ref[0] = BTRFS_TREE_BLOCK_REF_KEY;
-			put_le64(ref + 1, tree_owner[t]);
+			put_le64(ref + 1, owner_k(c, t));
 			if (skinny)
 				ADD(l, tr->addrs[b], BTRFS_METADATA_ITEM_KEY, level, buf, (uint32_t)(ref + 9 - buf));
 			else
@@ -693,9 +789,10 @@ out:
 	return ret;
 }
 
-/* subvol: 0 an internal tree, 1 a tree with a root directory, 2 the top subvolume */
+/* subvol: 0 an internal tree, 1 a tree with a root directory, 2 a subvolume (the top
+ * level or --subvol sv) */
 static void root_item(const struct mkfs_ctx *c, const struct tree *t, struct btrfs_root_item *ri,
-		      int subvol)
+		      int subvol, const struct mkfs_subvol *sv)
 {
 	struct timespec now = { (time_t)c->cfg->now, 0 };
 
@@ -710,17 +807,38 @@ static void root_item(const struct mkfs_ctx *c, const struct tree *t, struct btr
 	if (subvol)
 		put_le64(&ri->root_dirid, BTRFS_FIRST_FREE_OBJECTID);
 	if (subvol == 2) {
-		memcpy(ri->uuid, c->cfg->fs_root_uuid, BTRFS_UUID_SIZE);
+		/* without this flag the kernel clears the root item flags (read-only) */
+		put_le64(&ri->inode.flags, BTRFS_INODE_ROOT_ITEM_INIT);
+		subvol_uuid(c, sv->id, ri->uuid);
 		put_time(&ri->ctime, &now);
 		put_time(&ri->otime, &now);
+		if (sv->ro)
+			put_le64(&ri->flags, BTRFS_ROOT_SUBVOL_RDONLY);
 	}
+}
+
+/* ROOT_REF in the parent's and ROOT_BACKREF in the subvolume's key of the root tree:
+ * where the subvolume's directory entry is. */
+static int add_root_refs(struct mkfs_ctx *c, struct item_list *l, const struct mkfs_subvol *sv)
+{
+	uint8_t buf[sizeof(struct btrfs_root_ref) + BTRFS_NAME_LEN_MAX];
+	struct btrfs_root_ref *ref = (struct btrfs_root_ref *)buf;
+	uint16_t len = (uint16_t)strlen(sv->name);
+
+	put_le64(&ref->dirid, sv->dirid);
+	put_le64(&ref->sequence, sv->index);
+	put_le16(&ref->name_len, len);
+	memcpy(buf + sizeof(*ref), sv->name, len);
+	ADD(l, sv->parent, BTRFS_ROOT_REF_KEY, sv->id, buf, sizeof(*ref) + len);
+	ADD(l, sv->id, BTRFS_ROOT_BACKREF_KEY, sv->parent, buf, sizeof(*ref) + len);
+	return 0;
 }
 
 static int build_root_tree(struct mkfs_ctx *c, struct trees *T)
 {
 	static const struct { int id, subvol; } roots[] = {
-		{ T_EXTENT, 0 }, { T_DEV, 0 }, { T_FS, 2 }, { T_CSUM, 0 }, { T_UUID, 0 },
-		{ T_FST, 0 }, { T_BGT, 0 }, { T_RELOC, 1 },
+		{ T_EXTENT, 0 }, { T_DEV, 0 }, { T_FS, 2 }, { T_CSUM, 0 }, { T_QUOTA, 0 },
+		{ T_UUID, 0 }, { T_FST, 0 }, { T_BGT, 0 }, { T_RELOC, 1 },
 	};
 	struct item_list *l = &T->t[T_ROOT].items;
 	struct timespec now = { (time_t)c->cfg->now, 0 };
@@ -735,10 +853,22 @@ static int build_root_tree(struct mkfs_ctx *c, struct trees *T)
 		if (!t->present)
 			continue;
 		if (t->addrs)
-			root_item(c, t, &ri, roots[k].subvol);
+			root_item(c, t, &ri, roots[k].subvol, c->sv);
 		else
 			memset(&ri, 0, sizeof(ri));  /* sizing pass: values come later */
 		ADD(l, tree_owner[roots[k].id], BTRFS_ROOT_ITEM_KEY, 0, &ri, sizeof(ri));
+	}
+	for (int i = 0; i < nsub(T); i++) {
+		struct btrfs_root_item ri;
+		const struct mkfs_subvol *sv = &c->sv[i + 1];
+
+		if (T->sub[i].addrs)
+			root_item(c, &T->sub[i], &ri, 2, sv);
+		else
+			memset(&ri, 0, sizeof(ri));
+		ADD(l, sv->id, BTRFS_ROOT_ITEM_KEY, 0, &ri, sizeof(ri));
+		if (add_root_refs(c, l, sv))
+			return -1;
 	}
 	/* the root tree directory (objectid 6) with "default" pointing at the top subvolume */
 	mkfs_inode(&ii, 0, 0, 1, 040755, 0, 0, 0);
@@ -747,9 +877,9 @@ static int build_root_tree(struct mkfs_ctx *c, struct trees *T)
 	if (inode_ref_add(l, BTRFS_ROOT_TREE_DIR_OBJECTID, BTRFS_ROOT_TREE_DIR_OBJECTID, 0, "..", 2))
 		return mkfs_fail(c, "out of memory");
 	memset(buf, 0, sizeof(buf));
-	put_le64(&di->location.objectid, BTRFS_FS_TREE_OBJECTID);
+	put_le64(&di->location.objectid, c->default_id ? c->default_id : BTRFS_FS_TREE_OBJECTID);
 	di->location.type = BTRFS_ROOT_ITEM_KEY;
-	put_le64(&di->location.offset, (uint64_t)-1);
+	put_le64(&di->location.offset, c->default_id ? 0 : (uint64_t)-1);
 	put_le16(&di->name_len, 7);
 	di->type = BTRFS_FT_DIR;
 	memcpy(buf + sizeof(*di), "default", 7);
@@ -766,24 +896,28 @@ static int write_block(void *ctx, uint64_t bytenr, const void *buf, uint32_t len
 
 static int write_trees(struct mkfs_ctx *c, struct trees *T)
 {
-	for (int t = 0; t < T_COUNT; t++) {
+	for (int k = 0; k < T_COUNT + nsub(T); k++) {
+		/* the subvolume trees in the order of their items: T_FS, then the others */
+		int t = k <= T_FS ? k : k <= T_FS + nsub(T) ? T_COUNT + k - T_FS - 1 : k - nsub(T);
+		struct tree *tr = tree_k(T, t);
 		struct tree_params p = {
 			.nodesize = c->cfg->nodesize, .csum_type = c->cfg->csum_type,
-			.owner = tree_owner[t], .generation = MKFS_GENERATION,
+			.owner = owner_k(c, t), .generation = MKFS_GENERATION,
 			.fsid = c->cfg->fsid, .chunk_tree_uuid = c->cfg->chunk_uuid,
 			.write_block = write_block, .ctx = c,
 		};
 		struct list_source ls;
 		struct ext_source es;
-		struct item_source src = t == T_FS ? fs_items_source(c->fs) :
+		struct item_source src = t == T_FS ? fs_items_source(c->fs, 0) :
+					 t >= T_COUNT ? fs_items_source(c->fs, t - T_COUNT + 1) :
 					 t == T_CSUM ? csum_source(c) :
-					 t == T_EXTENT ? ext_source(c, &es, &T->t[t].items) :
-					 list_source(&ls, &T->t[t].items);
+					 t == T_EXTENT ? ext_source(c, &es, &tr->items) :
+					 list_source(&ls, &tr->items);
 		int ret;
 
-		if (!T->t[t].present)
+		if (!tr->present)
 			continue;
-		ret = tree_write_source(&src, &p, T->t[t].addrs, T->t[t].shape.nblocks);
+		ret = tree_write_source(&src, &p, tr->addrs, tr->shape.nblocks);
 		if (ret)
 			return mkfs_fail(c, "cannot write tree blocks: %s", strerror(-ret));
 	}
@@ -1011,7 +1145,7 @@ static int shrink_devices(struct mkfs_ctx *c, struct mkfs_device *devs)
 
 /* Lays out the chunks on devices of the given sizes. */
 static int try_layout(struct mkfs_ctx *c, const struct mkfs_device *devs, int ndevs,
-		      const uint64_t *size, const struct rootdir_estimate *est)
+		      const uint64_t *size, const struct rootdir_estimate *est, int tight)
 {
 	alloc_free(&c->al);
 	alloc_init(&c->al);
@@ -1023,7 +1157,7 @@ static int try_layout(struct mkfs_ctx *c, const struct mkfs_device *devs, int nd
 		d->next_phys = ALLOC_DEV_START;
 		memcpy(d->uuid, devs[i].uuid, BTRFS_UUID_SIZE);
 	}
-	return layout_chunks(c, est);
+	return layout_chunks(c, est, tight);
 }
 
 /* Chunk layout; an image file marked growable is enlarged (by whole MiBs, the least
@@ -1039,13 +1173,15 @@ static int place_chunks(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs,
 		if (devs[i].grow)
 			g = i;
 	}
-	if (!try_layout(c, devs, ndevs, size, est))
+	if (!try_layout(c, devs, ndevs, size, est, 0))
+		return 0;
+	if ((est->data_bytes || est->meta_bytes) && !try_layout(c, devs, ndevs, size, est, 1))
 		return 0;
 	if (g < 0)
 		return -1;
 	lo = size[g] / MIB;
 	hi = lo < 64 ? 128 : 2 * lo;
-	for (size[g] = hi * MIB; try_layout(c, devs, ndevs, size, est); size[g] = hi * MIB) {
+	for (size[g] = hi * MIB; try_layout(c, devs, ndevs, size, est, 0); size[g] = hi * MIB) {
 		if (hi > (1ULL << 40))
 			return -1;
 		lo = hi;
@@ -1054,17 +1190,19 @@ static int place_chunks(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs,
 	while (hi - lo > 1) {       /* hi works, lo does not */
 		uint64_t mid = lo + (hi - lo) / 2;
 		size[g] = mid * MIB;
-		if (try_layout(c, devs, ndevs, size, est))
+		if (try_layout(c, devs, ndevs, size, est, 0))
 			lo = mid;
 		else
 			hi = mid;
 	}
 	size[g] = hi * MIB;
-	if (try_layout(c, devs, ndevs, size, est))
+	if (try_layout(c, devs, ndevs, size, est, 0))
 		return -1;
-	if (ftruncate(devs[g].fd, (off_t)size[g]))
+	if (size[g] > devs[g].dev_size && ftruncate(devs[g].fd, (off_t)size[g]))
 		return mkfs_fail(c, "cannot grow %s: %s", devs[g].path, strerror(errno));
-	devs[g].size = devs[g].dev_size = size[g];
+	devs[g].size = size[g];
+	if (size[g] > devs[g].dev_size)
+		devs[g].dev_size = size[g];
 	return 0;
 }
 
@@ -1092,7 +1230,8 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 {
 	struct rootdir_estimate est = { 0, 0 };
 	struct btrfs_super_block *sb;
-	static const int normal[] = { T_DEV, T_FS, T_CSUM, T_UUID, T_RELOC, T_ROOT };
+	static const int normal[] = { T_DEV, T_FS, T_CSUM, T_UUID, T_RELOC, T_QUOTA, T_ROOT };
+	struct tree_shape *shapes;
 	int ret;
 
 	if (CFG_MKFS_ROOTDIR && c->cfg->rootdir && rootdir_estimate(c, c->cfg->rootdir, &est))
@@ -1106,22 +1245,40 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 		T->t[t].present = 1;
 	T->t[T_FST].present = !!(c->cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE);
 	T->t[T_BGT].present = !!(c->cfg->compat_ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE);
+	T->t[T_QUOTA].present = CFG_MKFS_QUOTA && c->cfg->quota;
 
 	if (build_fs_tree(c))
 		return -1;
 	if (c->cfg->shrink && shrink_devices(c, devs))
 		return -1;
 	c->al.floor = 0;        /* metadata may use what data left below (mixed groups) */
-	if (fs_items_settle(c, &T->t[T_FS].shape) ||      /* its shape; placed below */
-	    settle_data_items(c, &T->t[T_CSUM].shape))
+	T->sub = calloc((size_t)c->nsv, sizeof(*T->sub));
+	shapes = calloc((size_t)c->nsv, sizeof(*shapes));
+	if (!T->sub || !shapes) {
+		free(shapes);
+		return mkfs_fail(c, "out of memory");
+	}
+	T->nsub = c->nsv - 1;
+	ret = fs_items_settle(c, shapes, c->nsv);        /* their shapes; placed below */
+	T->t[T_FS].shape = shapes[0];
+	for (int i = 0; i < nsub(T); i++) {
+		T->sub[i].shape = shapes[i + 1];
+		T->sub[i].present = 1;
+	}
+	free(shapes);
+	if (ret || settle_data_items(c, &T->t[T_CSUM].shape))
 		return -1;
 	if (build_chunk_and_dev_trees(c, T) || build_small_trees(c, T) || build_root_tree(c, T))
 		return -1;
 	if (shape_of(c, &T->t[T_CHUNK], "chunk") || place_tree(c, &T->t[T_CHUNK], BTRFS_BLOCK_GROUP_SYSTEM))
 		return -1;
 	for (size_t k = 0; k < sizeof(normal) / sizeof(normal[0]); k++)
-		if ((normal[k] != T_FS && normal[k] != T_CSUM && shape_of(c, &T->t[normal[k]], "a")) ||
-		    place_tree(c, &T->t[normal[k]], META_KIND))
+		if (T->t[normal[k]].present &&
+		    ((normal[k] != T_FS && normal[k] != T_CSUM && shape_of(c, &T->t[normal[k]], "a")) ||
+		     place_tree(c, &T->t[normal[k]], META_KIND)))
+			return -1;
+	for (int i = 0; i < nsub(T); i++)
+		if (place_tree(c, &T->sub[i], META_KIND))
 			return -1;
 	if (place_self_describing_trees(c, T) || build_root_tree(c, T))
 		return -1;
@@ -1146,7 +1303,7 @@ static int make(struct mkfs_ctx *c, struct mkfs_device *devs, int ndevs, struct 
 int mkfs_make(const struct mkfs_config *cfg, struct mkfs_device *devs, int ndevs,
 	      struct mkfs_result *res, char *err, size_t errlen)
 {
-	struct mkfs_ctx c = { .cfg = cfg, .err = err, .errlen = errlen, .res = res };
+	struct mkfs_ctx c = { .cfg = cfg, .err = err, .errlen = errlen, .res = res, .nsv = 1 };
 	struct trees T;
 	int ret;
 
@@ -1161,14 +1318,19 @@ int mkfs_make(const struct mkfs_config *cfg, struct mkfs_device *devs, int ndevs
 	ret |= spool_init(&c.csum, cfg->tmpdir, SPOOL_BUF);
 	c.fs = fs_items_new(cfg->sort_mem, cfg->tmpdir);
 	c.csum_item = malloc(cfg->nodesize);
-	if (!ret && c.fs && c.csum_item)
+	c.sv = calloc(1, sizeof(*c.sv));
+	if (!ret && c.fs && c.csum_item && c.sv) {
+		c.sv[0].id = BTRFS_FS_TREE_OBJECTID;
 		ret = make(&c, devs, ndevs, &T);
-	else
+	} else {
 		ret = mkfs_fail(&c, "out of memory");
-	for (int t = 0; t < T_COUNT; t++) {
-		items_free(&T.t[t].items);
-		free(T.t[t].addrs);
 	}
+	for (int t = 0; t < T_COUNT + nsub(&T); t++) {
+		items_free(&tree_k(&T, t)->items);
+		free(tree_k(&T, t)->addrs);
+	}
+	free(T.sub);
+	free(c.sv);
 	fs_items_free(c.fs);
 	free(c.csum_item);
 	spool_free(&c.data_ext);

@@ -16,6 +16,28 @@ struct mkfs_device {
 	uint8_t uuid[BTRFS_UUID_SIZE];
 };
 
+/* A file or directory of --rootdir. */
+struct mkfs_inode_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+/* --subvol: a directory of --rootdir made a subvolume. */
+struct mkfs_subvol_spec {
+	struct mkfs_inode_id id;        /* first (resolved with the one below) */
+	int ro, is_default;
+};
+
+/* --inode-flags: BTRFS_INODE_NODATACOW / NODATASUM for one file or directory. */
+struct mkfs_inode_flags {
+	struct mkfs_inode_id id;        /* first */
+	uint64_t flags;
+};
+_Static_assert(offsetof(struct mkfs_subvol_spec, id) == 0 &&
+	       offsetof(struct mkfs_inode_flags, id) == 0, "id first");
+
+enum { MKFS_QUOTA = 1, MKFS_SQUOTA };
+
 struct mkfs_config {
 	uint32_t nodesize, sectorsize;
 	int csum_type;
@@ -37,6 +59,11 @@ struct mkfs_config {
 	size_t sort_mem;                /* their memory budget (0: 64 MiB) */
 	struct { dev_t dev; ino_t ino; } skip[64];  /* image files: not copied by --rootdir */
 	int nskip;
+	const struct mkfs_subvol_spec *subvols;
+	int nsubvols;
+	const struct mkfs_inode_flags *inode_flags;
+	int ninode_flags;
+	int quota;                      /* 0, MKFS_QUOTA (qgroups) or MKFS_SQUOTA (simple) */
 };
 
 /* What was made, for the summary. */

@@ -33,7 +33,16 @@ void spool_free(struct spool *s);
  * written (data space is handed out upwards while --rootdir streams files). */
 struct data_extent_rec {
 	uint64_t logical, len;      /* EXTENT_ITEM key */
-	uint64_t ino, offset;       /* its one EXTENT_DATA_REF in the fs tree */
+	uint64_t root, ino, offset; /* its one EXTENT_DATA_REF */
+};
+
+/* A subvolume tree: the top level (id 5) first, then those of --subvol in id order. */
+struct mkfs_subvol {
+	uint64_t id;
+	uint64_t parent, dirid, index;  /* its directory entry (ROOT_REF / ROOT_BACKREF) */
+	char name[BTRFS_NAME_LEN_MAX + 1];
+	int ro;
+	uint64_t data_bytes;            /* of the data extents its files own (qgroups) */
 };
 struct csum_item_hdr {
 	uint64_t logical;           /* EXTENT_CSUM key offset */
@@ -51,6 +60,11 @@ struct mkfs_ctx {
 	uint64_t csum_start;        /* its first byte's logical address */
 	uint32_t csum_len;          /* and its checksum bytes so far */
 	uint64_t data_floor;        /* data extents so far end here */
+	struct mkfs_subvol *sv;     /* the subvolume trees (sv[0]: the top level) */
+	int nsv;
+	int cur;                    /* the one items are added to (index into sv) */
+	uint64_t default_id;        /* --subvol default: its id, 0: the top level */
+	int nodatasum;              /* the data being written gets no checksums */
 	char *err;
 	size_t errlen;
 	struct mkfs_result *res;
@@ -77,20 +91,25 @@ int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint6
 int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t logical,
 		     uint64_t len);
 
-/* FS_TREE items through an external sorter (memory bounded by mem, 0: 64 MiB;
- * temporary files in tmpdir, NULL: /tmp). fs_items_add returns 0 or a negative
- * errno. fs_items_settle ends the adding and computes the tree's shape (0 or -1
- * with err set); fs_items_source then gives the final items, as often as needed. */
+/* Items of the subvolume trees through an external sorter (memory bounded by mem,
+ * 0: 64 MiB; temporary files in tmpdir, NULL: /tmp), sorted by tree, then key.
+ * fs_items_add returns 0 or a negative errno. fs_items_settle ends the adding and
+ * computes the shape of each tree, in tree order (shapes[0..ntrees), every tree has
+ * items; 0 or -1 with err set); fs_items_source then gives the final items of tree i,
+ * the trees read in order (i == 0 starts over). */
 struct fs_items;
 struct fs_items *fs_items_new(size_t mem, const char *tmpdir);
-int fs_items_add(struct fs_items *f, uint64_t objectid, uint8_t type, uint64_t offset,
-		 const void *data, uint32_t size);
-int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shape);
-struct item_source fs_items_source(struct fs_items *f);
+int fs_items_add(struct fs_items *f, uint64_t tree, uint64_t objectid, uint8_t type,
+		 uint64_t offset, const void *data, uint32_t size);
+int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shapes, int ntrees);
+struct item_source fs_items_source(struct fs_items *f, int i);
 void fs_items_free(struct fs_items *f);
-/* fs_items_add, an error set on failure: 0 or -1. */
+/* fs_items_add to the current subvolume tree, an error set on failure: 0 or -1. */
 int mkfs_fs_add(struct mkfs_ctx *c, uint64_t objectid, uint8_t type, uint64_t offset,
 		const void *data, uint32_t size);
+/* A new subvolume tree made current (c->sv grows): -1 with err set when out of memory. */
+int mkfs_subvol_new(struct mkfs_ctx *c, uint64_t parent, uint64_t dirid, uint64_t index,
+		    const char *name, int ro);
 
 /* --rootdir */
 struct rootdir_estimate {

@@ -1,11 +1,12 @@
-/* FS_TREE items of mkfs in bounded memory.
+/* Subvolume tree items of mkfs in bounded memory.
  *
  * Items go through an external sorter (xsort.h) as they are made, each with a
  * sequence number so that equal keys keep the order they were added in. Settling
- * reads them back in key order, joins equal keys into one item (hash collisions of
+ * reads them back in (tree, key) order, joins equal keys into one item (hash collisions of
  * names, several names of an inode in one directory), moves INODE_REF names that do
  * not fit a leaf into INODE_EXTREF items, and writes the final items to an unlinked
- * temporary file while counting the leaves. The tree writer then streams that file.
+ * temporary file while counting the leaves of each tree. The tree writer then
+ * streams that file, one tree after the other.
  * RAM: the sorter's budget, one joined item and the extrefs of one inode. */
 #include "mkfs_int.h"
 #include "xsort.h"
@@ -20,7 +21,7 @@
 
 /* Record in the sorter: this header, then size bytes of item data. */
 struct rec_hdr {
-	uint64_t objectid, offset, seq;
+	uint64_t tree, objectid, offset, seq;
 	uint32_t size;
 	uint8_t type;
 };
@@ -50,6 +51,10 @@ struct fs_items {
 	int extref_ok;
 	uint64_t bad_ino;           /* too many names, no extref feature */
 	struct spool out;           /* the final items */
+	uint64_t tree;              /* of the items being settled */
+	uint64_t *counts;           /* items of each tree in the output */
+	int seg;                    /* index of the tree being settled */
+	uint64_t left;              /* items of the tree being read */
 };
 
 static int rec_cmp(const void *a, const void *b)
@@ -60,6 +65,8 @@ static int rec_cmp(const void *a, const void *b)
 
 	memcpy(&x, a, sizeof(x));
 	memcpy(&y, b, sizeof(y));
+	if (x.tree != y.tree)
+		return x.tree < y.tree ? -1 : 1;
 	kx = (struct fs_key){ x.objectid, x.type, x.offset };
 	ky = (struct fs_key){ y.objectid, y.type, y.offset };
 	r = fs_key_cmp(&kx, &ky);
@@ -91,17 +98,19 @@ void fs_items_free(struct fs_items *f)
 	xsort_free(f->sorter);
 	free(f->rec);
 	free(f->join);
+	free(f->counts);
 	items_free(&f->ext);
 	spool_free(&f->out);
 	free(f);
 }
 
-int fs_items_add(struct fs_items *f, uint64_t objectid, uint8_t type, uint64_t offset,
-		 const void *data, uint32_t size)
+int fs_items_add(struct fs_items *f, uint64_t tree, uint64_t objectid, uint8_t type,
+		 uint64_t offset, const void *data, uint32_t size)
 {
 	struct rec_hdr h;
 
 	memset(&h, 0, sizeof(h));
+	h.tree = tree;
 	h.objectid = objectid;
 	h.offset = offset;
 	h.seq = f->seq++;
@@ -136,8 +145,8 @@ static int join_append(struct fs_items *f, const void *data, uint32_t size)
 	return 0;
 }
 
-/* The next item of the sorter with all records of its key joined into f->join:
- * 1, 0 at the end, negative errno. */
+/* The next item of tree f->tree with all records of its key joined into f->join:
+ * 1, 0 at the end of the tree, negative errno. */
 static int next_joined(struct fs_items *f)
 {
 	struct rec_hdr h;
@@ -150,7 +159,7 @@ static int next_joined(struct fs_items *f)
 
 		memcpy(&h, p, sizeof(h));
 		k = (struct fs_key){ h.objectid, h.type, h.offset };
-		if (!first && fs_key_cmp(&k, &f->key))
+		if (h.tree != f->tree || (!first && fs_key_cmp(&k, &f->key)))
 			break;
 		ret = xsort_next(f->sorter, f->rec);
 		if (ret < 0)
@@ -277,26 +286,32 @@ static int tee_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_
 	h.type = key->type;
 	if ((ret = spool_write(&f->out, &h, sizeof(h))) || (ret = spool_write(&f->out, *data, *size)))
 		return ret;
+	f->counts[f->seg]++;
 	return 1;
 }
 
-int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shape)
+int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shapes, int ntrees)
 {
 	struct fs_items *f = c->fs;
 	struct item_source src = { tee_next, f };
-	int ret;
+	int ret = 0;
 
 	f->room = c->cfg->nodesize - (uint32_t)(sizeof(struct btrfs_header) + sizeof(struct btrfs_item));
 	f->extref_ok = !!(c->cfg->incompat & BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF);
+	f->counts = calloc((size_t)ntrees, sizeof(*f->counts));
+	if (!f->counts)
+		return mkfs_fail(c, "out of memory");
 	ret = xsort_finish(f->sorter);
-	if (ret < 0)
-		return mkfs_fail(c, "cannot sort the items in %s: %s", f->tmpdir, strerror(-ret));
-	ret = tree_shape_source(&src, c->cfg->nodesize, shape);
-	if (ret == -1)
-		return mkfs_fail(c, "an item of the fs tree does not fit in a node");
-	if (ret == -EMLINK)
-		return mkfs_fail(c, "too many names for inode %llu in one directory (needs the extref feature)",
-				 (unsigned long long)f->bad_ino);
+	for (int i = 0; i < ntrees && ret >= 0; i++) {
+		f->tree = c->sv[i].id;
+		f->seg = i;
+		ret = tree_shape_source(&src, c->cfg->nodesize, &shapes[i]);
+		if (ret == -1)
+			return mkfs_fail(c, "an item of the fs tree does not fit in a node");
+		if (ret == -EMLINK)
+			return mkfs_fail(c, "too many names for inode %llu in one directory (needs the extref feature)",
+					 (unsigned long long)f->bad_ino);
+	}
 	if (ret < 0)
 		return mkfs_fail(c, "cannot sort the items in %s: %s", f->tmpdir, strerror(-ret));
 	ret = spool_rewind(&f->out);
@@ -312,10 +327,14 @@ static int out_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_
 	struct fs_items *f = ctx;
 	struct out_hdr h;
 	const void *p;
-	int ret = spool_read(&f->out, sizeof(h), &p);
+	int ret;
 
+	if (!f->left)
+		return 0;
+	f->left--;
+	ret = spool_read(&f->out, sizeof(h), &p);
 	if (ret != 1)
-		return ret;
+		return ret < 0 ? ret : -EIO;
 	memcpy(&h, p, sizeof(h));
 	if (h.size > XSORT_MAX_REC)
 		return -EIO;
@@ -328,8 +347,10 @@ static int out_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_
 	return 1;
 }
 
-struct item_source fs_items_source(struct fs_items *f)
+struct item_source fs_items_source(struct fs_items *f, int i)
 {
-	spool_rewind(&f->out);      /* reading already: only moves to the start */
+	if (!i)
+		spool_rewind(&f->out);  /* reading already: only moves to the start */
+	f->left = f->counts[i];
 	return (struct item_source){ out_next, f };
 }

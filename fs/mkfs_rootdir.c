@@ -37,6 +37,7 @@
 struct hardlink {
 	dev_t dev;
 	ino_t ino;
+	int tree;                       /* the subvolume it is in (links do not cross) */
 	uint64_t btrfs_ino;
 	struct btrfs_inode_item ii;     /* added when all its links are known */
 	uint32_t nlink;
@@ -175,6 +176,30 @@ static int is_target(const struct mkfs_ctx *c, const struct stat *st)
 	return 0;
 }
 
+/* The --subvol entry for a directory, or NULL. */
+static const struct mkfs_subvol_spec *subvol_spec(const struct mkfs_ctx *c, const struct stat *st)
+{
+	for (int i = 0; S_ISDIR(st->st_mode) && i < c->cfg->nsubvols; i++)
+		if (c->cfg->subvols[i].id.dev == st->st_dev && c->cfg->subvols[i].id.ino == st->st_ino)
+			return &c->cfg->subvols[i];
+	return NULL;
+}
+
+/* --inode-flags of a file or directory (nodatacow implies nodatasum for files). */
+static uint64_t inode_flags(const struct mkfs_ctx *c, const struct stat *st)
+{
+	for (int i = 0; i < c->cfg->ninode_flags; i++) {
+		uint64_t f = c->cfg->inode_flags[i].flags;
+
+		if (c->cfg->inode_flags[i].id.dev != st->st_dev || c->cfg->inode_flags[i].id.ino != st->st_ino)
+			continue;
+		if ((f & BTRFS_INODE_NODATACOW) && S_ISREG(st->st_mode))
+			f |= BTRFS_INODE_NODATASUM;
+		return f;
+	}
+	return 0;
+}
+
 /* ---- estimate ---- */
 
 /* Bytes of the names and values of the xattrs of path. */
@@ -219,6 +244,8 @@ static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 			/* inode, ref, two dir entries, xattrs */
 			est->meta_bytes += 160 + 2 * 25 + 12 + 2 * (30 + 25) + 3 * nl +
 					   xattr_bytes(w->path);
+			if (subvol_spec(c, &st))    /* its own tree, root item and refs */
+				est->meta_bytes += 2 * c->cfg->nodesize + 1024;
 			if (S_ISDIR(st.st_mode)) {
 				ret = estimate_dir(w, est);
 			} else if (S_ISREG(st.st_mode) && st.st_size > MAX_INLINE) {
@@ -265,17 +292,18 @@ static uint8_t file_type(mode_t m)
 	return BTRFS_FT_UNKNOWN;
 }
 
-/* DIR_ITEM (by name hash) and DIR_INDEX (by index) of name in dir. */
-static int add_dir_entry(struct mkfs_ctx *c, uint64_t dir, uint64_t index, const char *name,
-			 uint64_t ino, uint8_t type)
+/* DIR_ITEM (by name hash) and DIR_INDEX (by index) of name in dir, pointing at an
+ * inode (INODE_ITEM key) or a subvolume (ROOT_ITEM key). */
+static int add_dir_items(struct mkfs_ctx *c, uint64_t dir, uint64_t index, const char *name,
+			 uint64_t objectid, uint8_t key_type, uint8_t type)
 {
 	size_t len = strlen(name);
 	uint8_t buf[sizeof(struct btrfs_dir_item) + BTRFS_NAME_LEN_MAX];
 	struct btrfs_dir_item *di = (struct btrfs_dir_item *)buf;
 
 	memset(di, 0, sizeof(*di));
-	put_le64(&di->location.objectid, ino);
-	di->location.type = BTRFS_INODE_ITEM_KEY;
+	put_le64(&di->location.objectid, objectid);
+	di->location.type = key_type;
 	put_le64(&di->transid, MKFS_GENERATION);
 	put_le16(&di->name_len, (uint16_t)len);
 	di->type = type;
@@ -284,7 +312,16 @@ static int add_dir_entry(struct mkfs_ctx *c, uint64_t dir, uint64_t index, const
 			(uint32_t)(sizeof(*di) + len)) ||
 	    mkfs_fs_add(c, dir, BTRFS_DIR_INDEX_KEY, index, buf, (uint32_t)(sizeof(*di) + len)))
 		return -1;
-	return mkfs_add_inode_ref(c, ino, dir, index, name, len);
+	return 0;
+}
+
+/* The directory entries of inode ino and its INODE_REF. */
+static int add_dir_entry(struct mkfs_ctx *c, uint64_t dir, uint64_t index, const char *name,
+			 uint64_t ino, uint8_t type)
+{
+	if (add_dir_items(c, dir, index, name, ino, BTRFS_INODE_ITEM_KEY, type))
+		return -1;
+	return mkfs_add_inode_ref(c, ino, dir, index, name, strlen(name));
 }
 
 static uint32_t leaf_room(const struct mkfs_ctx *c)
@@ -476,13 +513,16 @@ static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, ui
 	uint64_t size = (uint64_t)st->st_size, ss = c->cfg->sectorsize, end = round_up(size, ss);
 	uint64_t pos = 0, hole_from = 0;
 	int holes = !(c->cfg->incompat & BTRFS_FEATURE_INCOMPAT_NO_HOLES);
-	int compress = c->cfg->compress != 0;
+	int compress;
 	/* as many bytes in blocks as in the file: no holes to look for (two syscalls
 	 * saved; blocks preallocated past the end could hide a hole, copied as zeros) */
 	int dense = (uint64_t)st->st_blocks * 512 >= size;
 	int fd, ret = 0;
 
 	*nbytes = 0;
+	/* nodatacow and nodatasum files: no checksums, no compression (as the kernel) */
+	c->nodatasum = inode_flags(c, st) != 0;
+	compress = c->cfg->compress && !c->nodatasum;
 	if (!size)
 		return 0;
 	/* no O_CLOEXEC: nothing is executed, and musl adds an fcntl call per open for it */
@@ -546,6 +586,7 @@ static void fill_inode(const struct mkfs_ctx *c, const struct stat *st, uint64_t
 		a = ct = st->st_mtim;
 	mkfs_inode(ii, size, nbytes, 1, st->st_mode, st->st_uid, st->st_gid, rdev);
 	mkfs_inode_times(ii, &a, &ct, &st->st_mtim);
+	put_le64(&ii->flags, inode_flags(c, st));
 }
 
 static int add_inode(struct mkfs_ctx *c, uint64_t ino, const struct stat *st, uint64_t size,
@@ -557,12 +598,13 @@ static int add_inode(struct mkfs_ctx *c, uint64_t ino, const struct stat *st, ui
 	return mkfs_fs_add(c, ino, BTRFS_INODE_ITEM_KEY, 0, &ii, sizeof(ii));
 }
 
-/* Hard links: an open-addressing table keyed by (st_dev, st_ino). */
-static size_t link_slot(const struct walk *w, dev_t dev, ino_t ino)
+/* Hard links: an open-addressing table keyed by (st_dev, st_ino, subvolume). */
+static size_t link_slot(const struct walk *w, dev_t dev, ino_t ino, int tree)
 {
-	size_t h = ((size_t)ino * 0x9E3779B97F4A7C15ULL ^ (size_t)dev) & (w->links_cap - 1);
+	size_t h = ((size_t)ino * 0x9E3779B97F4A7C15ULL ^ (size_t)dev ^ (size_t)tree) & (w->links_cap - 1);
 
-	while (w->links[h].btrfs_ino && (w->links[h].dev != dev || w->links[h].ino != ino))
+	while (w->links[h].btrfs_ino &&
+	       (w->links[h].dev != dev || w->links[h].ino != ino || w->links[h].tree != tree))
 		h = (h + 1) & (w->links_cap - 1);
 	return h;
 }
@@ -573,7 +615,7 @@ static struct hardlink *find_link(struct walk *w, const struct stat *st)
 
 	if (!w->links_cap)
 		return NULL;
-	l = &w->links[link_slot(w, st->st_dev, st->st_ino)];
+	l = &w->links[link_slot(w, st->st_dev, st->st_ino, w->c->cur)];
 	return l->btrfs_ino ? l : NULL;
 }
 
@@ -594,16 +636,44 @@ static int remember_link(struct walk *w, const struct stat *st, uint64_t ino,
 		}
 		for (size_t i = 0; i < oldcap; i++)
 			if (old[i].btrfs_ino)
-				w->links[link_slot(w, old[i].dev, old[i].ino)] = old[i];
+				w->links[link_slot(w, old[i].dev, old[i].ino, old[i].tree)] = old[i];
 		free(old);
 	}
-	l = &w->links[link_slot(w, st->st_dev, st->st_ino)];
-	*l = (struct hardlink){ st->st_dev, st->st_ino, ino, *ii, 1 };
+	l = &w->links[link_slot(w, st->st_dev, st->st_ino, w->c->cur)];
+	*l = (struct hardlink){ st->st_dev, st->st_ino, w->c->cur, ino, *ii, 1 };
 	w->nlinks++;
 	return 0;
 }
 
 static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size);
+
+/* The directory at w->path (st) as the root directory of a new subvolume tree, and
+ * its entry name in dir of the current one. Inode numbers start over in it. */
+static int add_subvol(struct walk *w, uint64_t dir, uint64_t index, const char *name,
+		      const struct stat *st, const struct mkfs_subvol_spec *spec)
+{
+	struct mkfs_ctx *c = w->c;
+	int parent = c->cur, sub, ret;
+	uint64_t next_ino = w->next_ino, size;
+
+	/* the entry first: name lives in the walk's name stack, which going deeper moves */
+	if (mkfs_subvol_new(c, c->sv[parent].id, dir, index, name, spec->ro))
+		return -1;
+	sub = c->cur;
+	c->cur = parent;
+	if (add_dir_items(c, dir, index, name, c->sv[sub].id, BTRFS_ROOT_ITEM_KEY, BTRFS_FT_DIR))
+		return -1;
+	c->cur = sub;
+	if (spec->is_default)
+		c->default_id = c->sv[sub].id;
+	w->next_ino = BTRFS_FIRST_FREE_OBJECTID + 1;
+	ret = add_xattrs(w, BTRFS_FIRST_FREE_OBJECTID) || add_dir(w, BTRFS_FIRST_FREE_OBJECTID, &size) ||
+	      add_inode(c, BTRFS_FIRST_FREE_OBJECTID, st, size, 0) ||
+	      mkfs_add_inode_ref(c, BTRFS_FIRST_FREE_OBJECTID, BTRFS_FIRST_FREE_OBJECTID, 0, "..", 2);
+	w->next_ino = next_ino;
+	c->cur = parent;
+	return ret ? -1 : 0;
+}
 
 /* One directory entry: its inode (new, or another link to one seen before).
  * Returns 0, 1 when the entry is left out (the image itself), or -1. */
@@ -614,12 +684,15 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 	struct stat st;
 	uint64_t ino, size = 0, nbytes = 0;
 	struct btrfs_inode_item ii;
+	const struct mkfs_subvol_spec *spec;
 	int ret;
 
 	if (lstat(w->path, &st))
 		return mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
 	if (is_target(c, &st))
 		return 1;
+	if ((spec = subvol_spec(c, &st)))
+		return add_subvol(w, dir, index, name, &st, spec);
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && (hl = find_link(w, &st))) {
 		hl->nlink++;
 		return add_dir_entry(c, dir, index, name, hl->btrfs_ino, file_type(st.st_mode));
@@ -720,10 +793,12 @@ int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 
 		if (!l->btrfs_ino)
 			continue;
+		c->cur = l->tree;
 		put_le32(&l->ii.nlink, l->nlink);
 		if (mkfs_fs_add(c, l->btrfs_ino, BTRFS_INODE_ITEM_KEY, 0, &l->ii, sizeof(l->ii)))
 			goto out;
 	}
+	c->cur = 0;
 	ret = 0;
 out:
 	free(w.links);

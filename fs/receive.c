@@ -8,7 +8,9 @@
  * linkat without AT_SYMLINK_FOLLOW). Data is only written to regular files. Subvolumes
  * named by the stream are single names created in the destination directory; parents and
  * clone sources are found by UUID in the destination filesystem's UUID tree and opened
- * beneath its mount point. Directories so opened are kept open for later commands (see
+ * only beneath the destination directory or a directory added with recv_add_search (so
+ * a stream cannot snapshot or clone other subvolumes of the filesystem). Directories so
+ * opened are kept open for later commands (see
  * "directory cache"), and so is the regular file being created or written. */
 #include "receive.h"
 #include "fs.h"
@@ -59,28 +61,51 @@ static int rfail(struct receiver *r, int fatal, const char *fmt, ...)
 
 static void dir_cache_init(struct receiver *r);
 
-int recv_init(struct receiver *r, int dest_fd, int mnt_fd)
+/* The path of directory fd from the top level of its filesystem: its subvolume's
+ * path, then the directory's path inside the subvolume. */
+static int top_level_path(int fd, char **out)
 {
-	char *path = NULL;
+	char *sub = NULL, *in = NULL;
+	struct stat st;
 	uint64_t id;
+	int ret = fstat(fd, &st) ? -errno : subvol_id_of_fd(fd, &id);
+
+	if (!ret)
+		ret = subvol_path(fd, id, &sub);
+	if (!ret && st.st_ino != BTRFS_FIRST_FREE_OBJECTID)
+		ret = subvol_inode_path(fd, st.st_ino, &in);
+	if (!ret && asprintf(out, "%s%s%s", sub, *sub && in ? "/" : "", in ? in : "") < 0)
+		ret = -ENOMEM;
+	free(sub);
+	free(in);
+	return ret;
+}
+
+int recv_add_search(struct receiver *r, int fd)
+{
+	struct recv_search *s = &r->search[r->nsearch];
 	int ret;
 
+	if (r->nsearch == RECV_MAX_SEARCH)
+		return rfail(r, 1, "at most %d directories to search", RECV_MAX_SEARCH - 1);
+	ret = top_level_path(fd, &s->path);
+	if (ret < 0)
+		return rfail(r, 1, "cannot resolve the path of a directory to search: %s",
+			     strerror(-ret));
+	s->fd = fd;
+	r->nsearch++;
+	return 0;
+}
+
+int recv_init(struct receiver *r, int dest_fd, int mnt_fd)
+{
 	memset(r, 0, sizeof(*r));
 	r->dest_fd = dest_fd;
 	r->mnt_fd = mnt_fd;
 	r->subvol_fd = -1;
 	r->write_fd = -1;
-	ret = subvol_id_of_fd(mnt_fd, &id);
-	if (ret == 0)
-		ret = subvol_path(mnt_fd, id, &path);
-	if (ret == 0 && strlen(path) >= sizeof(r->mnt_subvol))
-		ret = -ENAMETOOLONG;
-	if (ret == 0)
-		strcpy(r->mnt_subvol, path);
-	free(path);
-	if (ret < 0)
-		return rfail(r, 1, "cannot resolve the subvolume of the mount point: %s",
-			     strerror(-ret));
+	if (recv_add_search(r, dest_fd))
+		return -1;
 	dir_cache_init(r);
 	return 0;
 }
@@ -122,6 +147,8 @@ void recv_release(struct receiver *r)
 	if (r->subvol_fd >= 0)
 		close(r->subvol_fd);
 	r->subvol_fd = -1;
+	while (r->nsearch)
+		free(r->search[--r->nsearch].path);
 }
 
 /* ---- confined path resolution ---- */
@@ -410,72 +437,68 @@ static int do_subvol(struct receiver *r, const struct ss_cmd *c)
 	return enter_subvol(r, c);
 }
 
-/* The path of subvolume id relative to the destination mount, malloc'ed (in *buf, *rel
- * points into it); -1 with errno when it does not lie below that mount. */
-static int path_below_mount(struct receiver *r, uint64_t id, char **buf, const char **rel)
+/* Opens subvolume id when it lies beneath one of the search directories (the
+ * destination, --search-dir): opened beneath that directory without following
+ * symlinks, and checked to be that subvolume. -1 (errno) otherwise. */
+static int open_subvol_id(struct receiver *r, uint64_t id)
 {
-	size_t ml = strlen(r->mnt_subvol);
-	int ret = subvol_path(r->mnt_fd, id, buf);
+	char *path;
+	int fd = -1, ret = subvol_path(r->mnt_fd, id, &path);
 
 	if (ret < 0) {
 		errno = -ret;
 		return -1;
 	}
-	*rel = *buf;
-	if (!ml)
-		return 0;
-	if (strncmp(*buf, r->mnt_subvol, ml) || ((*buf)[ml] && (*buf)[ml] != '/')) {
-		free(*buf);
-		errno = EXDEV;
-		return -1;
+	errno = EXDEV;
+	for (int i = 0; i < r->nsearch && fd < 0; i++) {
+		const char *top = r->search[i].path, *rel;
+		uint64_t got;
+		int dfd;
+
+		if (strncmp(path, top, strlen(top)))
+			continue;
+		rel = path + strlen(top);
+		if (*top && *rel && *rel++ != '/')
+			continue;
+		dfd = *rel ? recv_open_beneath(r->search[i].fd, rel, 0) :
+			     fcntl(r->search[i].fd, F_DUPFD_CLOEXEC, 0);
+		if (dfd < 0)
+			continue;
+		/* reopen for reading and ioctls (an O_PATH descriptor cannot do either) */
+		fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(dfd);
+		if (fd >= 0 && (subvol_id_of_fd(fd, &got) < 0 || got != id ||
+				subvol_is_root_dir(fd) != 1)) {
+			close(fd);
+			fd = -1;
+			errno = ENOENT;
+		}
 	}
-	*rel = *buf + ml + ((*buf)[ml] == '/');
-	return 0;
-}
-
-/* Opens subvolume id if it lies below the destination mount; -1 (errno) otherwise. */
-static int open_subvol_id(struct receiver *r, uint64_t id)
-{
-	const char *rel;
-	char *path;
-	uint64_t got;
-	int fd, dfd;
-
-	if (path_below_mount(r, id, &path, &rel))
-		return -1;
-	if (!*rel)
-		dfd = fcntl(r->mnt_fd, F_DUPFD_CLOEXEC, 0);
-	else
-		dfd = recv_open_beneath(r->mnt_fd, rel, 0);
 	free(path);
-	if (dfd < 0)
-		return -1;
-	/* reopen for reading and ioctls (an O_PATH descriptor cannot do either) */
-	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	close(dfd);
-	if (fd >= 0 && (subvol_id_of_fd(fd, &got) < 0 || got != id || subvol_is_root_dir(fd) != 1)) {
-		close(fd);
-		errno = ENOENT;
-		return -1;
-	}
 	return fd;
 }
 
-/* A subvolume of the destination whose received UUID (and stransid), or else UUID (and
- * ctransid), are the ones the sender named: the same data as on the sending side. */
+/* The subvolume the sender named by UUID and transid, as btrfs-progs finds it: by
+ * received UUID first, then by UUID. Exact matches (stransid, ctransid) come first;
+ * then, as btrfs-progs, any read-only one whatever its transid: a snapshot sent back
+ * to the filesystem it came from is named by its UUID there with the ctransid of the
+ * received copy. Only subvolumes beneath the search directories count. */
 static int open_subvol_uuid(struct receiver *r, const uint8_t uuid[16], uint64_t transid)
 {
 	struct subvol_entry it;
 	uint64_t ids[16];
 	int pass, n, i, fd;
 
-	for (pass = 1; pass >= 0; pass--) {
-		n = subvol_find_uuid(r->mnt_fd, uuid, pass, ids, 16);
+	for (pass = 0; pass < 4; pass++) {
+		int received = !(pass & 1);
+
+		n = subvol_find_uuid(r->mnt_fd, uuid, received, ids, 16);
 		for (i = 0; i < n; i++) {
 			int ret = subvol_get(r->mnt_fd, ids[i], &it);
 
 			subvol_free(&it);
-			if (ret < 0 || (pass ? it.stransid : it.ctransid) != transid)
+			if (ret < 0 || (pass < 2 ? (received ? it.stransid : it.ctransid) != transid :
+					 !(it.flags & BTRFS_ROOT_SUBVOL_RDONLY)))
 				continue;
 			fd = open_subvol_id(r, ids[i]);
 			if (fd >= 0)

@@ -20,10 +20,18 @@ struct recv_dir {
 	char path[RECV_DIR_KEY];
 };
 
+/* A directory beneath which parent and clone-source subvolumes are accepted. */
+#define RECV_MAX_SEARCH 16
+struct recv_search {
+	int fd;                       /* borrowed from the caller */
+	char *path;                   /* from the top level of the filesystem ("" for it) */
+};
+
 struct receiver {
 	int dest_fd;                  /* directory the subvolumes are created in */
 	int mnt_fd;                   /* root of the destination mount (UUID lookups) */
-	char mnt_subvol[PATH_MAX];    /* path of the mounted subvolume from the top level */
+	struct recv_search search[RECV_MAX_SEARCH];   /* the destination first */
+	int nsearch;
 	int subvol_fd;                /* subvolume being received, -1 between subvolumes */
 	char subvol_name[256];
 	uint8_t received_uuid[16];
@@ -40,9 +48,12 @@ struct receiver {
 };
 
 /* dest_fd and mnt_fd stay owned by the caller; they must be on the same filesystem.
+ * Parents and clone sources are accepted beneath dest_fd only, and beneath the
+ * directories added with recv_add_search (fd kept open by the caller until release).
  * The directory cache takes up to a quarter of the descriptors RLIMIT_NOFILE allows;
  * a full one (RECV_DIR_MAX_SETS * RECV_DIR_WAYS) wants a limit of RECV_FD_WANTED. */
 int recv_init(struct receiver *r, int dest_fd, int mnt_fd);
+int recv_add_search(struct receiver *r, int fd);
 /* One command (not END). 0 or -1 with r->err (and r->fatal) set. */
 int recv_apply(struct receiver *r, const struct ss_cmd *c);
 /* Marks the current subvolume received (received UUID, stransid) and read-only. */

@@ -4,6 +4,11 @@
 Usage: hostile_streams.py OUTDIR OUTSIDE_DIR
 Writes OUTDIR/KIND.stream for every kind and prints the kinds. Each stream creates subvolume "h" (except the subvolume-name attacks) and then tries to
 reach OUTSIDE_DIR (which holds a file "target"), or is malformed.
+
+Usage: hostile_streams.py --foreign OUTDIR UUID TRANSID FILE
+Writes OUTDIR/snapshot.stream (subvolume "h", a snapshot of the subvolume with UUID or
+received UUID UUID and that ctransid or stransid) and OUTDIR/clone.stream (subvolume "h"
+whose file "f" clones the first 4 KiB of FILE of that subvolume).
 """
 import struct
 import sys
@@ -130,7 +135,26 @@ def build(kind, out):
     return kinds[kind]()
 
 
+SNAPSHOT = 2
+
+
+def foreign(outdir, source, transid, path):
+    src, transid = uuid.UUID(source).bytes, int(transid)
+    snap = b"btrfs-stream\0" + struct.pack("<I", 1) + cmd(
+        SNAPSHOT, (A_PATH, "h"), (A_UUID, UUID), (A_CTRANSID, 1), (A_CUUID, src),
+        (A_CCTRANSID, transid)) + cmd(END)
+    clone = stream(mkfile("f"), cmd(TRUNCATE, (A_PATH, "f"), (A_SIZE, 4096)),
+                   cmd(CLONE, (A_PATH, "f"), (A_OFF, 0), (A_CLEN, 4096), (A_CUUID, src),
+                       (A_CCTRANSID, transid), (A_CPATH, path), (A_COFF, 0)))
+    for name, data in (("snapshot", snap), ("clone", clone)):
+        with open("%s/%s.stream" % (outdir, name), "wb") as f:
+            f.write(data)
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--foreign":
+        return foreign(*sys.argv[2:6])
     outdir, outside = sys.argv[1:3]
     for kind in KINDS:
         with open("%s/%s.stream" % (outdir, kind), "wb") as f:

@@ -116,6 +116,39 @@ int sysfile_each_mount(int (*cb)(const struct sys_mount *m, void *ctx), void *ct
 	return sysfile_each_mount_in("/proc/self/mounts", cb, ctx);
 }
 
+struct mount_root_query {
+	const char *path;
+	char *out;
+	size_t outlen, best;
+};
+
+/* Keeps the mount point that is the longest prefix of the path so far. */
+static int mount_root_candidate(const struct sys_mount *m, void *ctx)
+{
+	struct mount_root_query *q = ctx;
+	size_t n = strlen(m->target);
+
+	if (strncmp(q->path, m->target, n) ||
+	    (q->path[n] && q->path[n] != '/' && strcmp(m->target, "/")))
+		return 0;
+	if (n >= q->best && n < q->outlen) {
+		q->best = n;
+		/* a later mount over the same point hides the earlier one */
+		snprintf(q->out, q->outlen, "%s", strcmp(m->fstype, "btrfs") ? "" : m->target);
+	}
+	return 0;
+}
+
+int sysfile_btrfs_mount_root(const char *path, char *out, size_t outlen)
+{
+	struct mount_root_query q = { path, out, outlen, 0 };
+
+	out[0] = 0;
+	if (sysfile_each_mount(mount_root_candidate, &q) < 0)
+		return -1;
+	return out[0] ? 0 : -1;
+}
+
 struct part_walk {
 	int (*cb)(unsigned major, unsigned minor, uint64_t blocks, const char *name, void *ctx);
 	void *ctx;

@@ -18,6 +18,10 @@ int sysfile_each_mount_in(const char *path, int (*cb)(const struct sys_mount *m,
 /* The same over /proc/self/mounts. */
 int sysfile_each_mount(int (*cb)(const struct sys_mount *m, void *ctx), void *ctx);
 
+/* The mount point that is the longest prefix of path (an absolute real path) when it
+ * is a btrfs mount: 0, or -1 (not btrfs, no mount table). */
+int sysfile_btrfs_mount_root(const char *path, char *out, size_t outlen);
+
 /* Calls cb for each "major minor #blocks name" line of a partitions table at path
  * (the header and garbage lines are skipped) until cb returns non-zero (returned);
  * 0 at the end, -errno when it cannot be opened. */
