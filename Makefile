@@ -27,7 +27,10 @@ UNIT_SRCS := $(filter-out tests/unit/unit_main.c,$(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
 
 WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
-OPT ?= -Os
+# SIZE_OVER_SPEED (tinyconfig): -Oz and link-time optimization (see applets/btrfsbox.c)
+ifeq ($(origin OPT),undefined)
+OPT = $(if $(shell grep -sx 'CONFIG_SIZE_OVER_SPEED=y' $(CONFIG_FILE)),-Oz -flto=auto,-Os)
+endif
 CFLAGS_BASE := -std=gnu11 $(WARN) -ffunction-sections -fdata-sections -D_GNU_SOURCE \
 	-I$(GEN) -I. -Iutil -Ifs
 ifeq ($(SANITIZE),1)

@@ -1,6 +1,12 @@
 /* The multicall entry point: basename(argv[0]) (or `btrfsbox APPLET`) picks the applet
  * from the command table generated from the //cmd: lines of applets/ (build/gen/commands.h,
  * sorted by command words). */
+//config:config SIZE_OVER_SPEED
+//config:	bool "Smallest binary (-Oz, link-time optimization)"
+//config:	default n
+//config:	help
+//config:	  Build with -Oz and -flto instead of -Os: about 2.5 KB smaller, somewhat
+//config:	  slower. For routers where every flash byte counts (tinyconfig sets it).
 #include "applets.h"
 #include "cli.h"
 #include "config.h"

@@ -260,7 +260,9 @@ static void check_super_copies(struct check_ctx *c)
 					       dev->path ? dev->path : "?", e.msg);
 				continue;
 			}
-			if (memcmp(sb.fsid, fs->fsid, BTRFS_FSID_SIZE))
+			/* the metadata fsid: the fsid of copies not yet rewritten by an
+			 * interrupted fsid change (btrfstune -m) may differ */
+			if (memcmp(sb.dev_item.fsid, dev->sb.dev_item.fsid, BTRFS_FSID_SIZE))
 				ck_err(c, 0, 0, btrfs_super_offset(m), 0,
 				       "superblock copy %d on %s belongs to another filesystem", m,
 				       dev->path ? dev->path : "?");
@@ -332,6 +334,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 
 	ck_stage(&c, CHECK_STAGE_EXTENTS, fst);
 	check_chunks_and_devices(&c);
+	check_device_set(&c);
 	ret = check_extents(&c);
 	if (ret < 0)
 		goto out;

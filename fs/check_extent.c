@@ -659,6 +659,22 @@ static void compare_ref(struct check_ctx *c, struct xgroup *g, const struct xref
 		       wcount ? "not found in extent tree" : "not referenced back");
 }
 
+/* Scrub reads metadata one 64 KiB stripe at a time (offsets from the block group
+ * start): a tree block must not cross a stripe. Blocks not nodesize aligned
+ * would cross pages on 64K page systems. */
+static void check_tree_block_place(struct check_ctx *c, uint64_t bytenr, uint64_t size, uint64_t bg_start)
+{
+	uint64_t off = bytenr - bg_start, stripe = 64 * 1024;
+
+	if (bytenr % c->fs->nodesize)
+		ck_warn(c, 0, 0, bytenr, size,
+			"tree block [%llu, %llu) is not nodesize aligned, may cause problem for 64K page system",
+			(unsigned long long)bytenr, (unsigned long long)(bytenr + size));
+	if (off / stripe != (off + c->fs->nodesize - 1) / stripe)
+		ck_err(c, 0, 0, bytenr, size, "bad metadata [%llu, %llu) crossing stripe boundary",
+		       (unsigned long long)bytenr, (unsigned long long)(bytenr + size));
+}
+
 static void check_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_end);
 
 /* Repair: a group with errors goes to check_opts.extent with its references. */
@@ -735,6 +751,8 @@ static void check_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_en
 		return;
 	}
 	bg->used_found += size;
+	if (g->fmeta)
+		check_tree_block_place(c, g->bytenr, size, bg->start);
 	if (g->fmeta ? !(bg->flags & (BTRFS_BLOCK_GROUP_METADATA | BTRFS_BLOCK_GROUP_SYSTEM))
 		     : !(bg->flags & BTRFS_BLOCK_GROUP_DATA))
 		ck_err(c, 0, 0, g->bytenr, size, "bad extent [%llu, %llu), type mismatch with chunk",

@@ -115,6 +115,7 @@ static inline int ck_is_fstree(uint64_t id)
 }
 
 int check_chunks_and_devices(struct check_ctx *c);
+void check_device_set(struct check_ctx *c);
 int check_extents(struct check_ctx *c);
 int check_free_space(struct check_ctx *c);
 int check_cache_inodes(struct check_ctx *c);

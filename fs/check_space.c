@@ -697,11 +697,12 @@ int check_free_space(struct check_ctx *c)
 		return 0;
 	}
 	for (int i = 0; i < c->nbgs; i++) {
-		uint64_t bytes_super = 0;
 		int nex = 0;
 		struct span *ex = NULL;
 
 #if CFG_CHECK_THOROUGH
+		uint64_t bytes_super = 0;
+
 		ex = super_spans(c, &c->bgs[i], &nex, &bytes_super);
 		if (!fst)
 			check_bg_v1(c, &c->bgs[i], ex, nex, bytes_super);

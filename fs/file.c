@@ -242,7 +242,7 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
 	uint64_t start = verify ? logical / fs->sectorsize * fs->sectorsize : logical;
 	uint64_t end = verify ? (logical + len + fs->sectorsize - 1) / fs->sectorsize * fs->sectorsize
 			      : logical + len;
-	int copies = fs_num_copies(fs, logical);
+	int copies = fs_num_copies(fs, logical), first_missing = 0;
 	uint8_t *tmp = buf;
 	struct fs_error first;
 	int ret = -EIO;
@@ -258,10 +258,7 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
 		ret = read_copy(fs, start, tmp, end - start, m, verify);
 		if (!ret)
 			break;
-		if (m == 1)
-			first = fs->err;
-		if (fs->bad_copy)
-			fs->bad_copy(fs->bad_copy_ctx, &fs->err);
+		fs_copy_failed(fs, start, m, &first, &first_missing);
 	}
 	if (ret && copies)
 		fs->err = first;

@@ -66,6 +66,16 @@ static void wroot_as_root(const struct wroot *wr, struct fs_root *r)
 	r->generation = wr->gen;
 }
 
+int wroot_lookup(struct fs *fs, uint64_t tree, struct fs_root *r)
+{
+	for (size_t i = 0; fs->w && i < fs->w->nroots; i++)
+		if (fs->w->roots[i].objectid == tree) {
+			wroot_as_root(&fs->w->roots[i], r);
+			return 0;
+		}
+	return fs_root_lookup(fs, tree, r);
+}
+
 /* b is the tree's new root: the superblock fields or the root item follow. */
 static void set_root(struct fs *fs, uint64_t tree, struct fs_block *b)
 {
@@ -534,7 +544,7 @@ int tree_near(struct fs *fs, uint64_t tree, struct fs_key *key, int ge)
 	struct fs_root root;
 	struct fs_path p;
 	struct fs_key k;
-	int ret = fs_root_lookup(fs, tree, &root);
+	int ret = wroot_lookup(fs, tree, &root);
 
 	if (ret)
 		return ret;
@@ -552,42 +562,16 @@ int tree_near(struct fs *fs, uint64_t tree, struct fs_key *key, int ge)
 int fs_items_delete_range(struct fs *fs, uint64_t tree, const struct fs_key *from,
 			  const struct fs_key *to, uint64_t *total)
 {
-	struct wroot *wr = wroot_get(fs, tree);
-	struct fs_key at = *from, k = *from;
-	int ret = wr ? tree_near(fs, tree, &k, 1) : fs->err.code;
+	struct fs_key k = *from;
+	uint64_t n = 0;
+	int ret;
 
+	/* one at a time: when there is nothing to delete, nothing is copied */
+	while (!(ret = tree_near(fs, tree, &k, 1)) && fs_key_cmp(&k, to) <= 0 &&
+	       !(ret = item_edit(fs, tree, &k, ED_DELETE, NULL, 0)))
+		n++;
 	if (total)
-		*total = 0;
-	/* nothing to delete: nothing copied */
-	if (ret == 1 || (!ret && fs_key_cmp(&k, to) > 0))
-		return 0;
-	while (!ret) {
-		struct fs_path p;
-		uint32_t nr, slot, count = 0;
-
-		ret = cow_search(fs, wr, &at, &p);
-		if (ret < 0)
-			break;
-		slot = (uint32_t)p.slots[0];
-		nr = fs_block_nritems(p.nodes[0]);
-		while (slot + count < nr && !fs_item_key(p.nodes[0], slot + count, &k) && fs_key_cmp(&k, to) <= 0)
-			count++;
-		if (count) {
-			ret = rebuild(fs, tree, &p, 0, slot, count, NULL, 0);
-			if (total)
-				*total += count;
-		} else if (slot < nr) {
-			ret = 1;                /* the next item is past the range */
-		} else {
-			/* past this leaf's last item: the range goes on at the next leaf */
-			ret = fs_next(fs, &p);
-			fs_path_key(&p, &at);
-			if (!ret && fs_key_cmp(&at, to) > 0)
-				ret = 1;
-		}
-		fs_path_release(fs, &p);
-		wr = wroot_get(fs, tree);
-	}
+		*total = n;
 	return finish(fs, ret < 0 ? ret : 0);
 }
 
@@ -642,7 +626,7 @@ int fs_tree_create(struct fs *fs, uint64_t tree)
 
 	if (!wroot_get(fs, BTRFS_ROOT_TREE_OBJECTID))
 		return fs->err.code;
-	if (!fs_root_lookup(fs, tree, &(struct fs_root){ 0 }))
+	if (!wroot_lookup(fs, tree, &(struct fs_root){ 0 }))
 		return fs_err_at(&fs->err, -EEXIST, tree, 0, "the tree exists");
 	if (grow_array((void **)&w->roots, &w->cap_roots, w->nroots + 1, sizeof(*w->roots)))
 		return fs_err(&fs->err, -ENOMEM, "out of memory");

@@ -323,7 +323,7 @@ static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 	int ret, mine = 0, others = 0;
 	struct fs_root root;
 
-	if (fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &root))
+	if (wroot_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &root))
 		return fs->err.code;
 	ret = fs_lookup(fs, &root, &key, &p);
 	if (ret == -ENOENT) {
@@ -525,7 +525,7 @@ static int csum_item_at(struct fs *fs, uint64_t addr, uint64_t end, struct fs_ke
 	struct fs_key k = { BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, addr };
 	struct fs_root root;
 	struct fs_path p;
-	int ret = fs_root_lookup(fs, BTRFS_CSUM_TREE_OBJECTID, &root);
+	int ret = wroot_lookup(fs, BTRFS_CSUM_TREE_OBJECTID, &root);
 
 	if (ret)
 		return ret;
@@ -597,7 +597,7 @@ int fs_inode_delete(struct fs *fs, uint64_t tree, uint64_t ino)
 		struct fs_path p;
 		uint32_t size;
 
-		ret = fs_root_lookup(fs, tree, &root);
+		ret = wroot_lookup(fs, tree, &root);
 		if (!ret)
 			ret = fs_lookup(fs, &root, &k, &p);
 		if (ret)

@@ -44,7 +44,7 @@ static int bit_free(struct fs *fs, uint64_t addr)
 	int ret = bitmap_key(fs, addr, &k);
 
 	if (!ret)
-		ret = fs_root_lookup(fs, FST, &root);
+		ret = wroot_lookup(fs, FST, &root);
 	if (!ret)
 		ret = fs_lookup(fs, &root, &k, &p);
 	if (ret)
@@ -186,7 +186,7 @@ int fs_fst_rebuild(struct fs *fs)
 	struct fs_root r;
 	int ret = 0;
 
-	if (!fs_root_lookup(fs, FST, &r))
+	if (!wroot_lookup(fs, FST, &r))
 		ret = fs_tree_delete(fs, FST);
 	if (!ret)
 		fs->w->fst_rebuild = 1;
@@ -252,7 +252,7 @@ int fst_populate(struct fs *fs)
 
 	fs->w->fst_rebuild = 0;
 	if (!ret)
-		ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &extent);
+		ret = wroot_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &extent);
 	for (int i = 0; i < fs->num_chunks && !ret; i++)
 		ret = populate(fs, &extent, &fs->chunks[i]);
 	put_le64(&fs->sb.compat_ro_flags, get_le64(&fs->sb.compat_ro_flags) |

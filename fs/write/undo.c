@@ -164,7 +164,7 @@ static int write_header(struct fs *fs)
 	return undo_state(fs, crcs);
 }
 
-int undo_open(struct fs *fs, const char *path)
+int fs_undo_start(struct fs *fs, const char *path)
 {
 	struct fs_undo *u = calloc(1, sizeof(*u));
 
@@ -210,197 +210,138 @@ int undo_close(struct fs *fs)
 struct undo_file {
 	int fd;
 	uint64_t size, first;           /* file size, offset of the first record */
-	uint32_t ndevs;
-	uint8_t fsid[BTRFS_FSID_SIZE];
-	uint64_t devid[MAX_UNDO_DEVS];
-	uint8_t uuid[MAX_UNDO_DEVS][BTRFS_UUID_SIZE];
-	int fds[MAX_UNDO_DEVS];         /* the device given for each */
+	uint32_t ndevs, type, len;      /* the current record: type, payload length */
+	uint8_t *buf;                   /* and payload */
+	struct fs *fs;                  /* the devices, opened for writing */
+	struct fs_device *dev[MAX_UNDO_DEVS];
 };
 
-static int read_header(struct undo_file *f, struct fs_error *err)
+/* The header, and the device the filesystem has for each device it names. */
+static int read_header(struct undo_file *f)
 {
 	uint8_t h[8 + 8 + BTRFS_FSID_SIZE + MAX_UNDO_DEVS * DEV_ENTRY + 4];
+	struct fs *fs = f->fs;
 	size_t len;
 
 	if (f->size < 8 + 8 + BTRFS_FSID_SIZE + 4 || pio_all(f->fd, h, 8 + 8 + BTRFS_FSID_SIZE, 0, 0) ||
-	    memcmp(h, UNDO_MAGIC, 8))
-		return fs_err(err, -EINVAL, "not an undo file");
-	if (get_le32(h + 8) != UNDO_VERSION)
-		return fs_err(err, -EINVAL, "undo file version %u is not supported", get_le32(h + 8));
+	    memcmp(h, UNDO_MAGIC, 8) || get_le32(h + 8) != UNDO_VERSION)
+		return fs_err(&fs->err, -EINVAL, "not an undo file (of this version)");
 	f->ndevs = get_le32(h + 12);
 	len = 8 + 8 + BTRFS_FSID_SIZE + (size_t)f->ndevs * DEV_ENTRY;
 	if (!f->ndevs || f->ndevs > MAX_UNDO_DEVS || f->size < len + 4 ||
 	    pio_all(f->fd, h, len + 4, 0, 0) || crc32c(h, len) != get_le32(h + len))
-		return fs_err(err, -EINVAL, "the undo file header is damaged");
-	memcpy(f->fsid, h + 16, BTRFS_FSID_SIZE);
+		return fs_err(&fs->err, -EINVAL, "the undo file header is damaged");
+	if (memcmp(h + 16, fs->fsid, BTRFS_FSID_SIZE))
+		return fs_err(&fs->err, -EINVAL, "not the filesystem the undo file was written for");
 	for (uint32_t i = 0; i < f->ndevs; i++) {
-		f->devid[i] = get_le64(h + 32 + i * DEV_ENTRY);
-		memcpy(f->uuid[i], h + 40 + i * DEV_ENTRY, BTRFS_UUID_SIZE);
-		f->fds[i] = -1;
+		const uint8_t *e = h + 32 + i * DEV_ENTRY;
+
+		f->dev[i] = fs_device_by_id(fs, get_le64(e));
+		if (!f->dev[i] || memcmp(f->dev[i]->uuid, e + 8, BTRFS_UUID_SIZE))
+			return fs_err(&fs->err, -ENODEV, "devid %llu of the undo file is not given",
+				      (unsigned long long)get_le64(e));
 	}
 	f->first = len + 4;
 	return 0;
 }
 
-/* Reads the record at *pos: 1 (type, payload in *buf, *len), 0 at the end (or a record
- * cut short there), <0 for a damaged one. */
-static int next_record(struct undo_file *f, uint64_t *pos, uint32_t *type, uint8_t **buf,
-		       uint32_t *len, struct fs_error *err)
+/* Reads the record at *pos: 1 (f->type, f->buf, f->len), 0 at the end (or a record cut
+ * short there), <0 for a damaged one. */
+static int next_record(struct undo_file *f, uint64_t *pos)
 {
 	uint8_t pre[8], post[4];
-	uint32_t crc;
 	uint8_t *p;
 
 	if (*pos + 12 > f->size || pio_all(f->fd, pre, 8, (off_t)*pos, 0))
 		return 0;
-	*type = get_le32(pre);
-	*len = get_le32(pre + 4);
-	if (*pos + 12 + *len > f->size)
+	f->type = get_le32(pre);
+	f->len = get_le32(pre + 4);
+	if (*pos + 12 + f->len > f->size)
 		return 0;
-	p = realloc(*buf, *len ? *len : 1);
+	p = realloc(f->buf, f->len + 1);
 	if (!p)
-		return fs_err(err, -ENOMEM, "out of memory");
-	*buf = p;
-	if (pio_all(f->fd, p, *len, (off_t)(*pos + 8), 0) || pio_all(f->fd, post, 4, (off_t)(*pos + 8 + *len), 0))
-		return fs_err(err, -EIO, "cannot read the undo file");
-	crc = ~crc32c_raw(crc32c_raw(~0u, pre, 8), p, *len);
-	if (crc != get_le32(post) || (*type == REC_BYTES && (*len < 16 || get_le32(p) >= f->ndevs)) ||
-	    (*type == REC_STATE && *len != f->ndevs * 4) || (*type != REC_BYTES && *type != REC_STATE))
-		return fs_err(err, -EUCLEAN, "the undo file is damaged at offset %llu", (unsigned long long)*pos);
-	*pos += 12 + *len;
+		return fs_err(&f->fs->err, -ENOMEM, "out of memory");
+	f->buf = p;
+	if (pio_all(f->fd, p, f->len, (off_t)(*pos + 8), 0) || pio_all(f->fd, post, 4, (off_t)(*pos + 8 + f->len), 0) ||
+	    ~crc32c_raw(crc32c_raw(~0u, pre, 8), p, f->len) != get_le32(post) ||
+	    (f->type == REC_BYTES && (f->len < 16 || get_le32(p) >= f->ndevs)) ||
+	    (f->type == REC_STATE && f->len != f->ndevs * 4) || (f->type != REC_BYTES && f->type != REC_STATE))
+		return fs_err(&f->fs->err, -EUCLEAN, "the undo file is damaged at offset %llu", (unsigned long long)*pos);
+	*pos += 12 + f->len;
 	return 1;
 }
 
-/* Matches a device given on the command line to one of the undo file. */
-static int attach_device(struct undo_file *f, const char *path, struct fs_error *err)
-{
-	struct btrfs_super_block sb;
-	int m = 0, fd;
-
-	while (m < BTRFS_SUPER_MIRRORS && fs_super_read(path, m, &sb, NULL))
-		m++;
-	if (m == BTRFS_SUPER_MIRRORS)
-		return fs_err(err, -EINVAL, "%s has no valid btrfs superblock", path);
-	if (memcmp(sb.fsid, f->fsid, BTRFS_FSID_SIZE))
-		return fs_err(err, -EINVAL, "%s is not the filesystem the undo file was written for", path);
-	for (uint32_t i = 0; i < f->ndevs; i++) {
-		if (f->devid[i] != get_le64(&sb.dev_item.devid) ||
-		    memcmp(f->uuid[i], sb.dev_item.uuid, BTRFS_UUID_SIZE))
-			continue;
-		if (f->fds[i] >= 0)
-			return fs_err(err, -EINVAL, "%s: devid %llu given twice", path,
-				      (unsigned long long)f->devid[i]);
-		fd = fs_path_mounted(path);
-		if (fd)
-			return fs_err(err, fd < 0 ? fd : -EBUSY, fd < 0 ? "could not check mount status of %s" :
-				      "%s is currently mounted", path);
-		fd = fs_open_fd(path, 1, err);
-		if (fd < 0)
-			return fd;
-		f->fds[i] = fd;
-		return 0;
-	}
-	return fs_err(err, -EINVAL, "%s (devid %llu) is not a device the undo file was written for", path,
-		      (unsigned long long)get_le64(&sb.dev_item.devid));
-}
-
 /* Do the devices' superblocks match a state the undo file recorded? */
-static int state_matches(struct undo_file *f, struct fs_error *err)
+static int state_matches(struct undo_file *f)
 {
-	uint32_t now[MAX_UNDO_DEVS], type, len;
+	uint8_t now[MAX_UNDO_DEVS * 4];
 	uint64_t pos = f->first;
-	uint8_t *buf = NULL;
 	int ret, found = 0;
 
 	for (uint32_t i = 0; i < f->ndevs; i++) {
 		struct btrfs_super_block sb;
 
-		if (pio_all(f->fds[i], &sb, sizeof(sb), (off_t)BTRFS_SUPER_OFFSET, 0)) {
-			free(buf);
-			return fs_err(err, -EIO, "cannot read the superblock of devid %llu",
-				      (unsigned long long)f->devid[i]);
-		}
-		now[i] = undo_super_crc(&sb);
+		if (pio_all(f->dev[i]->fd, &sb, sizeof(sb), (off_t)BTRFS_SUPER_OFFSET, 0))
+			return fs_err(&f->fs->err, -EIO, "cannot read the superblock of %s", f->dev[i]->path);
+		put_le32(now + 4 * i, undo_super_crc(&sb));
 	}
-	while ((ret = next_record(f, &pos, &type, &buf, &len, err)) == 1)
-		if (type == REC_STATE) {
-			uint32_t i = 0;
-
-			while (i < f->ndevs && get_le32(buf + 4 * i) == now[i])
-				i++;
-			found |= i == f->ndevs;
-		}
-	free(buf);
+	while ((ret = next_record(f, &pos)) == 1)
+		found |= f->type == REC_STATE && !memcmp(f->buf, now, 4 * f->ndevs);
 	if (ret < 0)
 		return ret;
-	return found ? 0 : fs_err(err, -ESTALE, "the filesystem changed since the undo file was written");
-}
-
-static int is_super_range(uint64_t physical, uint32_t len)
-{
-	for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++)
-		if (physical == btrfs_super_offset(m) && len == BTRFS_SUPER_SIZE)
-			return 1;
-	return 0;
+	return found ? 0 : fs_err(&f->fs->err, -ESTALE, "the filesystem changed since the undo file was written");
 }
 
 /* Writes back the saved superblocks (supers 1) or everything else (supers 0): the
- * superblocks first, as they point at the trees the change never overwrote. */
-static int put_back(struct undo_file *f, int supers, uint64_t *count, struct fs_error *err)
+ * superblocks first, as they name the trees the change never overwrote. */
+static int put_back(struct undo_file *f, int supers, uint64_t *count)
 {
 	uint64_t pos = f->first;
-	uint8_t *buf = NULL;
-	uint32_t type, len;
 	int ret;
 
-	while ((ret = next_record(f, &pos, &type, &buf, &len, err)) == 1) {
-		uint64_t phys;
-		int fd;
+	while ((ret = next_record(f, &pos)) == 1) {
+		uint64_t phys = get_le64(f->buf + 8), len = f->len - 16;
+		int super = 0;
 
-		if (type != REC_BYTES || is_super_range(phys = get_le64(buf + 8), len - 16) != supers)
+		for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++)
+			super |= phys == btrfs_super_offset(m) && len == BTRFS_SUPER_SIZE;
+		if (f->type != REC_BYTES || super != supers)
 			continue;
-		fd = f->fds[get_le32(buf)];
-		ret = pio_dev_write(fd, buf + 16, len - 16, (off_t)phys);
-		if (ret) {
-			fs_err(err, ret, "cannot write devid %llu at %llu: %s",
-			       (unsigned long long)f->devid[get_le32(buf)], (unsigned long long)phys, strerror(-ret));
-			break;
-		}
+		ret = fs_write_phys(f->fs, f->dev[get_le32(f->buf)], phys, f->buf + 16, len);
+		if (ret)
+			return ret;
 		(*count)++;
 	}
-	free(buf);
-	for (uint32_t i = 0; i < f->ndevs && !ret; i++)
-		if ((ret = pio_dev_sync(f->fds[i])))
-			fs_err(err, ret, "cannot flush devid %llu", (unsigned long long)f->devid[i]);
-	return ret;
+	return ret ? ret : fs_flush(f->fs);
 }
 
 int fs_undo_restore(const char *file, const char *const *paths, int n, uint64_t *restored,
 		    struct fs_error *err)
 {
 	struct undo_file f = { .fd = open(file, O_RDONLY | O_CLOEXEC) };
-	int ret;
+	struct fs_wopen_opts o;
+	int ret = 0;
 
 	*restored = 0;
 	if (f.fd < 0)
 		return fs_err(err, -errno, "cannot open %s: %s", file, strerror(errno));
-	f.size = fs_fd_size(f.fd);
-	ret = read_header(&f, err);
-	for (int i = 0; i < n && !ret; i++)
-		ret = attach_device(&f, paths[i], err);
-	for (uint32_t i = 0; i < f.ndevs && !ret; i++)
-		if (f.fds[i] < 0)
-			ret = fs_err(err, -ENODEV, "devid %llu of the filesystem was not given",
-				     (unsigned long long)f.devid[i]);
-	if (!ret)
-		ret = state_matches(&f, err);
-	if (!ret)
-		ret = put_back(&f, 1, restored, err);
-	if (!ret)
-		ret = put_back(&f, 0, restored, err);
-	for (uint32_t i = 0; i < f.ndevs && i < MAX_UNDO_DEVS; i++)
-		if (f.fds[i] >= 0)
-			close(f.fds[i]);
+	fs_wopen_opts_init(&o);
+	o.open.partial = o.open.skip_chunk_tree = 1;
+	f.fs = fs_wopen(paths, n, &o, err);
+	if (f.fs) {
+		f.size = fs_fd_size(f.fd);
+		ret = read_header(&f);
+		if (!ret)
+			ret = state_matches(&f);
+		if (!ret)
+			ret = put_back(&f, 1, restored);
+		if (!ret)
+			ret = put_back(&f, 0, restored);
+		if (ret)
+			*err = f.fs->err;
+		fs_wclose(f.fs);
+	}
+	free(f.buf);
 	close(f.fd);
-	return ret;
+	return f.fs ? ret : err->code;
 }

@@ -61,7 +61,6 @@ struct fs_wstate {
 /* wio.c: saves the old bytes of every copy of [logical, +len) to the undo file. */
 int wio_save_logical(struct fs *fs, uint64_t logical, size_t len);
 /* undo.c */
-int undo_open(struct fs *fs, const char *path);
 int undo_save(struct fs *fs, struct fs_device *dev, uint64_t physical, uint64_t len);
 /* Records the superblock state the devices are about to have (crc of each primary
  * copy as it will be written), then syncs the undo file. */
@@ -72,6 +71,8 @@ uint32_t undo_super_crc(const struct btrfs_super_block *sb);
 
 /* cow.c */
 struct wroot *wroot_get(struct fs *fs, uint64_t tree);
+/* The tree as the transaction left it (its root item may lag behind). */
+int wroot_lookup(struct fs *fs, uint64_t tree, struct fs_root *r);
 int wroot_update_items(struct fs *fs, int *did);
 /* Copies the path from the root to key for a change: 0 key found, 1 not (the slot
  * where it would go), <0 error. Release p after. */

@@ -1,6 +1,5 @@
 /* Opening a filesystem for writing: nobody else may use its devices. */
 #include "wint.h"
-#include "devscan.h"
 #include "le.h"
 #include "sysfile.h"
 #include <dirent.h>
@@ -109,29 +108,7 @@ void fs_wopen_opts_init(struct fs_wopen_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	fs_open_opts_init(&o->open);
-	o->scan = 1;
-}
-
-/* The devices of the filesystem on paths that were not given, found by a scan. */
-static int scan_more(const char *const *paths, int n, char **found, int max)
-{
-	struct btrfs_super_block sb, any;
-	uint64_t ids[MAX_DEVNUMS];
-	int k = 0;
-
-	for (int i = 0; i < n && k < MAX_DEVNUMS; i++) {
-		int m = 0;
-
-		while (m < BTRFS_SUPER_MIRRORS && fs_super_read(paths[i], m, &any, NULL))
-			m++;
-		if (m < BTRFS_SUPER_MIRRORS) {
-			sb = any;
-			ids[k++] = get_le64(&sb.dev_item.devid);
-		}
-	}
-	if (!k || get_le64(&sb.num_devices) <= (uint64_t)n)
-		return 0;
-	return fs_scan_devices(sb.fsid, ids, k, found, max);
+	o->open.scan = 1;
 }
 
 static int check_unmounted(const char *const *paths, int n, struct fs_error *err)
@@ -148,37 +125,21 @@ static int check_unmounted(const char *const *paths, int n, struct fs_error *err
 	return 0;
 }
 
-static struct fs *open_all(const char *const *paths, int n, const struct fs_wopen_opts *o,
-			   struct fs_error *err)
-{
-	struct fs_open_opts oo = o->open;
-	const char *all[MAX_DEVNUMS * 2];
-	char *found[MAX_DEVNUMS];
-	struct fs *fs = NULL;
-	int nf = o->scan && n <= MAX_DEVNUMS ? scan_more(paths, n, found, MAX_DEVNUMS) : 0;
-
-	oo.writable = 1;
-	memcpy(all, paths, (size_t)n * sizeof(*paths));
-	memcpy(all + n, found, (size_t)nf * sizeof(*found));
-	if (!check_unmounted(all, n + nf, err))
-		fs = fs_open(all, n + nf, &oo, err);
-	while (nf)
-		free(found[--nf]);
-	return fs;
-}
-
 struct fs *fs_wopen(const char *const *paths, int n, const struct fs_wopen_opts *o,
 		    struct fs_error *err)
 {
-	struct fs *fs = open_all(paths, n, o, err);
+	struct fs_open_opts oo = o->open;
+	struct fs *fs;
+	uint64_t id = 0;
 
+	/* the devices found by the scan are block devices: O_EXCL keeps them to us */
+	oo.writable = 1;
+	fs = check_unmounted(paths, n, err) ? NULL : fs_open(paths, n, &oo, err);
 	if (!fs)
 		return NULL;
-	if (fs->missing_devs) {
-		char msg[sizeof(err->msg)];
-
-		memcpy(msg, err->msg, sizeof(msg));
-		fs_err(err, -ENODEV, "%s: every device must be present to write", msg);
+	if (fs_missing_devids(fs, &id, 1) || fs->num_devs < (int)get_le64(&fs->sb.num_devices)) {
+		fs_err(err, -ENODEV, "every device must be present to write (devid %llu is missing)",
+		       (unsigned long long)id);
 		fs_close(fs);
 		return NULL;
 	}
@@ -186,11 +147,6 @@ struct fs *fs_wopen(const char *const *paths, int n, const struct fs_wopen_opts 
 	if (!fs->w) {
 		fs_err(err, -ENOMEM, "out of memory");
 		fs_close(fs);
-		return NULL;
-	}
-	if (o->undo && undo_open(fs, o->undo)) {
-		*err = fs->err;
-		fs_wclose(fs);
 		return NULL;
 	}
 	return fs;

@@ -29,7 +29,7 @@
  * supported (-ENOTSUP, nothing written): changing blocks shared by snapshots,
  * RAID5/6 metadata, allocating new chunks (-ENOSPC when metadata is full).
  *
- * The undo file (fs_wopen_opts.undo) gets the old contents of every byte range
+ * The undo file (fs_undo_start) gets the old contents of every byte range
  * before it is first overwritten, and the state of the superblocks after each
  * commit; fs_undo_restore puts them back. */
 #ifndef FS_WRITE_H
@@ -44,9 +44,7 @@
 int fs_path_mounted(const char *path);
 
 struct fs_wopen_opts {
-	struct fs_open_opts open;       /* writable is set by fs_wopen */
-	const char *undo;               /* NULL: no undo file; else a new file to create */
-	int scan;                       /* find the other devices of the filesystem */
+	struct fs_open_opts open;       /* writable is set by fs_wopen; scan is on */
 };
 void fs_wopen_opts_init(struct fs_wopen_opts *o);
 /* Opens for writing: every device must be present, unmounted (-EBUSY) and not opened
@@ -76,6 +74,8 @@ int fs_flush(struct fs *fs);
 
 /* ---- undo files (write/undo.c) ------------------------------------------ */
 
+/* Starts saving what is overwritten to a new file at path (never an existing one). */
+int fs_undo_start(struct fs *fs, const char *path);
 /* Puts back what the undo file saved on the devices at paths (all devices of the
  * filesystem), after checking that they are the ones it was written for and that
  * their superblocks are still in a state the undo file recorded (nothing changed

@@ -256,7 +256,8 @@ static int run_model(uint64_t seed, const char *nodesize, int steps, const char 
 		printf("SKIP %s: BOX (the btrfsbox binary, for mkfs) is not set\n", name);
 		return 1;
 	}
-	rng_state = seed;
+	/* WRITE_MODEL_SEED=N tries other sequences (for hunting bugs by hand) */
+	rng_state = seed + (getenv("WRITE_MODEL_SEED") ? strtoull(getenv("WRITE_MODEL_SEED"), NULL, 0) : 0);
 	for (int i = 0; i < 2; i++)
 		snprintf(img[i], sizeof(img[i]), "%s/%s%s.img", dir, name, i ? "-2" : "");
 	snprintf(cmd, sizeof(cmd), "rm -f %s %s && truncate -s 256M %s %s && %s mkfs.btrfs -q -f -n %s %s %s %s",
