@@ -101,7 +101,7 @@ static const struct option long_opts[] = {
 struct check_args {
 	struct fs_open_opts open;
 	struct check_opts opts;
-	int force, progress, writes, readonly, no_undo;
+	int force, progress, writes, readonly, no_undo, init_csum, init_extent;
 	const char *modifier;   /* the option that would write */
 	const char *undo, *clear_cache;
 };
@@ -336,14 +336,13 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 		case OPT_REPAIR:
 			printf("enabling repair mode\n");
 			a->writes = 1;
-			a->modifier = a->modifier ? a->modifier : "--repair";
 			break;
 		case OPT_INIT_CSUM:
 			printf("Creating a new CRC tree\n");
-			/* fall through */
+			a->writes = a->init_csum = 1;
+			break;
 		case OPT_INIT_EXTENT:
-			a->writes = 1;
-			a->modifier = c == OPT_INIT_CSUM ? "--init-csum-tree" : "--init-extent-tree";
+			a->writes = a->init_extent = 1;
 			break;
 		case OPT_CLEAR_CACHE:
 			if (strcmp(optarg, "v1") && strcmp(optarg, "v2")) {
@@ -492,7 +491,8 @@ static void on_left(void *ctx, const struct check_problem *p)
 
 static int run_repair(struct fs *fs, struct check_args *a, const char *path, int *written)
 {
-	struct repair_opts ro = { .check = a->opts, .fixed = on_fixed, .left = on_left };
+	struct repair_opts ro = { .check = a->opts, .init_csum_tree = a->init_csum, .fixed = on_fixed,
+				  .left = on_left };
 	struct repair_result r;
 	struct out_state o = { 0 };
 	char uuid[UUID_STR_LEN];
@@ -539,8 +539,8 @@ static int repair_main(struct check_args *a, const char *path)
 	const char *undo = a->undo;
 	int ret, written = 0;
 
-	if (strcmp(a->modifier, "--repair")) {
-		msg_error("%s is not supported yet, nothing was written", a->modifier);
+	if (a->init_extent) {
+		msg_error("--init-extent-tree is not supported yet, nothing was written");
 		return 1;
 	}
 	if (!a->force)
@@ -613,8 +613,7 @@ int check_main(int argc, char **argv)
 	if (a.writes && CFG_CHECK_REPAIR)
 		return repair_main(&a, path);
 	if (a.writes) {
-		msg_error("%s is not supported: this btrfs check is read-only, nothing was written",
-			  a.modifier);
+		msg_error("repair is not built in: this btrfs check is read-only, nothing was written");
 		return 1;
 	}
 	if (a.modifier) {

@@ -20,6 +20,7 @@
 #if CFG_CHECK_REPAIR
 #include "repair.h"
 #include "build.h"
+#include "csum.h"
 #include "le.h"
 #include "write/write.h"
 #include <errno.h>
@@ -550,6 +551,140 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 	return ret;
 }
 
+/* ---- --init-csum-tree ------------------------------------------------------------------ */
+
+/* Checksums of the data extent [start, start + len) as read from the disk, in items of
+ * as many as a leaf takes. */
+static int csum_extent(struct fs *fs, uint64_t start, uint64_t len, uint8_t *buf, size_t bufsize)
+{
+	uint64_t ss = fs->sectorsize, per_item = (fs->nodesize - sizeof(struct btrfs_header) -
+						   2 * sizeof(struct btrfs_item)) / fs->csum_size - 1;
+	uint8_t *sums = buf + bufsize / 2, sum[CSUM_MAX_SIZE];
+	int ret = 0;
+
+	if (per_item * fs->csum_size > bufsize / 2)
+		per_item = bufsize / 2 / fs->csum_size;
+	while (!ret && len) {
+		uint64_t n = len / ss < per_item ? len / ss : per_item, chunk = bufsize / 2 / ss;
+
+		for (uint64_t i = 0; !ret && i < n; i += chunk) {
+			uint64_t m = n - i < chunk ? n - i : chunk;
+
+			ret = fs_read_data(fs, start + i * ss, buf, m * ss, 0);
+			for (uint64_t j = 0; !ret && j < m; j++) {
+				csum_compute(fs->csum_type, buf + j * ss, ss, sum);
+				memcpy(sums + (i + j) * fs->csum_size, sum, fs->csum_size);
+			}
+		}
+		if (!ret)
+			ret = fs_item_insert(fs, BTRFS_CSUM_TREE_OBJECTID,
+					     &(struct fs_key){ BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, start },
+					     sums, (uint32_t)(n * fs->csum_size));
+		start += n * ss;
+		len -= n * ss;
+	}
+	return ret;
+}
+
+/* Calls cb for every item of every subvolume tree: cb returns 0 to go on. */
+static int each_fs_item(struct fs *fs, int (*cb)(struct fs *fs, uint64_t tree, const struct fs_key *key,
+						  const uint8_t *data, uint32_t size, void *arg), void *arg)
+{
+	struct fs_key rk = { BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_ITEM_KEY, 0 };
+	int ret = 0;
+
+	while (!ret) {
+		struct fs_root root, tree;
+		struct fs_path p;
+		struct fs_key k = { 0, 0, 0 };
+
+		fs_path_init(&p);
+		ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root);
+		for (ret = ret ? ret : fs_search(fs, &root, &rk, &p); ret == 0; ret = fs_next(fs, &p)) {
+			fs_path_key(&p, &rk);
+			if (rk.type == BTRFS_ROOT_ITEM_KEY && (rk.objectid == BTRFS_FS_TREE_OBJECTID ||
+			    (rk.objectid >= BTRFS_FIRST_FREE_OBJECTID && rk.objectid <= BTRFS_LAST_FREE_OBJECTID)))
+				break;
+		}
+		fs_path_release(fs, &p);
+		if (ret || (ret = fs_root_lookup(fs, rk.objectid, &tree)))
+			return ret > 0 ? 0 : ret;
+		for (ret = fs_search(fs, &tree, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+			const uint8_t *data;
+			uint32_t size;
+
+			fs_path_key(&p, &k);
+			data = fs_path_data(&p, &size);
+			if ((ret = cb(fs, rk.objectid, &k, data, size, arg)))
+				break;
+		}
+		fs_path_release(fs, &p);
+		rk.objectid++;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/* Data that must have no checksums: the extents of nodatasum files, prealloc ranges. */
+static int drop_unwanted_csums(struct fs *fs, uint64_t tree, const struct fs_key *key, const uint8_t *data,
+			       uint32_t size, void *arg)
+{
+	uint64_t *nodatasum_ino = arg;
+	const struct btrfs_inode_item *ii;
+	struct fs_file_extent fe;
+
+	(void)tree;
+	if (key->type == BTRFS_INODE_ITEM_KEY && (ii = fs_inode_item(data, size)) &&
+	    get_le64(&ii->flags) & BTRFS_INODE_NODATASUM)
+		*nodatasum_ino = key->objectid;
+	if (key->type != BTRFS_EXTENT_DATA_KEY || fs_file_extent(data, size, &fe) ||
+	    fe.type == BTRFS_FILE_EXTENT_INLINE || !fe.disk_bytenr)
+		return 0;
+	if (*nodatasum_ino == key->objectid)
+		return fs_csum_delete(fs, fe.disk_bytenr, fe.disk_num_bytes);
+	if (fe.type == BTRFS_FILE_EXTENT_PREALLOC)
+		return fs_csum_delete(fs, fe.disk_bytenr + fe.offset, fe.num_bytes);
+	return 0;
+}
+
+/* A new checksum tree from the data of every data extent, but for what has none. */
+static int init_csum_tree(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	size_t bufsize = 2u << 20;
+	uint8_t *buf = malloc(bufsize);
+	struct fs_key k = { 0, 0, 0 };
+	struct fs_root root;
+	struct fs_path p;
+	uint64_t nodatasum_ino = 0;
+	int ret = buf ? fs_tree_delete(fs, BTRFS_CSUM_TREE_OBJECTID) : -ENOMEM;
+
+	if (ret == -ENOENT)
+		ret = 0;
+	if (!ret)
+		ret = fs_tree_create(fs, BTRFS_CSUM_TREE_OBJECTID);
+	if (!ret)
+		ret = fs_root_lookup(fs, EXTENT_TREE, &root);
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &root, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		struct fs_extent_info ei;
+		const uint8_t *data;
+		uint32_t size;
+
+		fs_path_key(&p, &k);
+		data = fs_path_data(&p, &size);
+		if (k.type == BTRFS_EXTENT_ITEM_KEY && !fs_extent_item(data, size, k.type, &ei) &&
+		    (ei.flags & BTRFS_EXTENT_FLAG_DATA) && (ret = csum_extent(fs, k.objectid, k.offset, buf, bufsize)))
+			break;
+	}
+	fs_path_release(fs, &p);
+	free(buf);
+	if (ret >= 0)
+		ret = each_fs_item(fs, drop_unwanted_csums, &nodatasum_ino);
+	if (!ret)
+		say(rp, "checksum tree made anew from the data");
+	return ret < 0 ? ret : 0;
+}
+
 /* ---- a round ------------------------------------------------------------------------ */
 
 static int apply(struct rp *rp)
@@ -609,13 +744,15 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		ret = fs_err(&fs->err, -ENOMEM, "out of memory");
 	qsort(rp.sigs, rp.nsigs, sizeof(*rp.sigs), u64_cmp);
 	r->last = r->first;
-	if (ret || !rp.fixable) {
+	if (ret || (!rp.fixable && !o->init_csum_tree)) {
 		r->nothing = !ret && r->first.errors;
 		goto out;
 	}
 	ret = fs_tx_begin(fs);
 	errors = r->first.errors;
 	fixable = rp.fixable;
+	if (!ret && o->init_csum_tree && !(ret = init_csum_tree(&rp)) && !(ret = fs_tx_settle(fs)))
+		ret = run_check(&rp, &r->last);         /* what is left to do after it */
 	while (!ret && rp.fixable && round++ < MAX_ROUNDS) {
 		ret = prepare(&rp);
 		if (!ret)
@@ -630,7 +767,7 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	}
 	/* written when it is better: fewer errors (or problems it fixes), none new */
 	if (!ret && (rp.new_errors || !rp.changes ||
-		     (r->last.errors >= r->first.errors && rp.fixable >= fixable))) {
+		     (r->last.errors >= r->first.errors && rp.fixable >= fixable && !o->init_csum_tree))) {
 		r->refused = !!rp.new_errors;
 		fs_tx_abort(fs);
 	} else if (!ret) {

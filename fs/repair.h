@@ -11,7 +11,9 @@
 struct repair_opts {
 	/* the first check: its settings, and its callbacks (what the check prints) */
 	struct check_opts check;
-	/* a change, one line ("reset nbytes for ino 257 root 5"), said once it is written */
+	int init_csum_tree;             /* checksums made anew from the data */
+	/* a change, one line ("reset nbytes for ino 257 root 5"), said once it is written
+	 * (the callbacks get check.ctx) */
 	void (*fixed)(void *ctx, const char *what);
 	/* each problem the last check still finds */
 	void (*left)(void *ctx, const struct check_problem *p);

@@ -125,6 +125,31 @@ static int check_unmounted(const char *const *paths, int n, struct fs_error *err
 	return 0;
 }
 
+/* A device item of the chunk tree whose device is not open: 1 and its devid, 0 none.
+ * (The chunk tree, not the superblock's count, says which devices there are: repair
+ * fixes a wrong count.) */
+static int dev_item_missing(struct fs *fs, uint64_t *devid)
+{
+	struct fs_key k = { BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, 0 };
+	struct fs_root r;
+	struct fs_path p;
+	int ret = fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &r), missing = 0;
+
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &r, &k, &p); !ret && !missing; ret = fs_next(fs, &p)) {
+		struct fs_device *d;
+
+		fs_path_key(&p, &k);
+		if (k.objectid != BTRFS_DEV_ITEMS_OBJECTID || k.type != BTRFS_DEV_ITEM_KEY)
+			break;
+		d = fs_device_by_id(fs, k.offset);
+		missing = !d || d->fd < 0;
+		*devid = k.offset;
+	}
+	fs_path_release(fs, &p);
+	return missing || ret < 0;
+}
+
 struct fs *fs_wopen(const char *const *paths, int n, const struct fs_wopen_opts *o,
 		    struct fs_error *err)
 {
@@ -137,7 +162,7 @@ struct fs *fs_wopen(const char *const *paths, int n, const struct fs_wopen_opts 
 	fs = check_unmounted(paths, n, err) ? NULL : fs_open(paths, n, &oo, err);
 	if (!fs)
 		return NULL;
-	if (fs_missing_devids(fs, &id, 1) || fs->num_devs < (int)get_le64(&fs->sb.num_devices)) {
+	if (fs_missing_devids(fs, &id, 1) || dev_item_missing(fs, &id)) {
 		fs_err(err, -ENODEV, "every device must be present to write (devid %llu is missing)",
 		       (unsigned long long)id);
 		fs_close(fs);
