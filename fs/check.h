@@ -34,6 +34,9 @@ enum check_fix {
 	CHECK_FIX_DEVICES,      /* device bytes_used and sizes, super total bytes and devices */
 	CHECK_FIX_ROOT_ITEM,    /* root item key: the tree's root is block bytenr, with
 				 * generation value[0] and level value[1] */
+	CHECK_FIX_DEV_EXTENT,   /* device extent key: its length is value[0] */
+	CHECK_FIX_CSUMS,        /* no checksums for data [bytenr, +len) (value[0] 1: but for
+				 * what data extents hold) */
 };
 
 /* What a problem is about. Fields that do not apply are 0. */

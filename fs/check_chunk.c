@@ -90,7 +90,8 @@ static void check_chunk_bgs(struct check_ctx *c)
 			continue;
 		}
 		if (ch->length != bg->len || ch->type != bg->flags)
-			ck_err(c, 0, 0, bg->start, bg->len,
+			ck_err_fix(c, ch->length == bg->len ? CHECK_FIX_SPACE_USED : CHECK_FIX_NONE, 0, 0,
+				   bg->start, bg->len,
 			       "Chunk[256, 228, %llu]: length(%llu), offset(%llu), type(%llu) mismatch with block group[%llu, 192, %llu]: offset(%llu), objectid(%llu), flags(%llu)",
 			       cl, clen, cl, ct, (unsigned long long)bg->start, (unsigned long long)bg->len,
 			       (unsigned long long)bg->len, (unsigned long long)bg->start,
@@ -184,8 +185,12 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 			if (ch->stripes[s].devid != devid || ch->stripes[s].offset != physical || *m)
 				continue;
 			*m = 1;
+			if (CFG_CHECK_REPAIR && length != stripe_length(ch)) {
+				c->fix_key = (struct fs_key){ devid, BTRFS_DEV_EXTENT_KEY, physical };
+				c->fix_value[0] = stripe_length(ch);
+			}
 			if (length != stripe_length(ch))
-				ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
+				ck_err_fix(c, CHECK_FIX_DEV_EXTENT, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
 				       "Chunk[256, 228, %llu] stripe[%llu, %llu] mismatch dev extent[%llu, %llu, %llu]",
 				       (unsigned long long)chunk_offset, (unsigned long long)devid,
 				       (unsigned long long)physical, (unsigned long long)devid,

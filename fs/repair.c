@@ -33,8 +33,8 @@
 #define MAX_ROUNDS 4
 #define EXTENT_TREE BTRFS_EXTENT_TREE_OBJECTID
 
-/* A change at one place: a block copied anew, a root item. */
-struct rp_fix { enum check_fix kind; uint64_t root, bytenr, value[2]; struct fs_key key; };
+/* A change at one place: a block copied anew, a root item, a device extent, checksums. */
+struct rp_fix { enum check_fix kind; uint64_t root, bytenr, len, value[2]; struct fs_key key; };
 struct rp_ext { struct check_extent x; size_t first_ref; };
 
 struct rp {
@@ -93,12 +93,17 @@ static void say(struct rp *rp, const char *fmt, ...)
 
 /* ---- the check's findings ------------------------------------------------------ */
 
+/* What a problem is about, for telling new ones: its place and its words without the
+ * numbers (which say the generation, which the transaction moves on). */
 static uint64_t signature(const struct check_problem *p)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ p->stage;
+	uint64_t v[4] = { p->stage, p->root, p->ino, p->bytenr }, h = 0xcbf29ce484222325ULL;
 
+	for (size_t i = 0; i < sizeof(v); i++)
+		h = (h ^ ((const uint8_t *)v)[i]) * 0x100000001b3ULL;
 	for (const char *s = p->msg; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+		if (*s < '0' || *s > '9')
+			h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
 	return h;
 }
 
@@ -121,12 +126,16 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		rp->roots = 1;
 		/* fall through */
 	case CHECK_FIX_RECOW:
+	case CHECK_FIX_DEV_EXTENT:
+	case CHECK_FIX_CSUMS:
 		for (size_t i = 0; i < rp->nfixes; i++)
-			if (rp->fixes[i].bytenr == p->bytenr && rp->fixes[i].root == p->root)
+			if (rp->fixes[i].kind == p->fix && rp->fixes[i].bytenr == p->bytenr &&
+			    rp->fixes[i].root == p->root && !fs_key_cmp(&rp->fixes[i].key, &p->key))
 				return;
-		if (p->root && grow(rp, (void **)&rp->fixes, &rp->cap_fixes, rp->nfixes + 1, sizeof(*rp->fixes)))
-			rp->fixes[rp->nfixes++] = (struct rp_fix){ p->fix, p->root, p->bytenr,
+		if (grow(rp, (void **)&rp->fixes, &rp->cap_fixes, rp->nfixes + 1, sizeof(*rp->fixes)))
+			rp->fixes[rp->nfixes++] = (struct rp_fix){ p->fix, p->root, p->bytenr, p->len,
 								   { p->value[0], p->value[1] }, p->key };
+		rp->devices |= p->fix == CHECK_FIX_DEV_EXTENT;
 		break;
 	case CHECK_FIX_SPACE_USED:
 		rp->space_used = 1;
@@ -290,7 +299,8 @@ static int insert_extent(struct rp *rp, const struct check_extent *x, struct che
 	uint8_t *item = calloc(1, max + 32);
 	struct btrfs_extent_item *ei = (void *)item;
 	struct fs_key key = { x->bytenr, BTRFS_EXTENT_ITEM_KEY, x->size };
-	uint64_t total = 0, gen = x->generation ? x->generation : fs_tx_generation(fs);
+	uint64_t total = 0, gen = x->generation && x->generation <= fs_tx_generation(fs) ? x->generation :
+				 fs_tx_generation(fs);
 	uint32_t len = sizeof(*ei), i;
 	int ret = 0;
 
@@ -348,7 +358,8 @@ static int rewrite_extent(struct rp *rp, const struct rp_ext *e)
 
 /* ---- counters --------------------------------------------------------------------- */
 
-/* The block group item of chunk c says used (none: left as the check reported it). */
+/* The block group item of chunk c says used, and the chunk's type (none: left as the
+ * check reported it). */
 static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 {
 	struct fs *fs = rp->fs;
@@ -363,16 +374,17 @@ static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 	if (fs_root_lookup(fs, tree, &root) || fs_lookup(fs, &root, &k, &p))
 		return 0;
 	bg = (void *)fs_path_data(&p, &size);
-	same = size < sizeof(*bg) || get_le64(&bg->used) == used;
+	same = size < sizeof(*bg) || (get_le64(&bg->used) == used && get_le64(&bg->flags) == c->type);
 	fs_path_release(fs, &p);
 	if (same)
 		return 0;
 	bg = (void *)fs_item_mut(fs, tree, &k, &size);
 	if (!bg)
 		return fs->err.code;
-	say(rp, "reset block group [%llu %llu] used to %llu", (unsigned long long)c->logical,
-	    (unsigned long long)c->length, (unsigned long long)used);
+	say(rp, "reset block group [%llu %llu] used to %llu, flags to %llu", (unsigned long long)c->logical,
+	    (unsigned long long)c->length, (unsigned long long)used, (unsigned long long)c->type);
 	put_le64(&bg->used, used);
+	put_le64(&bg->flags, c->type);
 	return 0;
 }
 
@@ -539,16 +551,72 @@ static int fix_root_item(struct rp *rp, const struct rp_fix *f)
 	return 0;
 }
 
+/* A device extent as long as its chunk's stripe. */
+static int fix_dev_extent(struct rp *rp, const struct rp_fix *f)
+{
+	uint32_t size;
+	struct btrfs_dev_extent *de = (void *)fs_item_mut(rp->fs, BTRFS_DEV_TREE_OBJECTID, &f->key, &size);
+
+	if (!de || size < sizeof(*de))
+		return de ? fs_err(&rp->fs->err, -EUCLEAN, "device extent too short") : rp->fs->err.code;
+	say(rp, "reset device extent [%llu %llu] length to %llu", (unsigned long long)f->key.objectid,
+	    (unsigned long long)f->key.offset, (unsigned long long)f->value[0]);
+	put_le64(&de->length, f->value[0]);
+	return 0;
+}
+
+/* No checksums for [start, end), or for what of it no data extent holds (value[0]). */
+static int drop_csums(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	uint64_t at = f->bytenr, end = f->bytenr + f->len;
+	struct fs_key k = { at, BTRFS_EXTENT_ITEM_KEY, 0 };
+	struct fs_root root;
+	struct fs_path p;
+	int ret = 0;
+
+	say(rp, "deleted checksums of [%llu %llu)%s", (unsigned long long)at, (unsigned long long)end,
+	    f->value[0] ? " but for data extents" : "");
+	if (!f->value[0])
+		return fs_csum_delete(fs, at, f->len);
+	/* the extent that may start before at */
+	if ((ret = fs_root_lookup(fs, EXTENT_TREE, &root)))
+		return ret;
+	k.objectid = 0;
+	fs_path_init(&p);
+	for (ret = fs_search(fs, &root, &k, &p); ret == 0 && at < end; ret = fs_next(fs, &p)) {
+		fs_path_key(&p, &k);
+		if (k.type != BTRFS_EXTENT_ITEM_KEY || k.objectid + k.offset <= at)
+			continue;
+		if (k.objectid >= end)
+			break;
+		if (k.objectid > at && (ret = fs_csum_delete(fs, at, k.objectid - at)))
+			break;
+		at = k.objectid + k.offset;
+	}
+	fs_path_release(fs, &p);
+	if (ret >= 0 && at < end)
+		ret = fs_csum_delete(fs, at, end - at);
+	return ret < 0 ? ret : 0;
+}
+
 static int fix_place(struct rp *rp, const struct rp_fix *f)
 {
 	int ret;
 
-	if (f->kind == CHECK_FIX_ROOT_ITEM)
+	switch (f->kind) {
+	case CHECK_FIX_ROOT_ITEM:
 		return fix_root_item(rp, f);
-	ret = fs_tree_recow(rp->fs, f->root, &f->key);
-	if (!ret)
-		say(rp, "Recowing metadata block %llu", (unsigned long long)f->bytenr);
-	return ret;
+	case CHECK_FIX_DEV_EXTENT:
+		return fix_dev_extent(rp, f);
+	case CHECK_FIX_CSUMS:
+		return drop_csums(rp, f);
+	default:
+		ret = fs_tree_recow(rp->fs, f->root, &f->key);
+		if (!ret)
+			say(rp, "Recowing metadata block %llu", (unsigned long long)f->bytenr);
+		return ret;
+	}
 }
 
 /* ---- --init-csum-tree ------------------------------------------------------------------ */
@@ -692,13 +760,14 @@ static int apply(struct rp *rp)
 	struct fs *fs = rp->fs;
 	int ret = 0;
 
-	/* root items first: which trees there are decides the rest */
-	for (int k = 0; k < 2; k++)
+	/* root items and blocks first: which trees there are decides the rest; a walk
+	 * that could not see everything, or saw the wrong trees, is not a plan for the
+	 * others: the next round's check is */
+	for (int k = 0; k < 3; k++)
 		for (size_t i = 0; i < rp->nfixes && !ret; i++)
-			if ((rp->fixes[i].kind == CHECK_FIX_ROOT_ITEM) == !k)
+			if ((rp->fixes[i].kind == CHECK_FIX_ROOT_ITEM ? 0 : rp->fixes[i].kind == CHECK_FIX_RECOW ? 1 : 2) == k &&
+			    (k < 2 || !(rp->unreadable || rp->roots)))
 				ret = fix_place(rp, &rp->fixes[i]);
-	/* a walk that could not see everything, or saw the wrong trees, is not a plan for
-	 * the extents: the next round's check is */
 	if (ret || rp->unreadable || rp->roots)
 		return ret ? ret : fs_tx_settle(fs);
 	if (!ret && rp->fst) {
