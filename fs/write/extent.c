@@ -314,20 +314,15 @@ static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 	struct fs_path p;
 	uint32_t size, pos;
 	int ret, mine = 0, others = 0;
-	struct fs_root root;
 
-	if (wroot_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &root))
-		return fs->err.code;
-	ret = fs_lookup(fs, &root, &key, &p);
-	if (ret == -ENOENT) {
+	data = tree_item(fs, BTRFS_EXTENT_TREE_OBJECTID, &key, &p, &size);
+	if (!data && fs->err.code == -ENOENT) {
 		key = (struct fs_key){ f->bytenr, BTRFS_EXTENT_ITEM_KEY, fs->nodesize };
-		ret = fs_lookup(fs, &root, &key, &p);
+		data = tree_item(fs, BTRFS_EXTENT_TREE_OBJECTID, &key, &p, &size);
 	}
-	if (ret == -ENOENT)
-		return fs_err_at(&fs->err, -EUCLEAN, f->owner, f->bytenr, "tree block has no extent item");
-	if (ret)
-		return ret;
-	data = fs_path_data(&p, &size);
+	if (!data)
+		return fs->err.code != -ENOENT ? fs->err.code :
+		       fs_err_at(&fs->err, -EUCLEAN, f->owner, f->bytenr, "tree block has no extent item");
 	ret = fs_extent_item(data, size, key.type, &ei);
 	for (pos = ei.refs_start; !ret && (ret = fs_inline_ref_next(data, size, &pos, &r)) == 1; ret = 0) {
 		if (r.type == BTRFS_TREE_BLOCK_REF_KEY && r.offset == f->owner)
@@ -585,17 +580,12 @@ int fs_inode_delete(struct fs *fs, uint64_t tree, uint64_t ino)
 	/* the data extents its file extents use lose a reference each */
 	while (!(ret = tree_near(fs, tree, &k, 1)) && k.objectid == ino && k.type == BTRFS_EXTENT_DATA_KEY) {
 		struct fs_file_extent fe;
-		const uint8_t *data;
-		struct fs_root root;
 		struct fs_path p;
 		uint32_t size;
+		const uint8_t *data = tree_item(fs, tree, &k, &p, &size);
 
-		ret = wroot_lookup(fs, tree, &root);
-		if (!ret)
-			ret = fs_lookup(fs, &root, &k, &p);
-		if (ret)
-			return ret;
-		data = fs_path_data(&p, &size);
+		if (!data)
+			return fs->err.code;
 		ret = fs_file_extent(data, size, &fe);
 		fs_path_release(fs, &p);
 		if (ret)

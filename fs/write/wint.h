@@ -70,6 +70,10 @@ uint32_t undo_super_crc(const struct btrfs_super_block *sb);
 
 /* cow.c */
 struct wroot *wroot_get(struct fs *fs, uint64_t tree);
+/* The data of an item of tree as the transaction left it, p positioned on it (release
+ * it after); NULL with fs->err set (-ENOENT when absent). */
+const uint8_t *tree_item(struct fs *fs, uint64_t tree, const struct fs_key *key, struct fs_path *p,
+			 uint32_t *size);
 /* The tree as the transaction left it (its root item may lag behind). */
 int wroot_lookup(struct fs *fs, uint64_t tree, struct fs_root *r);
 int wroot_update_items(struct fs *fs, int *did);
