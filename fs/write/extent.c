@@ -346,6 +346,16 @@ static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 	return fs_item_delete(fs, BTRFS_EXTENT_TREE_OBJECTID, &key);
 }
 
+/* Qgroups count the blocks of subvolume trees: when their number changes, the counts
+ * are marked for a rescan (the kernel and btrfs check then expect them to differ). */
+static void count_qgroup(struct fs *fs, uint64_t owner, int sign)
+{
+	if (owner == BTRFS_FS_TREE_OBJECTID || (owner >= BTRFS_FIRST_FREE_OBJECTID && owner <= BTRFS_LAST_FREE_OBJECTID)) {
+		fs->w->qgroup_blocks += sign;
+		fs->w->qgroup_owners += sign * owner;
+	}
+}
+
 int run_refs(struct fs *fs, int *did)
 {
 	struct fs_wstate *w = fs->w;
@@ -358,6 +368,7 @@ int run_refs(struct fs *fs, int *did)
 			continue;
 		w->allocs[i].applied = 1;
 		/* inserting can add or drop allocations: start over after each */
+		count_qgroup(fs, a.owner, 1);
 		ret = add_tree_ref(fs, &a);
 		if (!ret)
 			ret = wspace_add(fs, a.bytenr, fs->nodesize, 1);
@@ -369,6 +380,7 @@ int run_refs(struct fs *fs, int *did)
 	while (w->nfrees) {
 		struct wfree f = w->frees[--w->nfrees];
 
+		count_qgroup(fs, f.owner, -1);
 		ret = drop_tree_ref(fs, &f);
 		if (!ret)
 			ret = wspace_add(fs, f.bytenr, fs->nodesize, -1);

@@ -55,6 +55,8 @@ struct fs_wstate {
 	int broken;                             /* a commit failed half-way: no more writes */
 	struct fs_error walk_err;               /* first unreadable block of fs_tree_delete */
 	int fst_rebuild;                        /* the free space tree is made anew at commit */
+	int64_t qgroup_blocks;                  /* subvolume tree blocks made less freed... */
+	uint64_t qgroup_owners;                 /* ...and the sum of their owners (signed) */
 };
 
 /* wio.c: saves the old bytes of every copy of [logical, +len) to the undo file. */
