@@ -79,7 +79,7 @@ uint64_t fs_fd_size(int fd);
 /* ---- opening a filesystem (fs/open.c) --------------------------------- */
 
 struct fs_open_opts {
-	int writable;           /* read-write and exclusive (O_EXCL, flock); see write/write.h */
+	int writable;           /* reserved, must be 0 (write/write.h: fs_wopen) */
 	int allow_degraded;     /* open even when devices are missing */
 	int scan;               /* look for missing and seed devices among the block devices */
 	int super_mirror;       /* -1: primary, falling back to copies 1, 2; else 0..2 */
@@ -157,7 +157,6 @@ struct fs {
 	size_t align_buf_cap;
 	uint8_t *spare_ext_buf;         /* a closed file's ext_buf, for the next file */
 	size_t spare_ext_cap;
-	int writable;                   /* opened for writing (fs_open_opts.writable) */
 	struct fs_wstate *w;            /* the write side's state (write/write.h), NULL read-only */
 };
 
@@ -173,10 +172,6 @@ struct fs {
 struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_opts *opts,
 		   struct fs_error *err);
 void fs_close(struct fs *fs);
-/* Opens one device or image read-only, or for writing: then exclusively (O_EXCL on a
- * block device, refused while the kernel or another writer holds it; an exclusive
- * lock on an image file). The descriptor, or -errno with err set. */
-int fs_open_fd(const char *path, int writable, struct fs_error *err);
 struct fs_device *fs_device_by_id(struct fs *fs, uint64_t devid);
 /* A seed device (its superblock has another metadata fsid and the SEEDING flag). */
 int fs_device_is_seed(const struct fs *fs, const struct fs_device *d);
@@ -215,6 +210,11 @@ struct fs_phys {
 };
 /* Maps logical for copy `mirror` (1..copies; 0 means 1). */
 int fs_map(struct fs *fs, uint64_t logical, int mirror, struct fs_phys *out);
+/* Each contiguous piece of [logical, +len) on copy `mirror` (1..copies), crossing
+ * stripes: read into buf (io NULL), or handed to io (the write side), which sets
+ * fs->err when it fails. A piece on a missing device is -EIO. */
+typedef int (*fs_io_fn)(struct fs *fs, struct fs_device *dev, uint64_t physical, void *buf, size_t len);
+int fs_io_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror, fs_io_fn io);
 /* Reads len bytes at logical from copy `mirror` (1..copies), crossing stripes. */
 int fs_read_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror);
 /* Reads from physical offset of a device (pread loop; -EIO on short read). */

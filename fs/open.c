@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 void fs_open_opts_init(struct fs_open_opts *o)
@@ -84,23 +82,6 @@ static int choose_super(struct fs_device *d, int mirror, struct fs_error *err)
 	return first.code;
 }
 
-int fs_open_fd(const char *path, int writable, struct fs_error *err)
-{
-	struct stat st;
-	int fd, blk = !stat(path, &st) && S_ISBLK(st.st_mode);
-
-	fd = open(path, (writable ? O_RDWR | (blk ? O_EXCL : 0) : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0)
-		return fs_err(err, -errno, "cannot open %s: %s", path,
-			      errno == EBUSY ? "device is in use (mounted or opened by another writer)" :
-			      strerror(errno));
-	if (writable && !blk && flock(fd, LOCK_EX | LOCK_NB)) {
-		close(fd);
-		return fs_err(err, -EBUSY, "cannot open %s: image file is in use by another writer", path);
-	}
-	return fd;
-}
-
 /* Opens path into a new slot of fs->devs (moved by the growth: stripes are
  * resolved again after). */
 static int open_device(struct fs *fs, const char *path, int mirror, struct fs_error *err)
@@ -118,9 +99,9 @@ static int open_device(struct fs *fs, const char *path, int mirror, struct fs_er
 	}
 	d = &fs->devs[fs->num_devs++];
 	memset(d, 0, sizeof(*d));
-	d->fd = fs_open_fd(path, fs->writable, err);
+	d->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (d->fd < 0)
-		return d->fd;
+		return fs_err(err, -errno, "cannot open %s: %s", path, strerror(errno));
 	d->path = strdup(path);
 	if (!d->path)
 		return fs_err(err, -ENOMEM, "out of memory");
@@ -406,8 +387,8 @@ struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_op
 		opts = &defaults;
 	}
 	fs_err_clear(err);
-	if (npaths < 1) {
-		fs_err(err, -EINVAL, "no device given");
+	if (opts->writable || npaths < 1) {
+		fs_err(err, -EINVAL, npaths < 1 ? "no device given" : "writable open is not supported yet");
 		return NULL;
 	}
 	fs = calloc(1, sizeof(*fs));
@@ -415,7 +396,6 @@ struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_op
 		fs_err(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
-	fs->writable = opts->writable;
 	if (add_devices(fs, paths, npaths, opts->super_mirror, err) ||
 	    (find_devices(fs, opts, err), pick_roots(fs, opts, err)) ||
 	    (fs_cache_set_limit(fs, opts->cache_bytes), load_chunks(fs, opts, err)) ||

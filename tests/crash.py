@@ -16,7 +16,10 @@ it a sample of cut points (those next to the flushes, where the superblocks are
 written, and random ones) and one random loss per point. --or-image adds a third
 acceptable state (mkfs over an old filesystem: wiped, no filesystem at all).
 Exit 0 when all are fine."""
-import hashlib, os, random, re, shutil, subprocess, sys, tempfile
+import os, random, re, shutil, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from restore_helper import entries  # noqa: E402 (names, types, sizes, contents of a tree)
 
 REF = os.environ.get("REF_BTRFS", "/usr/bin/btrfs")
 
@@ -48,29 +51,6 @@ def read_log(path):
     return out
 
 
-def listing(mnt):
-    """Names, types, sizes and contents of everything under mnt."""
-    rows = []
-    for root, dirs, files in os.walk(mnt):
-        dirs.sort()
-        for name in sorted(dirs + files):
-            p = os.path.join(root, name)
-            st = os.lstat(p)
-            rel = os.path.relpath(p, mnt)
-            if os.path.islink(p):
-                rows.append((rel, "l", os.readlink(p)))
-            elif os.path.isfile(p):
-                try:
-                    with open(p, "rb") as f:
-                        digest = hashlib.sha256(f.read()).hexdigest()
-                except OSError as e:    # a damaged file reads so in both states
-                    digest = "error %d" % e.errno
-                rows.append((rel, "f", st.st_size, digest))
-            else:
-                rows.append((rel, oct(st.st_mode)))
-    return rows
-
-
 class Judge:
     def __init__(self, tmp):
         self.tmp = tmp
@@ -96,7 +76,7 @@ class Judge:
         files = None
         if m.returncode == 0:
             try:
-                files = listing(self.mnt)
+                files = entries(self.mnt)
             finally:
                 run(["umount", self.mnt])
         for d in loops:

@@ -76,6 +76,18 @@ int wroot_lookup(struct fs *fs, uint64_t tree, struct fs_root *r)
 	return fs_root_lookup(fs, tree, r);
 }
 
+const uint8_t *tree_item(struct fs *fs, uint64_t tree, const struct fs_key *key, struct fs_path *p,
+			 uint32_t *size)
+{
+	struct fs_root r;
+	int ret = wroot_lookup(fs, tree, &r);
+
+	if (!ret && (ret = fs_lookup(fs, &r, key, p)) == -ENOENT)
+		fs_err_at(&fs->err, ret, tree, 0, "item not found");
+	fs->err.code = ret ? ret : fs->err.code;
+	return ret ? NULL : fs_path_data(p, size);
+}
+
 /* b is the tree's new root: the superblock fields or the root item follow. */
 static void set_root(struct fs *fs, uint64_t tree, struct fs_block *b)
 {

@@ -321,20 +321,15 @@ static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 	struct fs_path p;
 	uint32_t size, pos;
 	int ret, mine = 0, others = 0;
-	struct fs_root root;
 
-	if (wroot_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &root))
-		return fs->err.code;
-	ret = fs_lookup(fs, &root, &key, &p);
-	if (ret == -ENOENT) {
+	data = tree_item(fs, BTRFS_EXTENT_TREE_OBJECTID, &key, &p, &size);
+	if (!data && fs->err.code == -ENOENT) {
 		key = (struct fs_key){ f->bytenr, BTRFS_EXTENT_ITEM_KEY, fs->nodesize };
-		ret = fs_lookup(fs, &root, &key, &p);
+		data = tree_item(fs, BTRFS_EXTENT_TREE_OBJECTID, &key, &p, &size);
 	}
-	if (ret == -ENOENT)
-		return fs_err_at(&fs->err, -EUCLEAN, f->owner, f->bytenr, "tree block has no extent item");
-	if (ret)
-		return ret;
-	data = fs_path_data(&p, &size);
+	if (!data)
+		return fs->err.code != -ENOENT ? fs->err.code :
+		       fs_err_at(&fs->err, -EUCLEAN, f->owner, f->bytenr, "tree block has no extent item");
 	ret = fs_extent_item(data, size, key.type, &ei);
 	for (pos = ei.refs_start; !ret && (ret = fs_inline_ref_next(data, size, &pos, &r)) == 1; ret = 0) {
 		if (r.type == BTRFS_TREE_BLOCK_REF_KEY && r.offset == f->owner)
@@ -358,6 +353,16 @@ static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 	return fs_item_delete(fs, BTRFS_EXTENT_TREE_OBJECTID, &key);
 }
 
+/* Qgroups count the blocks of subvolume trees: when their number changes, the counts
+ * are marked for a rescan (the kernel and btrfs check then expect them to differ). */
+static void count_qgroup(struct fs *fs, uint64_t owner, int sign)
+{
+	if (owner == BTRFS_FS_TREE_OBJECTID || (owner >= BTRFS_FIRST_FREE_OBJECTID && owner <= BTRFS_LAST_FREE_OBJECTID)) {
+		fs->w->qgroup_blocks += sign;
+		fs->w->qgroup_owners += sign * owner;
+	}
+}
+
 int run_refs(struct fs *fs, int *did)
 {
 	struct fs_wstate *w = fs->w;
@@ -370,6 +375,7 @@ int run_refs(struct fs *fs, int *did)
 			continue;
 		w->allocs[i].applied = 1;
 		/* inserting can add or drop allocations: start over after each */
+		count_qgroup(fs, a.owner, 1);
 		ret = add_tree_ref(fs, &a);
 		if (!ret)
 			ret = wspace_add(fs, a.bytenr, fs->nodesize, 1);
@@ -381,6 +387,7 @@ int run_refs(struct fs *fs, int *did)
 	while (w->nfrees) {
 		struct wfree f = w->frees[--w->nfrees];
 
+		count_qgroup(fs, f.owner, -1);
 		ret = drop_tree_ref(fs, &f);
 		if (!ret)
 			ret = wspace_add(fs, f.bytenr, fs->nodesize, -1);
@@ -592,17 +599,12 @@ int fs_inode_delete(struct fs *fs, uint64_t tree, uint64_t ino)
 	/* the data extents its file extents use lose a reference each */
 	while (!(ret = tree_near(fs, tree, &k, 1)) && k.objectid == ino && k.type == BTRFS_EXTENT_DATA_KEY) {
 		struct fs_file_extent fe;
-		const uint8_t *data;
-		struct fs_root root;
 		struct fs_path p;
 		uint32_t size;
+		const uint8_t *data = tree_item(fs, tree, &k, &p, &size);
 
-		ret = wroot_lookup(fs, tree, &root);
-		if (!ret)
-			ret = fs_lookup(fs, &root, &k, &p);
-		if (ret)
-			return ret;
-		data = fs_path_data(&p, &size);
+		if (!data)
+			return fs->err.code;
 		ret = fs_file_extent(data, size, &fe);
 		fs_path_release(fs, &p);
 		if (ret)

@@ -35,21 +35,15 @@ static int bitmap_short(struct fs *fs, const struct fs_key *k, uint32_t size)
 /* Is the sector at addr free? 0/1, <0 error. */
 static int bit_free(struct fs *fs, uint64_t addr)
 {
-	struct fs_root root;
 	struct fs_path p;
 	struct fs_key k;
 	const uint8_t *d;
-	uint64_t bit = 0;
+	uint64_t bit;
 	uint32_t size;
 	int ret = bitmap_key(fs, addr, &k);
 
-	if (!ret)
-		ret = wroot_lookup(fs, FST, &root);
-	if (!ret)
-		ret = fs_lookup(fs, &root, &k, &p);
-	if (ret)
-		return ret;
-	d = fs_path_data(&p, &size);
+	if (ret || !(d = tree_item(fs, FST, &k, &p, &size)))
+		return ret ? ret : fs->err.code;
 	bit = (addr - k.objectid) / fs->sectorsize;
 	ret = bitmap_short(fs, &k, size);
 	if (!ret)

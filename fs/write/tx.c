@@ -46,6 +46,8 @@ static void tx_end(struct fs *fs, int keep)
 	w->nallocs = w->nfrees = w->nspace = w->nroots = 0;
 	w->transid = 0;
 	w->fst_rebuild = 0;
+	w->qgroup_blocks = 0;
+	w->qgroup_owners = 0;
 }
 
 void fs_tx_abort(struct fs *fs)
@@ -64,13 +66,34 @@ void fs_tx_abort(struct fs *fs)
 	fs->chunk_root_gen = w->root_before[5];
 }
 
+/* With quotas on, the qgroup status names the generation of its counts (the kernel
+ * distrusts them otherwise); when subvolume trees grew or shrank, the counts are
+ * marked for a rescan. */
+static int qgroup_status(struct fs *fs)
+{
+	struct fs_key k = { 0, BTRFS_QGROUP_STATUS_KEY, 0 };
+	struct btrfs_qgroup_status_item *st;
+	struct fs_root r;
+	uint32_t size;
+
+	if (fs_root_lookup(fs, BTRFS_QUOTA_TREE_OBJECTID, &r))
+		return 0;               /* no quotas */
+	st = (struct btrfs_qgroup_status_item *)fs_item_mut(fs, BTRFS_QUOTA_TREE_OBJECTID, &k, &size);
+	if (!st || size < sizeof(*st))
+		return st ? fs_err(&fs->err, -EUCLEAN, "qgroup status item too short") : fs->err.code;
+	put_le64(&st->generation, fs->w->transid);
+	if (fs->w->qgroup_blocks || fs->w->qgroup_owners)
+		put_le64(&st->flags, get_le64(&st->flags) | BTRFS_QGROUP_STATUS_FLAG_INCONSISTENT);
+	return 0;
+}
+
 /* Extent items, block groups, free space, root items: until nothing changes. */
 static int settle(struct fs *fs)
 {
 	struct fs_key first = { 0, 0, 0 };
 	struct wroot *wr = wroot_get(fs, BTRFS_ROOT_TREE_OBJECTID);
 	struct fs_path p;
-	int did, ret, rounds = 0;
+	int did, ret, rounds = 0, quota = 0;
 
 	/* the superblock's generation is the root tree root's */
 	if (!wr)
@@ -91,6 +114,8 @@ static int settle(struct fs *fs)
 		/* a free space tree made anew: from the settled extent tree, then settled itself */
 		if (!ret && !did && fs->w->fst_rebuild)
 			did = 1, ret = fst_populate(fs);
+		if (!ret && !did && !quota++)
+			did = 1, ret = qgroup_status(fs);
 	} while (!ret && did);
 	return ret;
 }

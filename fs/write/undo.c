@@ -300,12 +300,15 @@ static int put_back(struct undo_file *f, int supers, uint64_t *count)
 	int ret;
 
 	while ((ret = next_record(f, &pos)) == 1) {
-		uint64_t phys = get_le64(f->buf + 8), len = f->len - 16;
+		uint64_t phys, len = f->len - 16;
 		int super = 0;
 
+		if (f->type != REC_BYTES)
+			continue;
+		phys = get_le64(f->buf + 8);
 		for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++)
 			super |= phys == btrfs_super_offset(m) && len == BTRFS_SUPER_SIZE;
-		if (f->type != REC_BYTES || super != supers)
+		if (super != supers)
 			continue;
 		ret = fs_write_phys(f->fs, f->dev[get_le32(f->buf)], phys, f->buf + 16, len);
 		if (ret)

@@ -56,6 +56,8 @@ struct fs_wstate {
 	struct fs_error walk_err;               /* first unreadable block of fs_tree_delete */
 	int fst_rebuild;                        /* the free space tree is made anew at commit */
 	int any_gen;                            /* fs_tree_recow: blocks of any generation */
+	int64_t qgroup_blocks;                  /* subvolume tree blocks made less freed... */
+	uint64_t qgroup_owners;                 /* ...and the sum of their owners (signed) */
 };
 
 /* wio.c: saves the old bytes of every copy of [logical, +len) to the undo file. */
@@ -71,6 +73,10 @@ uint32_t undo_super_crc(const struct btrfs_super_block *sb);
 
 /* cow.c */
 struct wroot *wroot_get(struct fs *fs, uint64_t tree);
+/* The data of an item of tree as the transaction left it, p positioned on it (release
+ * it after); NULL with fs->err set (-ENOENT when absent). */
+const uint8_t *tree_item(struct fs *fs, uint64_t tree, const struct fs_key *key, struct fs_path *p,
+			 uint32_t *size);
 /* The tree as the transaction left it (its root item may lag behind). */
 int wroot_lookup(struct fs *fs, uint64_t tree, struct fs_root *r);
 int wroot_update_items(struct fs *fs, int *did);

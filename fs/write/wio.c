@@ -20,41 +20,29 @@ int fs_write_phys(struct fs *fs, struct fs_device *dev, uint64_t physical, const
 	return ret;
 }
 
+static int write_piece(struct fs *fs, struct fs_device *dev, uint64_t physical, void *buf, size_t len)
+{
+	return fs_write_phys(fs, dev, physical, buf, len);
+}
+
+static int save_piece(struct fs *fs, struct fs_device *dev, uint64_t physical, void *buf, size_t len)
+{
+	(void)buf;
+	return undo_save(fs, dev, physical, len);
+}
+
 /* Every copy of [logical, +len): written from buf, or (buf NULL) its old bytes saved
  * to the undo file. */
 static int each_copy(struct fs *fs, uint64_t logical, const void *buf, size_t len)
 {
 	const struct fs_chunk *c = fs_chunk_find(fs, logical);
-	int copies = fs_num_copies(fs, logical);
+	int copies = fs_num_copies(fs, logical), ret = 0;
 
 	if (c && c->type & (BTRFS_BLOCK_GROUP_RAID5 | BTRFS_BLOCK_GROUP_RAID6))
 		return fs_err_at(&fs->err, -ENOTSUP, 0, logical, "writing to RAID5/6 is not supported");
-	for (int m = 1; m <= copies; m++) {
-		const uint8_t *p = buf;
-		uint64_t at = logical;
-		size_t left = len;
-
-		while (left) {
-			struct fs_phys ph;
-			size_t n;
-			int ret = fs_map(fs, at, m, &ph);
-
-			if (ret)
-				return ret;
-			if (!ph.dev)
-				return fs_err_at(&fs->err, -ENODEV, 0, at, "device %llu is missing",
-						 (unsigned long long)ph.devid);
-			n = left < ph.len ? left : (size_t)ph.len;
-			ret = buf ? fs_write_phys(fs, ph.dev, ph.physical, p, n) :
-				    undo_save(fs, ph.dev, ph.physical, n);
-			if (ret)
-				return ret;
-			p += buf ? n : 0;
-			at += n;
-			left -= n;
-		}
-	}
-	return copies ? 0 : fs_err_at(&fs->err, -ENOENT, 0, logical, "write to an unmapped address");
+	for (int m = 1; m <= copies && !ret; m++)
+		ret = fs_io_logical(fs, logical, (void *)buf, len, m, buf ? write_piece : save_piece);
+	return copies || ret ? ret : fs_err_at(&fs->err, -ENOENT, 0, logical, "write to an unmapped address");
 }
 
 int fs_write_logical(struct fs *fs, uint64_t logical, const void *buf, size_t len)

@@ -4,10 +4,13 @@
 #include "sysfile.h"
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_DEVNUMS 16
 
@@ -150,6 +153,34 @@ static int dev_item_missing(struct fs *fs, uint64_t *devid)
 	return missing || ret < 0;
 }
 
+/* Each device opened again, read-write and to this program alone: O_EXCL on a block
+ * device (refused while the kernel or another writer holds it), an exclusive lock on
+ * an image file; it must be the file opened before. */
+static int exclusive(struct fs *fs, struct fs_error *err)
+{
+	for (int i = 0; i < fs->num_devs; i++) {
+		struct fs_device *d = &fs->devs[i];
+		struct stat a, b;
+		int fd, blk;
+
+		if (d->fd < 0 || fstat(d->fd, &a))
+			continue;
+		blk = S_ISBLK(a.st_mode);
+		fd = open(d->path, O_RDWR | O_CLOEXEC | (blk ? O_EXCL : 0));
+		if (fd < 0)
+			return fs_err(err, errno == EBUSY ? -EBUSY : -errno, "cannot open %s for writing: %s", d->path,
+				      errno == EBUSY ? "in use (mounted or opened by another writer)" : strerror(errno));
+		if (fstat(fd, &b) || b.st_ino != a.st_ino || b.st_dev != a.st_dev || b.st_rdev != a.st_rdev ||
+		    (!blk && flock(fd, LOCK_EX | LOCK_NB))) {
+			close(fd);
+			return fs_err(err, -EBUSY, "%s is in use by another writer", d->path);
+		}
+		close(d->fd);
+		d->fd = fd;
+	}
+	return 0;
+}
+
 struct fs *fs_wopen(const char *const *paths, int n, const struct fs_wopen_opts *o,
 		    struct fs_error *err)
 {
@@ -158,13 +189,17 @@ struct fs *fs_wopen(const char *const *paths, int n, const struct fs_wopen_opts 
 	uint64_t id = 0;
 
 	/* the devices found by the scan are block devices: O_EXCL keeps them to us */
-	oo.writable = 1;
+	oo.writable = 0;
 	fs = check_unmounted(paths, n, err) ? NULL : fs_open(paths, n, &oo, err);
 	if (!fs)
 		return NULL;
 	if (fs_missing_devids(fs, &id, 1) || dev_item_missing(fs, &id)) {
 		fs_err(err, -ENODEV, "every device must be present to write (devid %llu is missing)",
 		       (unsigned long long)id);
+		fs_close(fs);
+		return NULL;
+	}
+	if (exclusive(fs, err)) {
 		fs_close(fs);
 		return NULL;
 	}

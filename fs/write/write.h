@@ -44,7 +44,7 @@
 int fs_path_mounted(const char *path);
 
 struct fs_wopen_opts {
-	struct fs_open_opts open;       /* writable is set by fs_wopen; scan is on */
+	struct fs_open_opts open;       /* scan is on (writable stays 0) */
 };
 void fs_wopen_opts_init(struct fs_wopen_opts *o);
 /* Opens for writing: every device must be present, unmounted (-EBUSY) and not opened
