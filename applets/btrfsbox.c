@@ -131,6 +131,9 @@ int cmd_run_group(int argc, char **argv)
 		n = match_child(path, argv[i], &word);
 		if (n < 0)
 			return 1;
+		/* a group that is a command too ("btrfs balance PATH") takes the word */
+		if (n == 0 && i > 1 && (c = cmd_lookup(path)) && c->fn)
+			break;
 		if (n == 0 || strlen(path) + (size_t)n + 2 > sizeof(path)) {
 			msg_error("unknown command '%s'", argv[i]);
 			cmd_print_group_usage(path, 1);
@@ -140,6 +143,13 @@ int cmd_run_group(int argc, char **argv)
 		i++;
 	}
 	c = cmd_lookup(path);
+	/* --dry-run only where a command knows it (btrfs-progs refuses the others) */
+	if (c && c->fn && cli_globals.dry_run && strcmp(path, "btrfs subvolume delete") &&
+	    strcmp(path, "btrfs help") && strcmp(path, "btrfs version")) {
+		msg_error("--dry-run option not supported for %s\n", strrchr(path, ' ') + 1);
+		return 1;
+	}
+	cli_globals.cmd = path;
 	if (c && c->fn)
 		return c->fn(argc - i + 1, argv + i - 1);
 	if (c || !has_children(path, 1))

@@ -178,7 +178,9 @@ static void on_problem(void *ctx, const struct check_problem *p)
 	struct out_state *o = ctx;
 
 	end_progress_line(o);
-	if (p->warning)
+	if (p->raw)
+		fprintf(stderr, "%s\n", p->msg);
+	else if (p->warning)
 		msg_warn("%s", p->msg);
 	else
 		msg_error("%s", p->msg);

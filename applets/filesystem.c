@@ -17,6 +17,7 @@
 #include "config.h"
 #if CFG_APPLET_FILESYSTEM
 #include "btrfs_ioctl.h"
+#include "applets.h"
 #include "cli.h"
 #include "fs.h"
 #include "le.h"
@@ -25,7 +26,6 @@
 #include "sysfile.h"
 #include "units.h"
 #include "uuid.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -483,7 +483,7 @@ static const char label_usage[] =
 static void no_btrfs_error(const char *path, int ret)
 {
 	if (ret == -EUCLEAN || ret == -ENOENT || ret == -EIO) {
-		msg_error("no valid btrfs filesystem on %s", path);
+		fprintf(stderr, "No valid Btrfs found on %s\n", path);   /* btrfs-progs' words */
 		return;
 	}
 	errno = -ret;
@@ -520,7 +520,7 @@ static int set_label_unmounted(const char *path, const char *label)
 	return !!ret;
 }
 
-static int label_unmounted(const char *path, const char *newlabel)
+static int label_unmounted(const char *path, const char *newlabel, const char *prefix)
 {
 	struct btrfs_super_block sb;
 	int m = fs_path_mounted(path), ret;
@@ -541,15 +541,23 @@ static int label_unmounted(const char *path, const char *newlabel)
 		no_btrfs_error(path, ret);
 		return 1;
 	}
-	printf("%.*s\n", BTRFS_LABEL_SIZE - 1, sb.label);
+	printf("%s%.*s\n", prefix, BTRFS_LABEL_SIZE - 1, sb.label);
 	return 0;
 }
 
-static int label_mounted(const char *path, const char *newlabel)
+int fs_label(const char *path, const char *newlabel, const char *prefix)
 {
 	char label[BTRFS_LABEL_SIZE];
-	int fd = btrfs_open_path(path, 0, 0), ret;
+	struct stat st;
+	int fd, ret;
 
+	if (stat(path, &st)) {
+		msg_error("cannot access %s: %m", path);
+		return 1;
+	}
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return label_unmounted(path, newlabel, prefix);
+	fd = btrfs_open_path(path, 0, 0);
 	if (fd < 0)
 		return 1;
 	ret = newlabel ? btrfs_set_label_fd(fd, newlabel) : btrfs_get_label_fd(fd, label);
@@ -560,31 +568,23 @@ static int label_mounted(const char *path, const char *newlabel)
 		return 1;
 	}
 	if (!newlabel)
-		printf("%s\n", label);
+		printf("%s%s\n", prefix, label);
 	return 0;
 }
 
 int fs_label_main(int argc, char **argv)
 {
-	const char *path, *newlabel;
-	struct stat st;
+	const char *newlabel;
 
 	if (out_text_only())
 		return 1;
 	cli_no_options(argc, argv, 1, 2, label_usage);
-	path = argv[optind];
 	newlabel = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (newlabel && strlen(newlabel) > BTRFS_LABEL_SIZE - 1) {
 		msg_error("label %s is too long (max %d)", newlabel, BTRFS_LABEL_SIZE - 1);
 		return 1;
 	}
-	if (stat(path, &st)) {
-		msg_error("cannot access %s: %m", path);
-		return 1;
-	}
-	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
-		return label_unmounted(path, newlabel);
-	return label_mounted(path, newlabel);
+	return fs_label(argv[optind], newlabel, "");
 }
 
 /* ---- sync ---------------------------------------------------------------- */

@@ -46,11 +46,12 @@ struct check_problem {
 	enum check_fix fix;
 	struct fs_key key;      /* item involved (for fix) */
 	uint64_t value[2];      /* what it should say (for fix) */
+	int raw;                /* an error line in the reference's own layout (no prefix) */
 	uint64_t root;          /* tree objectid */
 	uint64_t ino;           /* inode (fs roots) */
 	uint64_t bytenr;        /* logical address (extent, block, csum range) */
 	uint64_t len;
-	char msg[240];          /* one line, no "ERROR: " prefix */
+	char msg[400];          /* one line, no "ERROR: " prefix */
 };
 
 /* An extent whose extent item or backrefs are wrong, with the references the trees

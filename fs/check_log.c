@@ -205,12 +205,5 @@ static int log_root_cb(struct check_ctx *c, const struct fs_key *key, const uint
 
 int check_log_csums(struct check_ctx *c)
 {
-	struct fs_root logs = { .objectid = BTRFS_TREE_LOG_OBJECTID,
-				.bytenr = get_le64(&c->fs->sb.log_root),
-				.level = c->fs->sb.log_root_level };
-	struct fs_key from = { 0, 0, 0 };
-
-	if (!logs.bytenr || logs.level >= BTRFS_MAX_LEVEL)
-		return 0;
-	return ck_iterate(c, &logs, &from, log_root_cb, NULL);
+	return ck_iterate_logs(c, log_root_cb, NULL);
 }

@@ -31,7 +31,11 @@
 //config:	  free space tree one by one (kind, place, overlaps, extent counts;
 //config:	  without it they are only compared with the extents); check that
 //config:	  extent items are aligned and that a tree block's extent item has its
-//config:	  generation and level.
+//config:	  generation and level. Also check the items of log trees and
+//config:	  relocation trees, the uuid tree, device stats items, directory
+//config:	  entries as the kernel validates them and qgroup numbers, and list
+//config:	  the holes, mismatched name hashes and full names the reference
+//config:	  prints with an inode's errors.
 #include "config.h"
 #include "check_internal.h"
 #include "csum.h"

@@ -341,6 +341,10 @@ int fs_lookup(struct fs *fs, const struct fs_root *root, const struct fs_key *ke
  * 0 ok, -ENOENT none. */
 int fs_search_le(struct fs *fs, const struct fs_root *root, const struct fs_key *key, struct fs_path *p);
 
+/* Child `slot` of node parent in tree `tree`, verified against the pointer's key,
+ * level and generation; NULL with fs->err set (tree and key too). */
+struct fs_block *fs_read_child(struct fs *fs, const struct fs_block *parent, uint32_t slot, uint64_t tree);
+
 /* Pre-order walk of a whole tree. node/leaf callbacks return 0 to go on,
  * 1 (node only) to skip its children, <0 to stop the walk (returned). Bad
  * blocks are reported to error (with tree, bytenr, parent key) and skipped.
@@ -494,6 +498,8 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
  * reported with -EUCLEAN. */
 typedef int (*fs_dir_fn)(void *ctx, uint64_t index, const struct fs_dir_entry *e);
 int fs_dir_iterate(struct fs *fs, const struct fs_root *root, uint64_t ino, fs_dir_fn cb, void *ctx);
+/* The directory at the top of a root (root_dirid; 256 for trees without a root item). */
+uint64_t fs_root_dir(const struct fs_root *r);
 /* Resolves an absolute path ("/a/b") from the top of root, entering
  * subvolumes; *out_root / *ino receive the result. */
 int fs_path_lookup(struct fs *fs, const struct fs_root *root, const char *path,

@@ -35,13 +35,10 @@
 #ifndef FS_WRITE_H
 #define FS_WRITE_H
 #include "fs.h"
+#include "devscan.h"        /* fs_path_mounted */
 
 /* ---- exclusive open (write/wopen.c) ------------------------------------- */
 
-/* 1 when the block device or image file at path backs a mounted filesystem (its
- * device, or a loop device over the file, is the source of a mount or a device of
- * a filesystem registered in /sys/fs/btrfs), 0 when not, -errno. */
-int fs_path_mounted(const char *path);
 
 struct fs_wopen_opts {
 	struct fs_open_opts open;       /* scan is on (writable stays 0) */
