@@ -523,6 +523,8 @@ static int run_repair(struct fs *fs, struct check_args *a, const char *path, int
 		msg_error("the repair would leave errors the filesystem did not have: nothing was written");
 	} else if (r.nothing) {
 		msg_error("none of the errors is one that repair knows how to fix: nothing was written");
+	} else if (!r.written && r.first.errors) {
+		msg_error("the repair did not make the filesystem better: nothing was written");
 	} else if (r.written) {
 		printf("Repaired: %llu change%s written, %s\n", (unsigned long long)r.changes,
 		       r.changes == 1 ? "" : "s", r.last.errors ? "errors are left" : "no error left");

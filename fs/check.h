@@ -37,6 +37,14 @@ enum check_fix {
 	CHECK_FIX_DEV_EXTENT,   /* device extent key: its length is value[0] */
 	CHECK_FIX_CSUMS,        /* no checksums for data [bytenr, +len) (value[0] 1: but for
 				 * what data extents hold) */
+	CHECK_FIX_INODE,        /* inode key.objectid of root: value[0] its errors (I_* of
+				 * check_internal.h), value[1] the dir items naming it,
+				 * value[2] the tree's top directory */
+	CHECK_FIX_NAME,         /* a name of inode ino in directory key.objectid: value[0] its
+				 * hash (ck_name_hash64), value[1] errors (REF_*) | 1 << 16 ref,
+				 * 2 << 16 dir item, 4 << 16 dir index, 8 << 16 inode item found
+				 * | inode's type << 32 | the entries' type << 40 | length << 48,
+				 * key.offset the ref's index, value[2] the dir index's */
 };
 
 /* What a problem is about. Fields that do not apply are 0. */
@@ -45,7 +53,7 @@ struct check_problem {
 	int warning;            /* worth saying, but not an error */
 	enum check_fix fix;
 	struct fs_key key;      /* item involved (for fix) */
-	uint64_t value[2];      /* what it should say (for fix) */
+	uint64_t value[3];      /* what it should say (for fix) */
 	int raw;                /* an error line in the reference's own layout (no prefix) */
 	uint64_t root;          /* tree objectid */
 	uint64_t ino;           /* inode (fs roots) */

@@ -51,17 +51,6 @@ static int lrec_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-/* Inode errors: the reference's bits. */
-enum {
-	I_NO_INODE_ITEM = 1 << 0, I_NO_ORPHAN_ITEM = 1 << 1, I_DUP_INODE_ITEM = 1 << 2,
-	I_DUP_DIR_INDEX = 1 << 3, I_ODD_DIR_ITEM = 1 << 4, I_ODD_FILE_EXTENT = 1 << 5,
-	I_BAD_FILE_EXTENT = 1 << 6, I_FILE_EXTENT_OVERLAP = 1 << 7, I_FILE_EXTENT_DISCOUNT = 1 << 8,
-	I_DIR_ISIZE_WRONG = 1 << 9, I_NBYTES_WRONG = 1 << 10, I_LINK_COUNT_WRONG = 1 << 13,
-	I_FILE_EXTENT_TOO_LARGE = 1 << 15, I_ODD_INODE_FLAGS = 1 << 16, I_INLINE_RAM_BYTES = 1 << 17,
-	I_MISMATCH_DIR_HASH = 1 << 18, I_INVALID_IMODE = 1 << 19, I_INVALID_GEN = 1 << 20,
-	I_INVALID_NLINK = 1 << 21, I_INVALID_XATTR = 1 << 22, I_DEPRECATED_FREE_INO = 1 << 23,
-	I_DUP_FILENAME = 1 << 24,
-};
 /* Their words, in the order the reference prints them: a letter ('A' + bit)
  * then the words ("%o"/"%d": the mode bits and the nlink follow). */
 static const char inode_words[] =
@@ -114,7 +103,7 @@ static void add_link(struct fsr *f, struct lrec *r)
 		f->err = ret;
 }
 
-static uint64_t name_hash64(const char *name, size_t len)
+uint64_t ck_name_hash64(const char *name, size_t len)
 {
 	return ((uint64_t)ck_name_hash(name, len) << 32) | crc32c_raw(0x5bd1e995u, name, len);
 }
@@ -123,7 +112,7 @@ static void fill_name(struct lrec *r, const char *name, uint16_t len)
 {
 	size_t keep = len < LR_NAME_KEEP ? len : LR_NAME_KEEP;
 
-	r->hash = name_hash64(name, len);
+	r->hash = ck_name_hash64(name, len);
 	r->name_len = len;
 	memcpy(r->name, name, keep);
 	r->name[keep] = 0;
@@ -687,7 +676,7 @@ static void group_name(struct fsr *f, const struct name_group *g, char *buf, siz
 						     : fs_dir_entry_next(data, len, &pos, &de) == 1) {
 			if (k.type != BTRFS_INODE_REF_KEY)
 				r.name = de.name, r.name_len = de.name_len;
-			if (name_hash64(r.name, r.name_len) == g->first.hash) {
+			if (ck_name_hash64(r.name, r.name_len) == g->first.hash) {
 				trunc_name(buf, size, r.name, r.name_len);
 				break;
 			}
@@ -696,10 +685,28 @@ static void group_name(struct fsr *f, const struct name_group *g, char *buf, siz
 	fs_path_release(f->c->fs, &p);
 }
 
-static void report_group(struct fsr *f, const struct name_group *g)
+/* Repair: what the next report (of inode ino, or of a name of it) is about. */
+static void fix_links(struct fsr *f, uint64_t ino, const struct inode_links *il, const struct name_group *g,
+		      uint32_t e)
+{
+	struct check_ctx *c = f->c;
+
+	if (!CFG_CHECK_REPAIR || *f->prefix || !e)
+		return;
+	c->fix = g ? CHECK_FIX_NAME : CHECK_FIX_INODE;
+	c->fix_key = (struct fs_key){ g ? g->first.parent : ino, 0, g ? g->ref_index : 0 };
+	c->fix_value[0] = g ? g->first.hash : e;
+	c->fix_value[1] = !g ? il->found_link : e | (uint64_t)!!g->ref << 16 | (uint64_t)!!g->item << 17 |
+		(uint64_t)!!g->index << 18 | (uint64_t)il->have_inode << 19 | (uint64_t)il->ftype << 32 |
+		(uint64_t)(g->first.kind == LR_REF ? 0 : g->first.ftype) << 40 | (uint64_t)g->first.name_len << 48;
+	c->fix_value[2] = g ? g->dir_index : f->root_dirid;
+}
+
+static void report_group(struct fsr *f, const struct inode_links *il, const struct name_group *g)
 {
 	char name[NAME_MAX_LEN + 1], words[160];
 
+	fix_links(f, g->first.child, il, g, g->errors);
 	group_name(f, g, name, sizeof(name));
 	ck_raw(f->c, f->root, g->first.child,
 	       "\tunresolved ref dir %llu index %llu namelen %u name %s filetype %d errors %x%s",
@@ -772,6 +779,7 @@ static void finish_links(struct fsr *f, struct inode_links *il, int *root_dir_se
 	if (il->ino == f->root_dirid) {
 		*root_dir_seen = 1;
 		e |= root_dir_errors(il);
+		fix_links(f, il->ino, il, NULL, e);
 		report_inode(f, il->ino, e, il->mode, il->nlink);
 		return;
 	}
@@ -789,11 +797,12 @@ static void finish_links(struct fsr *f, struct inode_links *il, int *root_dir_se
 	if (f->root == BTRFS_DATA_RELOC_TREE_OBJECTID && il->have_inode && !il->found_link &&
 	    !il->ngroups)
 		e &= ~I_LINK_COUNT_WRONG;
+	fix_links(f, il->ino, il, NULL, e);
 	report_inode(f, il->ino, e, il->mode, il->nlink);
 	list_all = (e & I_LINK_COUNT_WRONG) != 0;
 	for (int i = 0; i < il->ngroups; i++)
 		if (list_all || il->groups[i].errors)
-			report_group(f, &il->groups[i]);
+			report_group(f, il, &il->groups[i]);
 	if (il->more && (list_all || il->bad_groups > GROUPS_LISTED))
 		ck_raw(f->c, f->root, il->ino, "\t(%d more names of inode %llu not listed)", il->more,
 		       (unsigned long long)il->ino);
@@ -865,9 +874,13 @@ static int merge_links(struct fsr *f)
 		finish_name(il, &g);
 	if (have_il)
 		finish_links(f, il, &root_dir_seen);
-	if (ret >= 0 && !root_dir_seen)
+	if (ret >= 0 && !root_dir_seen) {
+		struct inode_links none = { .found_link = 1 };
+
+		fix_links(f, f->root_dirid, &none, NULL, I_NO_INODE_ITEM);
 		ck_raw(f->c, f->root, f->root_dirid, "%sroot %llu root dir %llu not found", f->prefix,
 		       (unsigned long long)f->root, (unsigned long long)f->root_dirid);
+	}
 	free(il);
 	return ret;
 }

@@ -54,7 +54,7 @@ struct check_ctx {
 	enum check_fix fix;             /* of the next problem (ck_fix) */
 	enum check_fix fix_all;         /* of every problem until reset */
 	struct fs_key fix_key;
-	uint64_t fix_value[2];
+	uint64_t fix_value[3];
 	struct ck_root_top *tops;       /* per subvolume, from the extent tree: sorted by root */
 	size_t ntops, cap_tops;
 	struct check_ref *xrefs;        /* repair: the references of the extent being compared */
@@ -113,6 +113,20 @@ void ck_cursor_init(struct ck_cursor *cu, struct check_ctx *c, const struct fs_r
 /* 1 with the next item, 0 at the end (errors are reported and end it). */
 int ck_cursor_next(struct ck_cursor *cu, struct fs_key *key, const uint8_t **data, uint32_t *size);
 void ck_cursor_release(struct ck_cursor *cu);
+/* Inode errors: the reference's bits. */
+enum {
+	I_NO_INODE_ITEM = 1 << 0, I_NO_ORPHAN_ITEM = 1 << 1, I_DUP_INODE_ITEM = 1 << 2,
+	I_DUP_DIR_INDEX = 1 << 3, I_ODD_DIR_ITEM = 1 << 4, I_ODD_FILE_EXTENT = 1 << 5,
+	I_BAD_FILE_EXTENT = 1 << 6, I_FILE_EXTENT_OVERLAP = 1 << 7, I_FILE_EXTENT_DISCOUNT = 1 << 8,
+	I_DIR_ISIZE_WRONG = 1 << 9, I_NBYTES_WRONG = 1 << 10, I_LINK_COUNT_WRONG = 1 << 13,
+	I_FILE_EXTENT_TOO_LARGE = 1 << 15, I_ODD_INODE_FLAGS = 1 << 16, I_INLINE_RAM_BYTES = 1 << 17,
+	I_MISMATCH_DIR_HASH = 1 << 18, I_INVALID_IMODE = 1 << 19, I_INVALID_GEN = 1 << 20,
+	I_INVALID_NLINK = 1 << 21, I_INVALID_XATTR = 1 << 22, I_DEPRECATED_FREE_INO = 1 << 23,
+	I_DUP_FILENAME = 1 << 24,
+};
+/* 64-bit hash of a name: the dir item hash, then a second crc (link records). */
+uint64_t ck_name_hash64(const char *name, size_t len);
+
 /* Errors of a name (dir item, dir index, inode ref; or a subvolume's root
  * ref, backref and entries): the reference's bits. */
 enum {

@@ -18,7 +18,7 @@
 //config:	  default).
 #include "config.h"
 #if CFG_CHECK_REPAIR
-#include "repair.h"
+#include "repair_int.h"
 #include "build.h"
 #include "csum.h"
 #include "le.h"
@@ -33,36 +33,6 @@
 #define MAX_ROUNDS 4
 #define EXTENT_TREE BTRFS_EXTENT_TREE_OBJECTID
 
-/* A change at one place: a block copied anew, a root item, a device extent, checksums. */
-struct rp_fix { enum check_fix kind; uint64_t root, bytenr, len, value[2]; struct fs_key key; };
-struct rp_ext { struct check_extent x; size_t first_ref; };
-
-struct rp {
-	struct fs *fs;
-	const struct repair_opts *o;
-	int first;                      /* the first check runs: its output goes to o->check */
-	/* the plan of a round */
-	struct rp_fix *fixes;
-	size_t nfixes, cap_fixes;
-	struct rp_ext *ext;
-	size_t next, cap_ext;
-	struct check_ref *refs;
-	size_t nrefs, cap_refs;
-	int unreadable, roots, space_used, devices, fst;
-	uint64_t fixable;
-	/* the first check's errors (hashes, sorted), and the last check's not among them */
-	uint64_t *sigs;
-	size_t nsigs, cap_sigs;
-	uint64_t new_errors;
-	/* what the last check found, and the changes made, said at the end */
-	struct check_problem *left;
-	size_t nleft, cap_left;
-	char *said;
-	size_t nsaid, cap_said;
-	uint64_t changes;
-	int nomem;
-};
-
 static void *grow(struct rp *rp, void **p, size_t *cap, size_t need, size_t elem)
 {
 	if (grow_array(p, cap, need, elem)) {
@@ -72,9 +42,7 @@ static void *grow(struct rp *rp, void **p, size_t *cap, size_t need, size_t elem
 	return *p;
 }
 
-/* One line for repair_opts.fixed, given once the change is written. */
-static void say(struct rp *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(struct rp *rp, const char *fmt, ...)
+void say(struct rp *rp, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -128,13 +96,19 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_RECOW:
 	case CHECK_FIX_DEV_EXTENT:
 	case CHECK_FIX_CSUMS:
+	case CHECK_FIX_INODE:
+	case CHECK_FIX_NAME:
 		for (size_t i = 0; i < rp->nfixes; i++)
 			if (rp->fixes[i].kind == p->fix && rp->fixes[i].bytenr == p->bytenr &&
-			    rp->fixes[i].root == p->root && !fs_key_cmp(&rp->fixes[i].key, &p->key))
+			    rp->fixes[i].root == p->root && rp->fixes[i].ino == p->ino &&
+			    rp->fixes[i].value[0] == p->value[0] && !fs_key_cmp(&rp->fixes[i].key, &p->key))
 				return;
 		if (grow(rp, (void **)&rp->fixes, &rp->cap_fixes, rp->nfixes + 1, sizeof(*rp->fixes)))
-			rp->fixes[rp->nfixes++] = (struct rp_fix){ p->fix, p->root, p->bytenr, p->len,
-								   { p->value[0], p->value[1] }, p->key };
+			rp->fixes[rp->nfixes++] = (struct rp_fix){ p->fix, p->root, p->ino, p->bytenr, p->len,
+								   { p->value[0], p->value[1], p->value[2] }, p->key };
+		/* names changed change their inodes: those wait for the next round */
+		rp->names |= p->fix == CHECK_FIX_NAME && (p->value[1] & 0xffff & ~(uint64_t)REF_FILETYPE_UNMATCH);
+		rp->imode |= p->fix == CHECK_FIX_INODE && (p->value[0] & I_INVALID_IMODE);
 		rp->devices |= p->fix == CHECK_FIX_DEV_EXTENT;
 		break;
 	case CHECK_FIX_SPACE_USED:
@@ -209,7 +183,7 @@ static int run_check(struct rp *rp, struct check_stats *st)
 	struct check_opts co = rp->o->check;
 
 	rp->nfixes = rp->next = rp->nrefs = rp->nleft = 0;
-	rp->unreadable = rp->roots = rp->space_used = rp->devices = rp->fst = 0;
+	rp->unreadable = rp->roots = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
 	rp->fixable = rp->new_errors = 0;
 	co.generation = fs_tx_generation(rp->fs);
 	co.problem = on_problem;
@@ -611,6 +585,16 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_dev_extent(rp, f);
 	case CHECK_FIX_CSUMS:
 		return drop_csums(rp, f);
+	case CHECK_FIX_NAME:
+		return fix_name(rp, f);
+	case CHECK_FIX_INODE:
+		if (rp->names) {        /* names first: what they change changes the inode */
+			struct rp_fix g = *f;
+
+			g.value[0] &= I_NO_INODE_ITEM;
+			return g.value[0] ? fix_inode(rp, &g) : 0;
+		}
+		return fix_inode(rp, f);
 	default:
 		ret = fs_tree_recow(rp->fs, f->root, &f->key);
 		if (!ret)
@@ -755,6 +739,12 @@ static int init_csum_tree(struct rp *rp)
 
 /* ---- a round ------------------------------------------------------------------------ */
 
+/* Root items, blocks copied anew, names, the rest. */
+static int fix_order(enum check_fix kind)
+{
+	return kind == CHECK_FIX_ROOT_ITEM ? 0 : kind == CHECK_FIX_RECOW ? 1 : kind == CHECK_FIX_NAME ? 2 : 3;
+}
+
 static int apply(struct rp *rp)
 {
 	struct fs *fs = rp->fs;
@@ -763,10 +753,9 @@ static int apply(struct rp *rp)
 	/* root items and blocks first: which trees there are decides the rest; a walk
 	 * that could not see everything, or saw the wrong trees, is not a plan for the
 	 * others: the next round's check is */
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		for (size_t i = 0; i < rp->nfixes && !ret; i++)
-			if ((rp->fixes[i].kind == CHECK_FIX_ROOT_ITEM ? 0 : rp->fixes[i].kind == CHECK_FIX_RECOW ? 1 : 2) == k &&
-			    (k < 2 || !(rp->unreadable || rp->roots)))
+			if (fix_order(rp->fixes[i].kind) == k && (k < 2 || !(rp->unreadable || rp->roots)))
 				ret = fix_place(rp, &rp->fixes[i]);
 	if (ret || rp->unreadable || rp->roots)
 		return ret ? ret : fs_tx_settle(fs);
