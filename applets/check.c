@@ -161,6 +161,7 @@ static void finish_stage(struct out_state *o)
 	end_progress_line(o);
 	if (o->cur && o->st->stage_errors[o->cur])
 		msg_error("%s", stage_failure(o->cur));
+	o->cur = 0;
 }
 
 static void on_stage(void *ctx, enum check_stage s, int fst)
@@ -482,7 +483,7 @@ static int drop_log(struct fs *fs)
 
 static void on_fixed(void *ctx, const char *what)
 {
-	(void)ctx;
+	finish_stage(ctx);
 	printf("%s\n", what);
 }
 

@@ -98,6 +98,7 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_CSUMS:
 	case CHECK_FIX_INODE:
 	case CHECK_FIX_NAME:
+	case CHECK_FIX_QGROUP:
 		for (size_t i = 0; i < rp->nfixes; i++)
 			if (rp->fixes[i].kind == p->fix && rp->fixes[i].bytenr == p->bytenr &&
 			    rp->fixes[i].root == p->root && rp->fixes[i].ino == p->ino &&
@@ -539,6 +540,24 @@ static int fix_dev_extent(struct rp *rp, const struct rp_fix *f)
 	return 0;
 }
 
+/* A qgroup's counts as the check found them (compressed or not: the same). */
+static int fix_qgroup(struct rp *rp, const struct rp_fix *f)
+{
+	uint32_t size;
+	struct btrfs_qgroup_info_item *qi = (void *)fs_item_mut(rp->fs, BTRFS_QUOTA_TREE_OBJECTID, &f->key, &size);
+
+	if (!qi || size < sizeof(*qi))
+		return qi ? fs_err(&rp->fs->err, -EUCLEAN, "qgroup info item too short") : rp->fs->err.code;
+	say(rp, "Repair qgroup %llu/%llu", (unsigned long long)(f->key.offset >> 48),
+	    (unsigned long long)(f->key.offset & ((1ULL << 48) - 1)));
+	put_le64(&qi->generation, fs_tx_generation(rp->fs));
+	put_le64(&qi->rfer, f->value[0]);
+	put_le64(&qi->rfer_cmpr, f->value[0]);
+	put_le64(&qi->excl, f->value[1]);
+	put_le64(&qi->excl_cmpr, f->value[1]);
+	return 0;
+}
+
 /* No checksums for [start, end), or for what of it no data extent holds (value[0]). */
 static int drop_csums(struct rp *rp, const struct rp_fix *f)
 {
@@ -587,6 +606,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return drop_csums(rp, f);
 	case CHECK_FIX_NAME:
 		return fix_name(rp, f);
+	case CHECK_FIX_QGROUP:
+		return fix_qgroup(rp, f);
 	case CHECK_FIX_INODE:
 		if (rp->names) {        /* names first: what they change changes the inode */
 			struct rp_fix g = *f;
