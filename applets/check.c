@@ -178,6 +178,8 @@ static void on_problem(void *ctx, const struct check_problem *p)
 {
 	struct out_state *o = ctx;
 
+	if (p->quiet)
+		return;
 	end_progress_line(o);
 	if (p->raw)
 		fprintf(stderr, "%s\n", p->msg);
@@ -521,7 +523,7 @@ static int run_repair(struct fs *fs, struct check_args *a, const char *path, int
 		msg_error("repair aborted, nothing was written: %s", fs_error_format(&fs->err, buf, sizeof(buf)));
 		r.last.errors++;
 	} else if (r.refused) {
-		msg_error("the repair would leave errors the filesystem did not have: nothing was written");
+		msg_error("the repair would leave errors the filesystem did not have (above): nothing was written");
 	} else if (r.nothing) {
 		msg_error("none of the errors is one that repair knows how to fix: nothing was written");
 	} else if (!r.written && r.first.errors) {

@@ -18,6 +18,7 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 {
 	struct check_problem p = {
 		.stage = c->stage, .warning = warning == CK_WARNING, .raw = warning == CK_RAW,
+		.quiet = warning == CK_FIX,
 		.root = root, .ino = ino,
 		.bytenr = bytenr, .len = len,
 	};
@@ -34,7 +35,7 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 	va_start(ap, fmt);
 	vsnprintf(p.msg, sizeof(p.msg), fmt, ap);
 	va_end(ap);
-	if (warning != CK_WARNING) {
+	if (warning != CK_WARNING && warning != CK_FIX) {
 		c->st->errors++;
 		c->st->stage_errors[c->stage]++;
 	}

@@ -27,7 +27,8 @@ enum check_stage {
  * repair is built in); the other fields of the problem say where. */
 enum check_fix {
 	CHECK_FIX_NONE,         /* nothing it knows */
-	CHECK_FIX_UNREADABLE,   /* a tree block (bytenr) could not be read: walks are incomplete */
+	CHECK_FIX_UNREADABLE,   /* a tree block (bytenr) of root, reached through key, could not
+				 * be read: walks are incomplete (a subvolume's leaf is dropped) */
 	CHECK_FIX_RECOW,        /* the blocks from root's root to key are copied anew (generations) */
 	CHECK_FIX_EXTENT,       /* extent bytenr: its item and backrefs, from check_opts.extent */
 	CHECK_FIX_SPACE_USED,   /* block group used and super bytes_used: counted again */
@@ -56,6 +57,7 @@ struct check_problem {
 	struct fs_key key;      /* item involved (for fix) */
 	uint64_t value[3];      /* what it should say (for fix) */
 	int raw;                /* an error line in the reference's own layout (no prefix) */
+	int quiet;              /* for the repair alone (an error said in another line) */
 	uint64_t root;          /* tree objectid */
 	uint64_t ino;           /* inode (fs roots) */
 	uint64_t bytenr;        /* logical address (extent, block, csum range) */

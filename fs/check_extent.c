@@ -519,6 +519,8 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 
 		if (!e.tree)
 			e.tree = w->tree;
+		if (first_key && !e.has_key)
+			fs_err_key(&e, first_key);
 		ck_fs_error(c, &e);
 		return;
 	}

@@ -716,7 +716,10 @@ static void report_group(struct fsr *f, const struct inode_links *il, const stru
 	       ck_ref_words(words, sizeof(words), g->errors));
 }
 
-static void finish_name(struct inode_links *il, struct name_group *g)
+static void fix_links(struct fsr *f, uint64_t ino, const struct inode_links *il, const struct name_group *g,
+		      uint32_t e);
+
+static void finish_name(struct fsr *f, struct inode_links *il, struct name_group *g)
 {
 	uint32_t e = 0;
 
@@ -748,6 +751,11 @@ static void finish_name(struct inode_links *il, struct name_group *g)
 			il->groups[i] = *g;
 			return;
 		}
+	/* not listed: the repair still hears of it */
+	if (CFG_CHECK_REPAIR && e) {
+		fix_links(f, g->first.child, il, g, e);
+		ck_problem(f->c, CK_FIX, f->root, g->first.child, 0, 0, "unlisted name");
+	}
 }
 
 /* The top directory of a tree: one ".." ref to itself with index 0, nlink 1,
@@ -820,7 +828,7 @@ static int merge_links(struct fsr *f)
 	while ((ret = xsort_next(f->links, &r)) == 1) {
 		if (have_g && (r.child != g.first.child || r.parent != g.first.parent ||
 			       r.hash != g.first.hash)) {
-			finish_name(il, &g);
+			finish_name(f, il, &g);
 			have_g = 0;
 		}
 		if (have_il && r.child != il->ino) {
@@ -871,7 +879,7 @@ static int merge_links(struct fsr *f)
 		g.first.kind = r.kind;
 	}
 	if (have_g)
-		finish_name(il, &g);
+		finish_name(f, il, &g);
 	if (have_il)
 		finish_links(f, il, &root_dir_seen);
 	if (ret >= 0 && !root_dir_seen) {

@@ -71,7 +71,7 @@ struct check_range {
 
 int ck_range_cmp(const void *a, const void *b);
 
-enum { CK_ERROR, CK_WARNING, CK_RAW };
+enum { CK_ERROR, CK_WARNING, CK_RAW, CK_FIX };   /* CK_FIX: for the repair alone */
 void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, uint64_t bytenr,
 		uint64_t len, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 #define ck_err(c, root, ino, bytenr, len, ...) ck_problem(c, 0, root, ino, bytenr, len, __VA_ARGS__)

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROUNDS 4
+#define MAX_ROUNDS 8
 #define EXTENT_TREE BTRFS_EXTENT_TREE_OBJECTID
 
 static void *grow(struct rp *rp, void **p, size_t *cap, size_t need, size_t elem)
@@ -82,35 +82,51 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A fix at one place (once). */
+static void add_fix(struct rp *rp, const struct check_problem *p)
+{
+	for (size_t i = 0; i < rp->nfixes; i++)
+		if (rp->fixes[i].kind == p->fix && rp->fixes[i].bytenr == p->bytenr && rp->fixes[i].root == p->root &&
+		    rp->fixes[i].ino == p->ino && rp->fixes[i].value[0] == p->value[0] &&
+		    !fs_key_cmp(&rp->fixes[i].key, &p->key))
+			return;
+	if (grow(rp, (void **)&rp->fixes, &rp->cap_fixes, rp->nfixes + 1, sizeof(*rp->fixes)))
+		rp->fixes[rp->nfixes++] = (struct rp_fix){ p->fix, p->root, p->ino, p->bytenr, p->len,
+							   { p->value[0], p->value[1], p->value[2] }, p->key };
+}
+
 static void plan(struct rp *rp, const struct check_problem *p)
 {
 	int fst = !!(get_le64(&rp->fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE);
 
 	switch (p->fix) {
 	case CHECK_FIX_UNREADABLE:
+		/* a subvolume's leaf that no copy of is good is dropped */
 		rp->unreadable = 1;
+		if (!ck_is_fstree(p->root) || !p->key.objectid)
+			return;
+		add_fix(rp, p);
 		break;
 	case CHECK_FIX_ROOT_ITEM:
 		rp->roots = 1;
+		add_fix(rp, p);
+		break;
+	case CHECK_FIX_NAME:
+		/* names changed change their inodes: those wait for the next round */
+		rp->names |= !!(p->value[1] & 0xffff & ~(uint64_t)REF_FILETYPE_UNMATCH);
+		add_fix(rp, p);
+		break;
+	case CHECK_FIX_INODE:
+		rp->imode |= !!(p->value[0] & I_INVALID_IMODE);
+		add_fix(rp, p);
+		break;
+	case CHECK_FIX_DEV_EXTENT:
+		rp->devices = 1;
 		/* fall through */
 	case CHECK_FIX_RECOW:
-	case CHECK_FIX_DEV_EXTENT:
 	case CHECK_FIX_CSUMS:
-	case CHECK_FIX_INODE:
-	case CHECK_FIX_NAME:
 	case CHECK_FIX_QGROUP:
-		for (size_t i = 0; i < rp->nfixes; i++)
-			if (rp->fixes[i].kind == p->fix && rp->fixes[i].bytenr == p->bytenr &&
-			    rp->fixes[i].root == p->root && rp->fixes[i].ino == p->ino &&
-			    rp->fixes[i].value[0] == p->value[0] && !fs_key_cmp(&rp->fixes[i].key, &p->key))
-				return;
-		if (grow(rp, (void **)&rp->fixes, &rp->cap_fixes, rp->nfixes + 1, sizeof(*rp->fixes)))
-			rp->fixes[rp->nfixes++] = (struct rp_fix){ p->fix, p->root, p->ino, p->bytenr, p->len,
-								   { p->value[0], p->value[1], p->value[2] }, p->key };
-		/* names changed change their inodes: those wait for the next round */
-		rp->names |= p->fix == CHECK_FIX_NAME && (p->value[1] & 0xffff & ~(uint64_t)REF_FILETYPE_UNMATCH);
-		rp->imode |= p->fix == CHECK_FIX_INODE && (p->value[0] & I_INVALID_IMODE);
-		rp->devices |= p->fix == CHECK_FIX_DEV_EXTENT;
+		add_fix(rp, p);
 		break;
 	case CHECK_FIX_SPACE_USED:
 		rp->space_used = 1;
@@ -121,10 +137,9 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_EXTENT:  /* check_opts.extent says which */
 		break;
 	case CHECK_FIX_NONE:
-		if (p->stage == CHECK_STAGE_FREE_SPACE && fst && !p->warning)
-			rp->fst = 1;
-		else
+		if (p->stage != CHECK_STAGE_FREE_SPACE || !fst || p->warning)
 			return;
+		rp->fst = 1;
 		break;
 	}
 	rp->fixable++;
@@ -136,6 +151,8 @@ static void on_problem(void *ctx, const struct check_problem *p)
 	uint64_t sig = signature(p);
 
 	plan(rp, p);
+	if (p->quiet)
+		return;
 	if (rp->first) {
 		if (rp->o->check.problem)
 			rp->o->check.problem(rp->o->check.ctx, p);
@@ -608,6 +625,12 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_name(rp, f);
 	case CHECK_FIX_QGROUP:
 		return fix_qgroup(rp, f);
+	case CHECK_FIX_UNREADABLE:
+		ret = fs_tree_drop_leaf(rp->fs, f->root, &f->key, f->bytenr);
+		if (!ret)
+			say(rp, "dropped leaf %llu of root %llu: no copy of it can be read",
+			    (unsigned long long)f->bytenr, (unsigned long long)f->root);
+		return ret == -ENOENT ? 0 : ret;
 	case CHECK_FIX_INODE:
 		if (rp->names) {        /* names first: what they change changes the inode */
 			struct rp_fix g = *f;
@@ -763,7 +786,8 @@ static int init_csum_tree(struct rp *rp)
 /* Root items, blocks copied anew, names, the rest. */
 static int fix_order(enum check_fix kind)
 {
-	return kind == CHECK_FIX_ROOT_ITEM ? 0 : kind == CHECK_FIX_RECOW ? 1 : kind == CHECK_FIX_NAME ? 2 : 3;
+	return kind == CHECK_FIX_ROOT_ITEM ? 0 : kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE ? 1 :
+	       kind == CHECK_FIX_NAME ? 2 : 3;
 }
 
 static int apply(struct rp *rp)
@@ -813,7 +837,7 @@ static int prepare(struct rp *rp)
 int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *r)
 {
 	struct rp rp = { .fs = fs, .o = o, .first = 1 };
-	uint64_t errors, fixable;
+	uint64_t fixable, changes;
 	int ret, round = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -828,11 +852,11 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		goto out;
 	}
 	ret = fs_tx_begin(fs);
-	errors = r->first.errors;
 	fixable = rp.fixable;
 	if (!ret && o->init_csum_tree && !(ret = init_csum_tree(&rp)) && !(ret = fs_tx_settle(fs)))
 		ret = run_check(&rp, &r->last);         /* what is left to do after it */
 	while (!ret && rp.fixable && round++ < MAX_ROUNDS) {
+		changes = rp.changes;
 		ret = prepare(&rp);
 		if (!ret)
 			ret = apply(&rp);
@@ -840,9 +864,8 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 			ret = run_check(&rp, &r->last);
 		if (!ret && rp.nomem)
 			ret = fs_err(&fs->err, -ENOMEM, "out of memory");
-		if (ret || r->last.errors >= errors)
-			break;          /* no progress */
-		errors = r->last.errors;
+		if (ret || rp.changes == changes)
+			break;          /* nothing more it can do */
 	}
 	/* written when it is better: fewer errors (or problems it fixes), none new */
 	if (!ret && (rp.new_errors || !rp.changes ||
@@ -862,6 +885,13 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		for (size_t i = 0; i < rp.nleft && o->left; i++)
 			o->left(o->check.ctx, &rp.left[i]);
 	} else {
+		/* what the changes would have broken, said */
+		for (size_t i = 0; i < rp.nleft && o->left && r->refused; i++) {
+			uint64_t sig = signature(&rp.left[i]);
+
+			if (!rp.left[i].warning && !bsearch(&sig, rp.sigs, rp.nsigs, sizeof(sig), u64_cmp))
+				o->left(o->check.ctx, &rp.left[i]);
+		}
 		r->last = r->first;
 	}
 out:

@@ -15,7 +15,7 @@ struct repair_opts {
 	/* a change, one line ("reset nbytes for ino 257 root 5"), said once it is written
 	 * (the callbacks get check.ctx) */
 	void (*fixed)(void *ctx, const char *what);
-	/* each problem the last check still finds */
+	/* each problem the last check still finds (when refused: each it would find new) */
 	void (*left)(void *ctx, const struct check_problem *p);
 };
 

@@ -173,13 +173,14 @@ static int add_ref(struct fs *fs, uint64_t root, uint64_t parent, uint64_t child
 	return item_append(fs, root, &(struct fs_key){ child, BTRFS_INODE_REF_KEY, parent }, buf, REF_SIZE + n->len);
 }
 
-/* The directory's size: two entries of each name. */
+/* The directory's size: two entries of each name (none without its inode item: one
+ * made anew counts its entries). */
 static int grow_dir(struct fs *fs, uint64_t root, uint64_t dir, int64_t bytes)
 {
 	struct btrfs_inode_item *ii = inode_mut(fs, root, dir);
 
 	if (!ii)
-		return fs->err.code;
+		return fs->err.code == -ENOENT ? 0 : fs->err.code;
 	put_le64(&ii->size, get_le64(&ii->size) + (uint64_t)bytes);
 	return 0;
 }
@@ -351,6 +352,23 @@ static int retype(struct fs *fs, const struct rp_fix *f, const struct name *n)
 	return 0;
 }
 
+/* Any item of inode ino in the tree. */
+static int has_items(struct fs *fs, uint64_t root, uint64_t ino)
+{
+	struct fs_key k = { ino, 0, 0 };
+	struct fs_root r;
+	struct fs_path p;
+	int found = 0;
+
+	fs_path_init(&p);
+	if (!fs_root_lookup(fs, root, &r) && !fs_search(fs, &r, &k, &p)) {
+		fs_path_key(&p, &k);
+		found = k.objectid == ino;
+	}
+	fs_path_release(fs, &p);
+	return found;
+}
+
 int fix_name(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -363,9 +381,12 @@ int fix_name(struct rp *rp, const struct rp_fix *f)
 
 	if (ret)
 		return ret == -ENOENT ? 0 : ret;
+	/* an inode with items but no inode item gets one made anew: it is there */
+	if (!have && has_items(fs, f->root, f->ino))
+		have = 1, n.type = etype ? etype : BTRFS_FT_REG_FILE;
 	kitem = (struct fs_key){ dir, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) };
-	if (index && (!ref || (v & REF_INDEX_UNMATCH) || (!item && !have))) {
-		/* an index without a ref (or with another index) is the damaged half */
+	if (index && ((!ref && (!item || !have)) || (ref && (v & REF_INDEX_UNMATCH)))) {
+		/* an index alone, or with a ref of another index, is the damaged half */
 		say(rp, "Deleting bad dir index [%llu,%u,%llu] root %llu", (unsigned long long)dir,
 		    BTRFS_DIR_INDEX_KEY, (unsigned long long)f->value[2], (unsigned long long)f->root);
 		ret = drop_entry(fs, f->root, &kindex, f->ino, &n);

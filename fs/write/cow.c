@@ -166,7 +166,7 @@ int cow_search(struct fs *fs, struct wroot *wr, const struct fs_key *key, struct
 	level = fs_block_level(b);
 	p->levels = level + 1;
 	p->nodes[level] = b;
-	for (; level > 0; level--) {
+	for (; level > fs->w->stop_level; level--) {
 		uint32_t slot = fs_node_child_slot(b, key);
 		struct fs_block *child = read_child(fs, b, slot, wr->objectid);
 		struct btrfs_key_ptr *kp = (struct btrfs_key_ptr *)(b->data + HDR_SIZE) + slot;
@@ -179,6 +179,10 @@ int cow_search(struct fs *fs, struct wroot *wr, const struct fs_key *key, struct
 		put_le64(&kp->blockptr, nb->bytenr);
 		put_le64(&kp->generation, fs->w->transid);
 		p->nodes[level - 1] = b = nb;
+	}
+	if (level) {                    /* stopped above the leaves (stop_level) */
+		p->slots[level] = (int)fs_node_child_slot(b, key);
+		return 0;
 	}
 	p->slots[0] = (int)fs_block_lower_bound(b, key);
 	if ((uint32_t)p->slots[0] < fs_block_nritems(b)) {
@@ -542,6 +546,27 @@ int fs_tree_recow(struct fs *fs, uint64_t tree, const struct fs_key *key)
 	if (ret >= 0)
 		fs_path_release(fs, &p);
 	return finish(fs, ret < 0 ? ret : 0);
+}
+
+int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr)
+{
+	struct wroot *wr = wroot_get(fs, tree);
+	struct fs_path p;
+	int ret;
+
+	if (!wr)
+		return fs->err.code;
+	fs->w->stop_level = 1;
+	ret = cow_search(fs, wr, key, &p);
+	fs->w->stop_level = 0;
+	if (ret < 0)
+		return ret;
+	if (p.levels < 2 || fs_node_blockptr(p.nodes[1], (uint32_t)p.slots[1]) != bytenr)
+		ret = fs_err_at(&fs->err, -ENOENT, tree, bytenr, "not a leaf of the tree");
+	else if (!(ret = free_tree_extent(fs, tree, bytenr, 0)))
+		ret = rebuild(fs, tree, &p, 1, (uint32_t)p.slots[1], 1, NULL, 0);
+	fs_path_release(fs, &p);
+	return finish(fs, ret);
 }
 
 uint8_t *fs_item_mut(struct fs *fs, uint64_t tree, const struct fs_key *key, uint32_t *size)

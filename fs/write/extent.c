@@ -229,7 +229,8 @@ int free_tree_block(struct fs *fs, uint64_t owner, struct fs_block *b)
 {
 	struct fs_wstate *w = fs->w;
 	struct walloc *a = walloc_find(fs, b->bytenr);
-	int applied = a && a->applied;
+	int applied = a && a->applied, level = fs_block_level(b);
+	uint64_t bytenr = b->bytenr;
 
 	if (a) {
 		/* never written: forgotten, and its extent item (if already made) goes */
@@ -239,9 +240,16 @@ int free_tree_block(struct fs *fs, uint64_t owner, struct fs_block *b)
 		if (!applied)
 			return 0;
 	}
+	return free_tree_extent(fs, owner, bytenr, level);
+}
+
+int free_tree_extent(struct fs *fs, uint64_t owner, uint64_t bytenr, int level)
+{
+	struct fs_wstate *w = fs->w;
+
 	if (grow_array((void **)&w->frees, &w->cap_frees, w->nfrees + 1, sizeof(*w->frees)))
 		return fs_err(&fs->err, -ENOMEM, "out of memory");
-	w->frees[w->nfrees++] = (struct wfree){ b->bytenr, owner, fs_block_level(b) };
+	w->frees[w->nfrees++] = (struct wfree){ bytenr, owner, level };
 	return 0;
 }
 

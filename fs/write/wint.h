@@ -56,6 +56,7 @@ struct fs_wstate {
 	struct fs_error walk_err;               /* first unreadable block of fs_tree_delete */
 	int fst_rebuild;                        /* the free space tree is made anew at commit */
 	int any_gen;                            /* fs_tree_recow: blocks of any generation */
+	int stop_level;                         /* cow_search stops at this level */
 	int64_t qgroup_blocks;                  /* subvolume tree blocks made less freed... */
 	uint64_t qgroup_owners;                 /* ...and the sum of their owners (signed) */
 };
@@ -97,6 +98,8 @@ struct fs_block *alloc_tree_block(struct fs *fs, uint64_t owner, int level);
 /* A tree block of the tree no longer used: cancelled when the transaction made it,
  * else queued for the extent tree. */
 int free_tree_block(struct fs *fs, uint64_t owner, struct fs_block *b);
+/* The extent of a committed tree block (not read) queued for the extent tree. */
+int free_tree_extent(struct fs *fs, uint64_t owner, uint64_t bytenr, int level);
 int walloc_init(struct fs *fs);
 int run_refs(struct fs *fs, int *did);
 int run_space(struct fs *fs, int *did);

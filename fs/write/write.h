@@ -119,6 +119,9 @@ int fs_items_delete_range(struct fs *fs, uint64_t tree, const struct fs_key *fro
  * whose generation does not match their parent pointer or root item (transid
  * damage): the copies carry the transaction's generation. */
 int fs_tree_recow(struct fs *fs, uint64_t tree, const struct fs_key *key);
+/* Takes the leaf bytenr on the way to key out of the tree without reading it (its
+ * copies are all bad: what it held is lost), -ENOENT when it is not a leaf there. */
+int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr);
 
 /* A new empty tree with a root item (-EEXIST when there is one). */
 int fs_tree_create(struct fs *fs, uint64_t tree);
