@@ -41,6 +41,7 @@ enum check_fix {
 	CHECK_FIX_INODE,        /* inode key.objectid of root: value[0] its errors (I_* of
 				 * check_internal.h), value[1] the dir items naming it,
 				 * value[2] the tree's top directory */
+	CHECK_FIX_REPACK,       /* the leaf bytenr of root whose first key is key: items packed */
 	CHECK_FIX_QGROUP,       /* the qgroup info item key: referenced value[0], exclusive value[1] */
 	CHECK_FIX_NAME,         /* a name of inode ino in directory key.objectid: value[0] its
 				 * hash (ck_name_hash64), value[1] errors (REF_*) | 1 << 16 ref,

@@ -397,6 +397,8 @@ void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *
 		uint64_t end = (uint64_t)get_le32(&items[i].offset) + get_le32(&items[i].size);
 
 		if (end != expect) {
+			if (CFG_CHECK_REPAIR && !fs_item_key(b, 0, &c->fix_key))
+				c->fix = CHECK_FIX_REPACK;
 			ck_err(c, tree, 0, b->bytenr, b->size,
 			       "corrupt leaf: root=%llu block=%llu slot=%u, unexpected item end, have %llu expect %llu",
 			       (unsigned long long)fs_block_owner(b), (unsigned long long)b->bytenr, i,

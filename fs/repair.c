@@ -126,6 +126,7 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_RECOW:
 	case CHECK_FIX_CSUMS:
 	case CHECK_FIX_QGROUP:
+	case CHECK_FIX_REPACK:
 		add_fix(rp, p);
 		break;
 	case CHECK_FIX_SPACE_USED:
@@ -625,6 +626,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_name(rp, f);
 	case CHECK_FIX_QGROUP:
 		return fix_qgroup(rp, f);
+	case CHECK_FIX_REPACK:
+		return fix_leaf(rp, f);
 	case CHECK_FIX_UNREADABLE:
 		ret = fs_tree_drop_leaf(rp->fs, f->root, &f->key, f->bytenr);
 		if (!ret)
@@ -786,7 +789,8 @@ static int init_csum_tree(struct rp *rp)
 /* Root items, blocks copied anew, names, the rest. */
 static int fix_order(enum check_fix kind)
 {
-	return kind == CHECK_FIX_ROOT_ITEM ? 0 : kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE ? 1 :
+	return kind == CHECK_FIX_ROOT_ITEM ? 0 :
+	       kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE || kind == CHECK_FIX_REPACK ? 1 :
 	       kind == CHECK_FIX_NAME ? 2 : 3;
 }
 

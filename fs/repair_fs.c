@@ -85,6 +85,21 @@ static int item_cut(struct fs *fs, uint64_t tree, const struct fs_key *key, uint
 	return ret;
 }
 
+int fix_leaf(struct rp *rp, const struct rp_fix *f)
+{
+	uint8_t *d;
+	uint32_t size;
+	int ret = item_copy(rp->fs, f->root, &f->key, &d, &size);
+
+	if (ret)
+		return ret;
+	say(rp, "packed the items of leaf %llu of root %llu", (unsigned long long)f->bytenr,
+	    (unsigned long long)f->root);
+	ret = fs_item_replace(rp->fs, f->root, &f->key, d, size);
+	free(d);
+	return ret;
+}
+
 /* The inode item of ino, writable (NULL with fs->err). */
 static struct btrfs_inode_item *inode_mut(struct fs *fs, uint64_t root, uint64_t ino)
 {
