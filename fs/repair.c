@@ -167,10 +167,32 @@ static void on_problem(void *ctx, const struct check_problem *p)
 		rp->left[rp->nleft++] = *p;
 }
 
+/* A tree block's backrefs name the tree its header names (among others, when it is
+ * shared): else the header is the damage, and rewriting the item would not help. */
+static int owner_named(struct fs *fs, const struct check_extent *x)
+{
+	struct fs_block *b;
+	uint64_t owner;
+	int named = 0;
+
+	if (!x->meta || !x->nrefs)
+		return 1;
+	b = fs_block_read(fs, x->bytenr, &FS_EXPECT_NONE);
+	if (!b)
+		return 1;
+	owner = fs_block_owner(b);
+	fs_block_put(fs, b);
+	for (uint32_t i = 0; i < x->nrefs; i++)
+		named |= x->refs[i].type != BTRFS_TREE_BLOCK_REF_KEY || x->refs[i].a == owner;
+	return named;
+}
+
 static void on_extent(void *ctx, const struct check_extent *x)
 {
 	struct rp *rp = ctx;
 
+	if (!owner_named(rp->fs, x))
+		return;
 	if (!grow(rp, (void **)&rp->ext, &rp->cap_ext, rp->next + 1, sizeof(*rp->ext)) ||
 	    !grow(rp, (void **)&rp->refs, &rp->cap_refs, rp->nrefs + x->nrefs, sizeof(*rp->refs)))
 		return;

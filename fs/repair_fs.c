@@ -612,7 +612,8 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 	}
 	if (ret || !fa.have_item)
 		return ret;
-	if (e & I_FILE_EXTENT_DISCOUNT) {
+	/* (a size beyond any file's is damage of its own: no holes up to it) */
+	if ((e & I_FILE_EXTENT_DISCOUNT) && get_le64(&fa.ii.size) <= INT64_MAX) {
 		say(rp, "Fixed discount file extents for inode: %llu in root: %llu", (unsigned long long)ino,
 		    (unsigned long long)root);
 		ret = fill_holes(rp, root, ino, get_le64(&fa.ii.size));

@@ -30,6 +30,10 @@ static uint64_t stripe_size(const struct fs_chunk *c)
  * allocated (the kernel excludes them from every block group). */
 static int add_super_stripes(struct fs *fs, const struct fs_chunk *c)
 {
+	/* nor what lies below the first superblock (old mkfs: a chunk at logical 0) */
+	if (c->logical < BTRFS_SUPER_OFFSET &&
+	    ranges_add(&fs->w->sb_stripes, c->logical, BTRFS_SUPER_OFFSET))
+		return fs_err(&fs->err, -ENOMEM, "out of memory");
 	for (uint16_t s = 0; s < c->num_stripes; s++)
 		for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++) {
 			uint64_t off = btrfs_super_offset(m), phys = c->stripes[s].offset, nr, lnr;
