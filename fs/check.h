@@ -41,8 +41,12 @@ enum check_fix {
 	CHECK_FIX_INODE,        /* inode key.objectid of root: value[0] its errors (I_* of
 				 * check_internal.h), value[1] the dir items naming it,
 				 * value[2] the tree's top directory */
+	CHECK_FIX_DELETE,       /* the item key of root goes (a damaged name part the others rebuild) */
 	CHECK_FIX_REPACK,       /* the leaf bytenr of root whose first key is key: items packed */
 	CHECK_FIX_QGROUP,       /* the qgroup info item key: referenced value[0], exclusive value[1] */
+	CHECK_FIX_SUBVOL,       /* subvolume root: value[2] 0: its name in tree key.objectid,
+				 * directory key.offset, index value[1] gets what value[0] (REF_*)
+				 * says is missing; 1: an orphan item; 2: its refs are value[1] */
 	CHECK_FIX_NAME,         /* a name of inode ino in directory key.objectid: value[0] its
 				 * hash (ck_name_hash64), value[1] errors (REF_*) | 1 << 16 ref,
 				 * 2 << 16 dir item, 4 << 16 dir index, 8 << 16 inode item found

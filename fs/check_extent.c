@@ -369,7 +369,14 @@ static void leaf_file_extent(struct walk *w, const struct fs_block *b, const str
 		       "invalid file extent item size %u in block %llu (root %llu ino %llu offset %llu)",
 		       size, (unsigned long long)b->bytenr, (unsigned long long)w->tree,
 		       (unsigned long long)key->objectid, (unsigned long long)key->offset);
-		return;
+		/* one of full size still names its extent, as the reference counts it */
+		if (size != sizeof(struct btrfs_file_extent_item))
+			return;
+		fe.type = BTRFS_FILE_EXTENT_REG;
+		fe.disk_bytenr = get_le64(data + 21);
+		fe.disk_num_bytes = get_le64(data + 29);
+		fe.offset = get_le64(data + 37);
+		fe.num_bytes = get_le64(data + 45);
 	}
 	if (fe.type == BTRFS_FILE_EXTENT_INLINE || !fe.disk_bytenr)
 		return;

@@ -61,11 +61,6 @@ static const char inode_words[] =
 	"Rinvalid inline ram bytes\0Tinvalid inode mode bit 0%o\0"
 	"Uinvalid inode generation or transid\0Vdirectory has invalid nlink %d\0"
 	"Winvalid xattr\0Ydup filename\0";
-/* btrfs_inode_item.flags bits the kernel knows (low word; the high word holds
- * the read-only compat flags, of which only VERITY exists). */
-#define INODE_FLAGS_KNOWN 0x80000fffULL
-#define INODE_RO_FLAGS_KNOWN 1ULL
-
 /* Everything known about the inode being streamed. */
 struct ino_state {
 	uint64_t ino;
@@ -307,12 +302,22 @@ static void inode_item(struct fsr *f, const uint8_t *data, uint32_t size)
 	if (!valid_mode(in->mode))
 		in->errors |= I_INVALID_IMODE;
 	if ((S_ISLNK(in->mode) && (in->flags & (INODE_FLAG_IMMUTABLE | INODE_FLAG_APPEND))) ||
-	    (in->flags & ~(INODE_FLAGS_KNOWN | INODE_RO_FLAGS_KNOWN << 32)))
+	    (in->flags & ~INODE_FLAGS_KNOWN))
 		in->errors |= I_ODD_INODE_FLAGS;
 	if (S_ISDIR(in->mode) && in->nlink >= 2)
 		in->errors |= I_INVALID_NLINK;
 	if (get_le64(&ii->generation) > limit || get_le64(&ii->transid) > limit)
 		in->errors |= I_INVALID_GEN;
+}
+
+/* Repair: the next problem is an item that is better gone (its name is rebuilt from
+ * the others of it). */
+static void fix_delete(struct fsr *f, const struct fs_key *key)
+{
+	if (CFG_CHECK_REPAIR && !*f->prefix && f->links) {
+		f->c->fix = CHECK_FIX_DELETE;
+		f->c->fix_key = *key;
+	}
 }
 
 /* INODE_EXTREF keys: the offset is crc32c of the name seeded with the parent. */
@@ -341,6 +346,7 @@ static void inode_refs(struct fsr *f, const struct fs_key *key, const uint8_t *d
 		    extref_hash(ref.parent, ref.name, ref.name_len) != key->offset) {
 			char name[64];
 
+			fix_delete(f, key);
 			ck_err(f->c, f->root, key->objectid, 0, 0,
 			       "%sroot %llu INODE_EXTREF[%llu %llu] name %s parent %llu mismatch with its hash, wanted %llu",
 			       f->prefix, (unsigned long long)f->root, (unsigned long long)key->objectid,
@@ -385,10 +391,15 @@ static void dir_entry_sanity(struct fsr *f, const struct fs_key *key, const stru
 		 (de->type == BTRFS_FT_XATTR) != xattr)
 		why = "has an invalid type";
 	else if (!xattr && de->location.type != BTRFS_INODE_ITEM_KEY &&
-		 de->location.type != BTRFS_ROOT_ITEM_KEY)
+		 de->location.type != BTRFS_ROOT_ITEM_KEY) {
+		if (key->type == BTRFS_DIR_INDEX_KEY)
+			fix_delete(f, key);
 		ck_raw(f->c, f->root, key->objectid, "unknown location type %d in DIR_ITEM[%llu %llu]",
 		       de->location.type, (unsigned long long)key->objectid,
 		       (unsigned long long)key->offset);
+	}
+	if (why && key->type == BTRFS_DIR_INDEX_KEY)
+		fix_delete(f, key);
 	if (why)
 		ck_err(f->c, f->root, key->objectid, 0, 0,
 		       "%sroot %llu %s[%llu %llu] %s (type %u, location type %u, data_len %u)", f->prefix,
@@ -438,6 +449,8 @@ static void dir_entries(struct fsr *f, const struct fs_key *key, const uint8_t *
 		fill_name(&r, de.name, de.name_len);
 		add_link(f, &r);
 	}
+	if (ret < 0 && key->type == BTRFS_DIR_INDEX_KEY)
+		fix_delete(f, key);
 	if (ret < 0)
 		ck_err(f->c, f->root, key->objectid, 0, 0,
 		       "%sroot %llu inode %llu: corrupt dir item (key type %u offset %llu)", f->prefix,

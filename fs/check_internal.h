@@ -9,6 +9,9 @@
 #define INODE_FLAG_NODATASUM (1ULL << 0)
 #define INODE_FLAG_IMMUTABLE (1ULL << 6)
 #define INODE_FLAG_APPEND (1ULL << 7)
+/* btrfs_inode_item.flags bits the kernel knows (low word; the high word holds
+ * the read-only compat flags, of which only VERITY exists). */
+#define INODE_FLAGS_KNOWN (0x80000fffULL | 1ULL << 32)
 
 /* The tree block of the highest level whose first backref names root: where a
  * subvolume's root item must point. count: blocks of that level. */

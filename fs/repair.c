@@ -61,18 +61,54 @@ void say(struct rp *rp, const char *fmt, ...)
 
 /* ---- the check's findings ------------------------------------------------------ */
 
-/* What a problem is about, for telling new ones: its place and its words without the
- * numbers (which say the generation, which the transaction moves on). */
-static uint64_t signature(const struct check_problem *p)
+/* What a problem says, for telling new ones: its place and each of its comma separated
+ * words (an inode's line loses some as they are fixed) without the numbers (which say
+ * the generation, which the transaction moves on; and the block, which a copy moves,
+ * of an inode's item). Calls cb with the hash of each word; 1 when cb said so. */
+static uint64_t mix(uint64_t h, const char **s)
 {
-	uint64_t v[4] = { p->stage, p->root, p->ino, p->bytenr }, h = 0xcbf29ce484222325ULL;
+	for (; **s && !((*s)[0] == ',' && (*s)[1] == ' '); (*s)++)
+		if (**s < '0' || **s > '9')
+			h = (h ^ (uint8_t)**s) * 0x100000001b3ULL;
+	return h;
+}
+
+static int signatures(const struct check_problem *p, int (*cb)(struct rp *rp, uint64_t sig), struct rp *rp)
+{
+	uint64_t v[4] = { p->stage, p->root, p->ino, p->ino ? 0 : p->bytenr }, place = 0xcbf29ce484222325ULL;
+	const char *s = p->msg;
 
 	for (size_t i = 0; i < sizeof(v); i++)
-		h = (h ^ ((const uint8_t *)v)[i]) * 0x100000001b3ULL;
-	for (const char *s = p->msg; *s; s++)
-		if (*s < '0' || *s > '9')
-			h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
-	return h;
+		place = (place ^ ((const uint8_t *)v)[i]) * 0x100000001b3ULL;
+	place = mix(place, &s);         /* the first word is the place of the others */
+	if (cb(rp, place))
+		return 1;
+	while (*s) {
+		s += 2;
+		if (cb(rp, mix(place, &s)))
+			return 1;
+	}
+	return 0;
+}
+
+static int keep_sig(struct rp *rp, uint64_t sig)
+{
+	if (grow(rp, (void **)&rp->sigs, &rp->cap_sigs, rp->nsigs + 1, sizeof(sig)))
+		rp->sigs[rp->nsigs++] = sig;
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b);
+
+static int unknown_sig(struct rp *rp, uint64_t sig)
+{
+	return !bsearch(&sig, rp->sigs, rp->nsigs, sizeof(sig), u64_cmp);
+}
+
+/* An error the first check did not find. */
+static int is_new(struct rp *rp, const struct check_problem *p)
+{
+	return !p->warning && signatures(p, unknown_sig, rp);
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -127,6 +163,11 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_CSUMS:
 	case CHECK_FIX_QGROUP:
 	case CHECK_FIX_REPACK:
+	case CHECK_FIX_SUBVOL:
+		add_fix(rp, p);
+		break;
+	case CHECK_FIX_DELETE:
+		rp->names = 1;
 		add_fix(rp, p);
 		break;
 	case CHECK_FIX_SPACE_USED:
@@ -149,7 +190,6 @@ static void plan(struct rp *rp, const struct check_problem *p)
 static void on_problem(void *ctx, const struct check_problem *p)
 {
 	struct rp *rp = ctx;
-	uint64_t sig = signature(p);
 
 	plan(rp, p);
 	if (p->quiet)
@@ -157,12 +197,11 @@ static void on_problem(void *ctx, const struct check_problem *p)
 	if (rp->first) {
 		if (rp->o->check.problem)
 			rp->o->check.problem(rp->o->check.ctx, p);
-		if (!p->warning && grow(rp, (void **)&rp->sigs, &rp->cap_sigs, rp->nsigs + 1, sizeof(sig)))
-			rp->sigs[rp->nsigs++] = sig;
+		if (!p->warning)
+			signatures(p, keep_sig, rp);
 		return;
 	}
-	if (!p->warning && !bsearch(&sig, rp->sigs, rp->nsigs, sizeof(sig), u64_cmp))
-		rp->new_errors++;
+	rp->new_errors += is_new(rp, p);
 	if (grow(rp, (void **)&rp->left, &rp->cap_left, rp->nleft + 1, sizeof(*p)))
 		rp->left[rp->nleft++] = *p;
 }
@@ -650,6 +689,13 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_qgroup(rp, f);
 	case CHECK_FIX_REPACK:
 		return fix_leaf(rp, f);
+	case CHECK_FIX_SUBVOL:
+		return fix_subvol(rp, f);
+	case CHECK_FIX_DELETE:
+		say(rp, "Deleting bogus item [%llu,%u,%llu] of root %llu", (unsigned long long)f->key.objectid,
+		    f->key.type, (unsigned long long)f->key.offset, (unsigned long long)f->root);
+		ret = fs_item_delete(rp->fs, f->root, &f->key);
+		return ret == -ENOENT ? 0 : ret;
 	case CHECK_FIX_UNREADABLE:
 		ret = fs_tree_drop_leaf(rp->fs, f->root, &f->key, f->bytenr);
 		if (!ret)
@@ -813,7 +859,7 @@ static int fix_order(enum check_fix kind)
 {
 	return kind == CHECK_FIX_ROOT_ITEM ? 0 :
 	       kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE || kind == CHECK_FIX_REPACK ? 1 :
-	       kind == CHECK_FIX_NAME ? 2 : 3;
+	       kind == CHECK_FIX_NAME || kind == CHECK_FIX_DELETE ? 2 : 3;
 }
 
 static int apply(struct rp *rp)
@@ -912,12 +958,9 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 			o->left(o->check.ctx, &rp.left[i]);
 	} else {
 		/* what the changes would have broken, said */
-		for (size_t i = 0; i < rp.nleft && o->left && r->refused; i++) {
-			uint64_t sig = signature(&rp.left[i]);
-
-			if (!rp.left[i].warning && !bsearch(&sig, rp.sigs, rp.nsigs, sizeof(sig), u64_cmp))
+		for (size_t i = 0; i < rp.nleft && o->left && r->refused; i++)
+			if (is_new(&rp, &rp.left[i]))
 				o->left(o->check.ctx, &rp.left[i]);
-		}
 		r->last = r->first;
 	}
 out:

@@ -5,6 +5,7 @@
 #if CFG_CHECK_REPAIR
 #include "repair_int.h"
 #include "build.h"
+#include "csum.h"
 #include "le.h"
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@ struct name {
 	uint16_t len;
 	uint8_t type;
 	uint64_t index;
+	int subvol;                     /* the entry names a subvolume's root item */
 };
 
 /* ---- items ------------------------------------------------------------------------ */
@@ -169,7 +171,8 @@ static int add_entry(struct fs *fs, uint64_t root, const struct fs_key *key, uin
 
 	memset(di, 0, sizeof(*di));
 	put_le64(&di->location.objectid, child);
-	di->location.type = BTRFS_INODE_ITEM_KEY;
+	di->location.type = n->subvol ? BTRFS_ROOT_ITEM_KEY : BTRFS_INODE_ITEM_KEY;
+	put_le64(&di->location.offset, n->subvol ? UINT64_MAX : 0);
 	put_le64(&di->transid, fs_tx_generation(fs));
 	put_le16(&di->name_len, n->len);
 	di->type = n->type;
@@ -178,14 +181,24 @@ static int add_entry(struct fs *fs, uint64_t root, const struct fs_key *key, uin
 						  item_append(fs, root, key, buf, DIR_ITEM_SIZE + n->len);
 }
 
+/* An inode ref, or an extended one when the inode's refs from parent fill a leaf. */
 static int add_ref(struct fs *fs, uint64_t root, uint64_t parent, uint64_t child, const struct name *n)
 {
-	uint8_t buf[REF_SIZE + BTRFS_NAME_LEN_MAX + 24];
+	uint8_t buf[8 + REF_SIZE + BTRFS_NAME_LEN_MAX + 24], *old;
+	struct fs_key k = { child, BTRFS_INODE_REF_KEY, parent };
+	uint32_t size = 0, max = fs->nodesize - (uint32_t)(sizeof(struct btrfs_header) + 2 * sizeof(struct btrfs_item));
 
-	put_le64(buf, n->index);
-	put_le16(buf + 8, n->len);
-	memcpy(buf + REF_SIZE, n->s, n->len);
-	return item_append(fs, root, &(struct fs_key){ child, BTRFS_INODE_REF_KEY, parent }, buf, REF_SIZE + n->len);
+	if (!item_copy(fs, root, &k, &old, &size))
+		free(old);
+	if (size + REF_SIZE + n->len > max) {
+		k = (struct fs_key){ child, BTRFS_INODE_EXTREF_KEY, crc32c_raw((uint32_t)parent, n->s, n->len) };
+		put_le64(buf, parent);
+	}
+	put_le64(buf + (k.type == BTRFS_INODE_EXTREF_KEY) * 8, n->index);
+	put_le16(buf + (k.type == BTRFS_INODE_EXTREF_KEY) * 8 + 8, n->len);
+	size = (k.type == BTRFS_INODE_EXTREF_KEY) * 8 + REF_SIZE;
+	memcpy(buf + size, n->s, n->len);
+	return item_append(fs, root, &k, buf, size + n->len);
 }
 
 /* The directory's size: two entries of each name (none without its inode item: one
@@ -252,7 +265,7 @@ static uint64_t lookup_dir(struct fs *fs, uint64_t root, uint64_t dir, const str
 static int lost_found(struct rp *rp, uint64_t root, uint64_t top, uint64_t *dir)
 {
 	struct fs *fs = rp->fs;
-	struct name n = { LOST_FOUND, sizeof(LOST_FOUND) - 1, BTRFS_FT_DIR, 0 };
+	struct name n = { .s = LOST_FOUND, .len = sizeof(LOST_FOUND) - 1, .type = BTRFS_FT_DIR };
 	struct fs_key k = { BTRFS_LAST_FREE_OBJECTID + 1, 0, 0 };
 	struct fs_root r;
 	struct fs_path p;
@@ -326,7 +339,7 @@ static int find_name(struct fs *fs, const struct rp_fix *f, struct name *n)
 				if (de.location.objectid != f->ino)
 					continue;
 			}
-			if (ck_name_hash64(r.name, r.name_len) != f->value[0])
+			if (r.name_len > BTRFS_NAME_LEN_MAX || ck_name_hash64(r.name, r.name_len) != f->value[0])
 				continue;
 			memcpy(n->s, r.name, r.name_len);
 			n->len = r.name_len;
@@ -367,6 +380,37 @@ static int retype(struct fs *fs, const struct rp_fix *f, const struct name *n)
 	return 0;
 }
 
+/* A dir index item at index of dir. */
+static int index_taken(struct fs *fs, uint64_t root, uint64_t dir, uint64_t index)
+{
+	uint8_t *d;
+	uint32_t size;
+
+	if (item_copy(fs, root, &(struct fs_key){ dir, BTRFS_DIR_INDEX_KEY, index }, &d, &size))
+		return 0;
+	free(d);
+	return 1;
+}
+
+/* Takes the name out of child's inode ref item from dir. */
+static int drop_ref(struct fs *fs, uint64_t root, uint64_t dir, uint64_t child, const struct name *n)
+{
+	struct fs_key k = { child, BTRFS_INODE_REF_KEY, dir };
+	struct fs_inode_ref r;
+	uint32_t size, pos = 0;
+	uint8_t *d;
+	int ret = item_copy(fs, root, &k, &d, &size);
+
+	while (!ret && (ret = fs_inode_ref_next(d, size, &pos, &r)) == 1)
+		if (r.name_len == n->len && !memcmp(r.name, n->s, n->len))
+			break;
+	if (ret == 1)
+		ret = item_cut(fs, root, &k, pos - REF_SIZE - n->len, REF_SIZE + n->len);
+	if (ret >= 0)
+		free(d);
+	return ret < 0 ? ret : 0;
+}
+
 /* Any item of inode ino in the tree. */
 static int has_items(struct fs *fs, uint64_t root, uint64_t ino)
 {
@@ -384,7 +428,40 @@ static int has_items(struct fs *fs, uint64_t root, uint64_t ino)
 	return found;
 }
 
+static int fix_name1(struct rp *rp, const struct rp_fix *f);
+
+/* A name's items that collide with what another fix of the round has yet to take
+ * away wait for the next round. */
 int fix_name(struct rp *rp, const struct rp_fix *f)
+{
+	int ret = fix_name1(rp, f);
+
+	return ret == -EEXIST ? 0 : ret;
+}
+
+/* The dir index item at key when its entry names child: gone, the directory smaller. */
+static int drop_index(struct rp *rp, uint64_t root, const struct fs_key *key, uint64_t child)
+{
+	struct fs *fs = rp->fs;
+	struct fs_dir_entry de;
+	uint32_t size, pos = 0;
+	uint8_t *d;
+	int ret = item_copy(fs, root, key, &d, &size), len;
+
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	ret = fs_dir_entry_next(d, size, &pos, &de) == 1 && de.location.objectid == child;
+	len = ret ? de.name_len : 0;
+	free(d);
+	if (!ret)
+		return 0;
+	say(rp, "Deleting bad dir index [%llu,%u,%llu] root %llu", (unsigned long long)key->objectid,
+	    BTRFS_DIR_INDEX_KEY, (unsigned long long)key->offset, (unsigned long long)root);
+	ret = fs_item_delete(fs, root, key);
+	return ret ? ret : grow_dir(fs, root, key->objectid, -(int64_t)len);
+}
+
+static int fix_name1(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
 	uint64_t v = f->value[1], dir = f->key.objectid;
@@ -392,21 +469,20 @@ int fix_name(struct rp *rp, const struct rp_fix *f)
 	uint8_t itype = (uint8_t)(v >> 32), etype = (uint8_t)(v >> 40);
 	struct name n = { .type = have ? itype : etype ? etype : BTRFS_FT_REG_FILE, .index = f->key.offset };
 	struct fs_key kitem, kindex = { dir, BTRFS_DIR_INDEX_KEY, f->value[2] };
-	int ret = find_name(fs, f, &n);
+	int ret;
 
+	/* an index alone, or with a ref of another index, is the damaged half */
+	if (index && ((!ref && !item) || (ref && (v & REF_INDEX_UNMATCH))))
+		return drop_index(rp, f->root, &kindex, f->ino);
+	ret = find_name(fs, f, &n);
 	if (ret)
 		return ret == -ENOENT ? 0 : ret;
 	/* an inode with items but no inode item gets one made anew: it is there */
 	if (!have && has_items(fs, f->root, f->ino))
 		have = 1, n.type = etype ? etype : BTRFS_FT_REG_FILE;
 	kitem = (struct fs_key){ dir, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) };
-	if (index && ((!ref && (!item || !have)) || (ref && (v & REF_INDEX_UNMATCH)))) {
-		/* an index alone, or with a ref of another index, is the damaged half */
-		say(rp, "Deleting bad dir index [%llu,%u,%llu] root %llu", (unsigned long long)dir,
-		    BTRFS_DIR_INDEX_KEY, (unsigned long long)f->value[2], (unsigned long long)f->root);
-		ret = drop_entry(fs, f->root, &kindex, f->ino, &n);
-		return ret ? ret : grow_dir(fs, f->root, dir, -(int64_t)n.len);
-	}
+	if (index && !ref && !have)
+		return drop_index(rp, f->root, &kindex, f->ino);
 	if (item && !ref && !index && !have) {
 		say(rp, "Deleting dir item of %.*s in %llu root %llu: it names no inode", n.len, n.s,
 		    (unsigned long long)dir, (unsigned long long)f->root);
@@ -422,6 +498,11 @@ int fix_name(struct rp *rp, const struct rp_fix *f)
 		if (!ret && !index)
 			ret = add_entry(fs, f->root, &(struct fs_key){ dir, BTRFS_DIR_INDEX_KEY, n.index }, f->ino, &n);
 		return ret ? ret : grow_dir(fs, f->root, dir, index ? 0 : (int64_t)n.len);
+	}
+	if (ref && !item && !index && index_taken(fs, f->root, dir, n.index)) {
+		say(rp, "Deleting inode ref %.*s of inode %llu in %llu root %llu: its index is another name's",
+		    n.len, n.s, (unsigned long long)f->ino, (unsigned long long)dir, (unsigned long long)f->root);
+		return drop_ref(fs, f->root, dir, f->ino, &n);
 	}
 	if (ref && (!item || !index)) {
 		if (!item && !index && lookup_dir(fs, f->root, dir, &n))
@@ -440,6 +521,79 @@ int fix_name(struct rp *rp, const struct rp_fix *f)
 		return retype(fs, f, &n);
 	}
 	return 0;
+}
+
+/* ---- subvolumes ----------------------------------------------------------------------- */
+
+/* The name of subvolume child in tree parent as its ROOT_BACKREF or ROOT_REF says,
+ * copied to buf; 0 or -ENOENT. */
+static int subvol_ref(struct fs *fs, uint64_t child, uint64_t parent, uint8_t **buf, uint32_t *size)
+{
+	int ret = item_copy(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent },
+			    buf, size);
+
+	if (ret == -ENOENT)
+		ret = item_copy(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ parent, BTRFS_ROOT_REF_KEY, child },
+				buf, size);
+	if (!ret && *size < sizeof(struct btrfs_root_ref) + get_le16(*buf + 16)) {
+		free(*buf);
+		ret = fs_err(&fs->err, -EUCLEAN, "root ref of %llu too short", (unsigned long long)child);
+	}
+	return ret;
+}
+
+int fix_subvol(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	uint64_t child = f->root, parent = f->key.objectid, e = f->value[0];
+	struct name n = { .type = BTRFS_FT_DIR, .index = f->value[1], .subvol = 1 };
+	struct btrfs_root_item *ri;
+	struct fs_root r;
+	uint32_t size;
+	uint8_t *ref;
+	int ret;
+
+	if (f->value[2] == 1) {
+		say(rp, "added the orphan item of deleted subvolume %llu", (unsigned long long)child);
+		return fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID,
+				      &(struct fs_key){ BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY, child }, NULL, 0);
+	}
+	if (f->value[2] == 2) {
+		if ((ret = fs_root_lookup(fs, child, &r)))
+			return ret;
+		ri = (void *)fs_item_mut(fs, BTRFS_ROOT_TREE_OBJECTID,
+					 &(struct fs_key){ child, BTRFS_ROOT_ITEM_KEY, r.offset }, &size);
+		if (!ri)
+			return fs->err.code;
+		say(rp, "reset the refs of subvolume %llu to %llu", (unsigned long long)child,
+		    (unsigned long long)f->value[1]);
+		put_le32(&ri->refs, (uint32_t)f->value[1]);
+		return 0;
+	}
+	if ((ret = subvol_ref(fs, child, parent, &ref, &size)))
+		return ret == -ENOENT ? 0 : ret;
+	n.len = get_le16(ref + 16);
+	memcpy(n.s, ref + sizeof(struct btrfs_root_ref), n.len < BTRFS_NAME_LEN_MAX ? n.len : BTRFS_NAME_LEN_MAX);
+	say(rp, "completed the link of subvolume %llu in root %llu: %.*s", (unsigned long long)child,
+	    (unsigned long long)parent, n.len, n.s);
+	put_le64(ref + 8, n.index);
+	ret = e & REF_INDEX_UNMATCH ? fs_item_replace(fs, BTRFS_ROOT_TREE_OBJECTID,
+						      &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent }, ref, size) : 0;
+	if (!ret && (e & REF_NO_ROOT_REF))
+		ret = fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ parent, BTRFS_ROOT_REF_KEY, child },
+				     ref, size);
+	if (!ret && (e & REF_NO_ROOT_BACKREF))
+		ret = fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID,
+				     &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent }, ref, size);
+	if (!ret && (e & REF_NO_DIR_ITEM) &&
+	    !(ret = add_entry(fs, parent, &(struct fs_key){ f->key.offset, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) },
+			      child, &n)))
+		ret = grow_dir(fs, parent, f->key.offset, n.len);
+	if (!ret && (e & REF_NO_DIR_INDEX) &&
+	    !(ret = add_entry(fs, parent, &(struct fs_key){ f->key.offset, BTRFS_DIR_INDEX_KEY, n.index }, child, &n)))
+		ret = grow_dir(fs, parent, f->key.offset, n.len);
+	free(ref);
+	return ret;
 }
 
 /* ---- inodes -------------------------------------------------------------------------- */
@@ -533,6 +687,7 @@ static int fill_holes(struct rp *rp, uint64_t root, uint64_t ino, uint64_t isize
 {
 	struct fs *fs = rp->fs;
 	uint64_t ss = fs->sectorsize, end = (isize + ss - 1) / ss * ss, at = 0, *holes = NULL;
+	int unknown = 0;
 	size_t n = 0, cap = 0;
 	struct fs_key k = { ino, BTRFS_EXTENT_DATA_KEY, 0 };
 	struct fs_root r;
@@ -549,17 +704,19 @@ static int fill_holes(struct rp *rp, uint64_t root, uint64_t ino, uint64_t isize
 		if (k.objectid != ino || k.type != BTRFS_EXTENT_DATA_KEY)
 			break;
 		d = fs_path_data(&p, &size);
-		if (fs_file_extent(d, size, &fe))
-			continue;
+		if (fs_file_extent(d, size, &fe)) {
+			unknown = 1;    /* where it ends is unknown: no holes guessed */
+			break;
+		}
 		if (k.offset > at && k.offset <= end && grow_array((void **)&holes, &cap, n + 2, sizeof(*holes)) == 0)
 			holes[n++] = at, holes[n++] = k.offset;
 		k.offset += fe.type == BTRFS_FILE_EXTENT_INLINE ? (fe.ram_bytes + ss - 1) / ss * ss : fe.num_bytes;
 		at = k.offset > at ? k.offset : at;
 	}
 	fs_path_release(fs, &p);
-	if (ret >= 0 && at < end && grow_array((void **)&holes, &cap, n + 2, sizeof(*holes)) == 0)
+	if (ret >= 0 && at < end && !unknown && grow_array((void **)&holes, &cap, n + 2, sizeof(*holes)) == 0)
 		holes[n++] = at, holes[n++] = end;
-	for (size_t i = 0; ret >= 0 && i < n; i += 2) {
+	for (size_t i = 0; ret >= 0 && !unknown && i < n; i += 2) {
 		struct btrfs_file_extent_item fi;
 
 		memset(&fi, 0, sizeof(fi));
@@ -592,11 +749,19 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
 	uint64_t e = f->value[0], root = f->root, ino = f->key.objectid, top = f->value[2];
-	uint32_t links = (uint32_t)f->value[1], mode;
+	uint32_t links = (uint32_t)f->value[1], mode, size;
 	struct btrfs_inode_item *ii;
 	struct facts fa;
-	int ret = inode_facts(fs, root, ino, &fa);
+	int ret;
 
+	if (e & I_DEPRECATED_FREE_INO) {        /* the old inode number cache: it goes */
+		struct fs_key from = { BTRFS_FREE_SPACE_OBJECTID, 0, 0 }, to = { BTRFS_FREE_SPACE_OBJECTID, 255, UINT64_MAX };
+
+		say(rp, "removed the deprecated inode cache of root %llu", (unsigned long long)root);
+		ret = fs_inode_delete(fs, root, ino);
+		return ret ? ret : fs_items_delete_range(fs, root, &from, &to, NULL);
+	}
+	ret = inode_facts(fs, root, ino, &fa);
 	if (!ret && (e & I_NO_INODE_ITEM) && !fa.have_item) {
 		mode = detect_type(&fa, ino, top);
 
@@ -623,6 +788,17 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 		    (unsigned long long)ino);
 		ret = inline_ram(fs, root, ino);
 	}
+	if (!ret && ino == top && (e & I_ODD_DIR_ITEM)) {
+		struct name dotdot = { .s = "..", .len = 2 };
+		uint8_t *d;
+
+		if (item_copy(fs, root, &(struct fs_key){ ino, BTRFS_INODE_REF_KEY, ino }, &d, &size)) {
+			say(rp, "added the '..' ref of the top directory of root %llu", (unsigned long long)root);
+			ret = add_ref(fs, root, ino, ino, &dotdot);
+		} else {
+			free(d);
+		}
+	}
 	mode = e & I_INVALID_IMODE ? detect_type(&fa, ino, top) | 0700 : get_le32(&fa.ii.mode);
 	if (!ret && (e & I_LINK_COUNT_WRONG) && ino != top && !links)
 		ret = link_lost(rp, root, top, ino, S_ISDIR(mode) ? BTRFS_FT_DIR : BTRFS_FT_REG_FILE);
@@ -641,9 +817,18 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 		say(rp, "reset nbytes for ino %llu root %llu", (unsigned long long)ino, (unsigned long long)root);
 		put_le64(&ii->nbytes, fa.found_size);
 	}
-	if (e & I_LINK_COUNT_WRONG) {
+	if (e & (I_LINK_COUNT_WRONG | I_INVALID_NLINK)) {
 		say(rp, "Fixed the nlink of inode %llu", (unsigned long long)ino);
-		put_le32(&ii->nlink, ino == top ? 1 : links ? links : 1);
+		put_le32(&ii->nlink, ino == top || S_ISDIR(mode) ? 1 : links ? links : 1);
+	}
+	if (e & I_ODD_INODE_FLAGS) {
+		uint64_t flags = get_le64(&ii->flags) & INODE_FLAGS_KNOWN;
+
+		if (S_ISLNK(mode))
+			flags &= ~(INODE_FLAG_IMMUTABLE | INODE_FLAG_APPEND);
+		say(rp, "reset flags of inode %llu root %llu to 0x%llx", (unsigned long long)ino,
+		    (unsigned long long)root, (unsigned long long)flags);
+		put_le64(&ii->flags, flags);
 	}
 	if (e & I_INVALID_GEN) {
 		say(rp, "resetting inode generation/transid to %llu for ino %llu",

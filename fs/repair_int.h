@@ -42,6 +42,8 @@ void say(struct rp *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* repair_fs.c: an inode of a subvolume as its items say; a name completed or removed. */
 int fix_inode(struct rp *rp, const struct rp_fix *f);
 int fix_name(struct rp *rp, const struct rp_fix *f);
+/* A subvolume's link completed, its orphan item, its refs. */
+int fix_subvol(struct rp *rp, const struct rp_fix *f);
 /* The leaf holding key laid out again, its items packed. */
 int fix_leaf(struct rp *rp, const struct rp_fix *f);
 
