@@ -496,8 +496,8 @@ static void on_left(void *ctx, const struct check_problem *p)
 
 static int run_repair(struct fs *fs, struct check_args *a, const char *path, int *written)
 {
-	struct repair_opts ro = { .check = a->opts, .init_csum_tree = a->init_csum, .fixed = on_fixed,
-				  .left = on_left };
+	struct repair_opts ro = { .check = a->opts, .init_csum_tree = a->init_csum,
+				  .init_extent_tree = a->init_extent, .fixed = on_fixed, .left = on_left };
 	struct repair_result r;
 	struct out_state o = { 0 };
 	char uuid[UUID_STR_LEN];
@@ -546,10 +546,6 @@ static int repair_main(struct check_args *a, const char *path)
 	const char *undo = a->undo;
 	int ret, written = 0;
 
-	if (a->init_extent) {
-		msg_error("--init-extent-tree is not supported yet, nothing was written");
-		return 1;
-	}
 	if (!a->force)
 		countdown();
 	printf("Opening filesystem to check...\n");

@@ -93,8 +93,10 @@ struct check_opts {
 	void (*problem)(void *ctx, const struct check_problem *p);
 	/* called now and then during long stages (items or blocks done so far) */
 	void (*progress)(void *ctx, enum check_stage stage, uint64_t done);
-	/* repair: each extent reported with a CHECK_FIX_EXTENT problem, after it */
+	/* repair: each extent reported with a CHECK_FIX_EXTENT problem, after it (every
+	 * extent with all_extents) */
 	void (*extent)(void *ctx, const struct check_extent *x);
+	int all_extents;
 	void *ctx;
 };
 

@@ -692,13 +692,13 @@ static void check_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_en
 static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_end)
 {
 	struct check_extent x = {
-		g->bytenr, g->found ? g->fsize : g->wsize, g->fmeta || g->wmeta ? g->wgen : g->fgen,
+		g->bytenr, g->want ? g->wsize : g->fsize, g->fmeta || g->wmeta ? g->wgen : g->fgen,
 		g->fflags, g->found, g->want ? g->wmeta : g->fmeta, g->want ? g->wlevel : g->flevel,
 		c->nxrefs, c->xrefs,
 	};
 
 	check_group(c, g, prev_end);
-	if (CFG_CHECK_REPAIR && c->o->extent && (g->damaged || c->st->errors != g->errors))
+	if (CFG_CHECK_REPAIR && c->o->extent && (g->damaged || c->st->errors != g->errors || c->o->all_extents))
 		c->o->extent(c->o->ctx, &x);
 	c->nxrefs = 0;
 }

@@ -230,7 +230,11 @@ static void on_extent(void *ctx, const struct check_extent *x)
 {
 	struct rp *rp = ctx;
 
-	if (!owner_named(rp->fs, x))
+	/* the extent tree made anew says nothing of blocks in use until then: those the
+	 * trees and the extent tree know of now are never allocated */
+	if (rp->init_extent && fs_space_reserve(rp->fs, x->bytenr, x->size))
+		rp->nomem = 1;          /* (data too: mixed block groups hold both) */
+	if (!rp->init_extent && !owner_named(rp->fs, x))
 		return;
 	if (!grow(rp, (void **)&rp->ext, &rp->cap_ext, rp->next + 1, sizeof(*rp->ext)) ||
 	    !grow(rp, (void **)&rp->refs, &rp->cap_refs, rp->nrefs + x->nrefs, sizeof(*rp->refs)))
@@ -266,6 +270,7 @@ static int run_check(struct rp *rp, struct check_stats *st)
 	rp->unreadable = rp->roots = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
 	rp->fixable = rp->new_errors = 0;
 	co.generation = fs_tx_generation(rp->fs);
+	co.all_extents = rp->init_extent;
 	co.problem = on_problem;
 	co.extent = on_extent;
 	co.stage = on_stage;
@@ -852,6 +857,60 @@ static int init_csum_tree(struct rp *rp)
 	return ret < 0 ? ret : 0;
 }
 
+/* ---- --init-extent-tree ----------------------------------------------------------------- */
+
+/* A tree block of the extent tree alone: the old extent tree's, left behind. */
+static int extent_tree_block(const struct check_extent *x, const struct check_ref *refs)
+{
+	for (uint32_t i = 0; i < x->nrefs; i++)
+		if (refs[i].type != BTRFS_TREE_BLOCK_REF_KEY || refs[i].a != EXTENT_TREE)
+			return 0;
+	return x->meta;
+}
+
+/* The extent tree made anew from what the first check's walk found every tree to
+ * reference (check_opts.all_extents), with a block group item per chunk (counted after). */
+static int init_extent_tree(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	int ret;
+
+	fs_space_trust_reserved(fs);            /* on_extent reserved what is in use */
+	ret = fs_tree_reset(fs, EXTENT_TREE);
+	for (size_t i = 0; i < rp->next && !ret; i++) {
+		struct rp_ext *e = &rp->ext[i];
+
+		if (e->x.nrefs && !extent_tree_block(&e->x, rp->refs + e->first_ref))
+			ret = insert_extent(rp, &e->x, rp->refs + e->first_ref);
+	}
+	for (int i = 0; i < fs->num_chunks && !ret && fs_block_group_tree_id(fs) == EXTENT_TREE; i++) {
+		const struct fs_chunk *c = &fs->chunks[i];
+		struct btrfs_block_group_item bg = { 0 };
+		uint64_t used = 0;
+
+		/* what the new items say is used (the transaction moves it on from there) */
+		for (size_t j = 0; j < rp->next; j++) {
+			struct rp_ext *e = &rp->ext[j];
+
+			if (e->x.nrefs && e->x.bytenr - c->logical < c->length &&
+			    !extent_tree_block(&e->x, rp->refs + e->first_ref))
+				used += e->x.size;
+		}
+		put_le64(&bg.used, used);
+		put_le64(&bg.chunk_objectid, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
+		put_le64(&bg.flags, fs->chunks[i].type);
+		ret = fs_item_insert(fs, EXTENT_TREE, &(struct fs_key){ fs->chunks[i].logical, BTRFS_BLOCK_GROUP_ITEM_KEY,
+									fs->chunks[i].length }, &bg, sizeof(bg));
+	}
+	if (!ret && (get_le64(&fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE))
+		ret = fs_fst_rebuild(fs);
+	if (!ret)
+		ret = recount_space(rp);
+	if (!ret)
+		say(rp, "extent tree made anew from the references of every tree");
+	return ret;
+}
+
 /* ---- a round ------------------------------------------------------------------------ */
 
 /* Root items, blocks copied anew, names, the rest. */
@@ -875,8 +934,8 @@ static int apply(struct rp *rp)
 			if (fix_order(rp->fixes[i].kind) == k && (k < 2 || !(rp->unreadable || rp->roots)))
 				ret = fix_place(rp, &rp->fixes[i]);
 	if (ret || rp->unreadable || rp->roots)
-		return ret ? ret : fs_tx_settle(fs);
-	if (!ret && rp->fst) {
+		return ret;
+	if (rp->fst) {
 		ret = fs_fst_rebuild(fs);
 		say(rp, "free space tree made anew");
 	}
@@ -886,7 +945,7 @@ static int apply(struct rp *rp)
 		ret = fix_devices(rp);
 	if (!ret && (rp->space_used || rp->next))
 		ret = recount_space(rp);
-	return ret ? ret : fs_tx_settle(fs);
+	return ret;
 }
 
 /* The free space tree follows the extents changed by hand; blocks the extent tree
@@ -908,7 +967,8 @@ static int prepare(struct rp *rp)
 
 int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *r)
 {
-	struct rp rp = { .fs = fs, .o = o, .first = 1 };
+	struct rp rp = { .fs = fs, .o = o, .first = 1, .init_extent = o->init_extent_tree,
+			 .init_csum = o->init_csum_tree };
 	uint64_t fixable, changes;
 	int ret, round = 0;
 
@@ -919,20 +979,26 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		ret = fs_err(&fs->err, -ENOMEM, "out of memory");
 	qsort(rp.sigs, rp.nsigs, sizeof(*rp.sigs), u64_cmp);
 	r->last = r->first;
-	if (ret || (!rp.fixable && !o->init_csum_tree)) {
+	if (ret || (!rp.fixable && !o->init_csum_tree && !o->init_extent_tree)) {
 		r->nothing = !ret && r->first.errors;
 		goto out;
 	}
 	ret = fs_tx_begin(fs);
 	fixable = rp.fixable;
-	if (!ret && o->init_csum_tree && !(ret = init_csum_tree(&rp)) && !(ret = fs_tx_settle(fs)))
-		ret = run_check(&rp, &r->last);         /* what is left to do after it */
-	while (!ret && rp.fixable && round++ < MAX_ROUNDS) {
+	while (!ret && (rp.fixable || rp.init_extent || rp.init_csum) && round++ < MAX_ROUNDS) {
 		changes = rp.changes;
-		ret = prepare(&rp);
-		if (!ret)
+		/* a tree made anew from a walk that saw all the trees, and saw the right ones */
+		if (rp.init_extent && !rp.unreadable && !rp.roots) {
+			rp.init_extent = 0;
+			ret = init_extent_tree(&rp);
+		} else if (!(ret = prepare(&rp))) {
 			ret = apply(&rp);
-		if (!ret)
+		}
+		if (!ret && rp.init_csum && !rp.init_extent) {
+			rp.init_csum = 0;
+			ret = init_csum_tree(&rp);
+		}
+		if (!ret && !(ret = fs_tx_settle(fs)))
 			ret = run_check(&rp, &r->last);
 		if (!ret && rp.nomem)
 			ret = fs_err(&fs->err, -ENOMEM, "out of memory");
@@ -941,7 +1007,8 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	}
 	/* written when it is better: fewer errors (or problems it fixes), none new */
 	if (!ret && (rp.new_errors || !rp.changes ||
-		     (r->last.errors >= r->first.errors && rp.fixable >= fixable && !o->init_csum_tree))) {
+		     (r->last.errors >= r->first.errors && rp.fixable >= fixable && !o->init_csum_tree &&
+		      !o->init_extent_tree))) {
 		r->refused = !!rp.new_errors;
 		fs_tx_abort(fs);
 	} else if (!ret) {

@@ -12,6 +12,7 @@ struct repair_opts {
 	/* the first check: its settings, and its callbacks (what the check prints) */
 	struct check_opts check;
 	int init_csum_tree;             /* checksums made anew from the data */
+	int init_extent_tree;           /* the extent tree made anew from every tree */
 	/* a change, one line ("reset nbytes for ino 257 root 5"), said once it is written
 	 * (the callbacks get check.ctx) */
 	void (*fixed)(void *ctx, const char *what);

@@ -22,6 +22,7 @@ struct rp {
 	struct check_ref *refs;
 	size_t nrefs, cap_refs;
 	int unreadable, roots, names, imode, space_used, devices, fst;
+	int init_extent, init_csum;     /* --init-extent-tree, --init-csum-tree still to do */
 	uint64_t fixable;
 	/* the first check's errors (hashes, sorted), and the last check's not among them */
 	uint64_t *sigs;

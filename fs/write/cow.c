@@ -653,6 +653,17 @@ int fs_tree_delete(struct fs *fs, uint64_t tree)
 	return ret ? ret : finish(fs, item_edit(fs, BTRFS_ROOT_TREE_OBJECTID, &key, ED_DELETE, NULL, 0));
 }
 
+int fs_tree_reset(struct fs *fs, uint64_t tree)
+{
+	struct fs_block *b = wroot_get(fs, tree) ? alloc_tree_block(fs, tree, 0) : NULL;
+
+	if (!b)
+		return fs->err.code;
+	set_root(fs, tree, b);
+	fs_block_put(fs, b);
+	return finish(fs, 0);
+}
+
 int fs_tree_create(struct fs *fs, uint64_t tree)
 {
 	struct fs_wstate *w = fs->w;

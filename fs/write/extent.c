@@ -126,7 +126,7 @@ static int chunk_gap(struct fs *fs, const struct fs_chunk *c, uint64_t *pos)
 			at = r->end;
 			continue;
 		}
-		ret = extent_before(fs, at + ns, &s, &e);
+		ret = fs->w->trust_reserved ? 0 : extent_before(fs, at + ns, &s, &e);
 		if (ret < 0)
 			return ret;
 		if (ret && e > at) {
@@ -255,6 +255,11 @@ int free_tree_extent(struct fs *fs, uint64_t owner, uint64_t bytenr, int level)
 		return fs_err(&fs->err, -ENOMEM, "out of memory");
 	w->frees[w->nfrees++] = (struct wfree){ bytenr, owner, level };
 	return 0;
+}
+
+void fs_space_trust_reserved(struct fs *fs)
+{
+	fs->w->trust_reserved = 1;
 }
 
 int fs_space_reserve(struct fs *fs, uint64_t start, uint64_t len)

@@ -57,6 +57,7 @@ struct fs_wstate {
 	int fst_rebuild;                        /* the free space tree is made anew at commit */
 	int any_gen;                            /* fs_tree_recow: blocks of any generation */
 	int stop_level;                         /* cow_search stops at this level */
+	int trust_reserved;                     /* free: what fs_space_reserve left (not the extent tree) */
 	int64_t qgroup_blocks;                  /* subvolume tree blocks made less freed... */
 	uint64_t qgroup_owners;                 /* ...and the sum of their owners (signed) */
 };

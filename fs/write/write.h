@@ -123,6 +123,10 @@ int fs_tree_recow(struct fs *fs, uint64_t tree, const struct fs_key *key);
  * copies are all bad: what it held is lost), -ENOENT when it is not a leaf there. */
 int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr);
 
+/* The tree starts again empty, its blocks left as they are (not freed through the
+ * extent tree: for making the extent tree itself anew). */
+int fs_tree_reset(struct fs *fs, uint64_t tree);
+
 /* A new empty tree with a root item (-EEXIST when there is one). */
 int fs_tree_create(struct fs *fs, uint64_t tree);
 /* Frees every block of the tree and deletes its root item (not for the root and
@@ -136,6 +140,9 @@ int fs_fst_rebuild(struct fs *fs);
 /* Never allocates tree blocks in [start, start + len) while the handle is open (space in
  * use that the extent tree does not record: repair). */
 int fs_space_reserve(struct fs *fs, uint64_t start, uint64_t len);
+/* From now on the space fs_space_reserve left is free, whatever the extent tree says
+ * (it is being made anew: the caller reserves every block in use). */
+void fs_space_trust_reserved(struct fs *fs);
 
 /* Drops one reference of root's file ino at file offset (key offset - extent
  * offset) to the data extent [bytenr, +num_bytes); the last one frees the extent and
