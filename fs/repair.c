@@ -102,7 +102,7 @@ static int u64_cmp(const void *a, const void *b);
 
 static int unknown_sig(struct rp *rp, uint64_t sig)
 {
-	return !bsearch(&sig, rp->sigs, rp->nsigs, sizeof(sig), u64_cmp);
+	return !rp->nsigs || !bsearch(&sig, rp->sigs, rp->nsigs, sizeof(sig), u64_cmp);
 }
 
 /* An error the first check did not find. */
@@ -240,7 +240,8 @@ static void on_extent(void *ctx, const struct check_extent *x)
 	    !grow(rp, (void **)&rp->refs, &rp->cap_refs, rp->nrefs + x->nrefs, sizeof(*rp->refs)))
 		return;
 	rp->ext[rp->next++] = (struct rp_ext){ *x, rp->nrefs };
-	memcpy(rp->refs + rp->nrefs, x->refs, x->nrefs * sizeof(*x->refs));
+	if (x->nrefs)
+		memcpy(rp->refs + rp->nrefs, x->refs, x->nrefs * sizeof(*x->refs));
 	rp->nrefs += x->nrefs;
 	rp->fixable++;
 }
@@ -977,7 +978,8 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	rp.first = 0;
 	if (!ret && rp.nomem)
 		ret = fs_err(&fs->err, -ENOMEM, "out of memory");
-	qsort(rp.sigs, rp.nsigs, sizeof(*rp.sigs), u64_cmp);
+	if (rp.nsigs)
+		qsort(rp.sigs, rp.nsigs, sizeof(*rp.sigs), u64_cmp);
 	r->last = r->first;
 	if (ret || (!rp.fixable && !o->init_csum_tree && !o->init_extent_tree)) {
 		r->nothing = !ret && r->first.errors;

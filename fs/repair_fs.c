@@ -573,7 +573,11 @@ int fix_subvol(struct rp *rp, const struct rp_fix *f)
 	if ((ret = subvol_ref(fs, child, parent, &ref, &size)))
 		return ret == -ENOENT ? 0 : ret;
 	n.len = get_le16(ref + 16);
-	memcpy(n.s, ref + sizeof(struct btrfs_root_ref), n.len < BTRFS_NAME_LEN_MAX ? n.len : BTRFS_NAME_LEN_MAX);
+	if (n.len > BTRFS_NAME_LEN_MAX) {
+		free(ref);
+		return 0;
+	}
+	memcpy(n.s, ref + sizeof(struct btrfs_root_ref), n.len);
 	say(rp, "completed the link of subvolume %llu in root %llu: %.*s", (unsigned long long)child,
 	    (unsigned long long)parent, n.len, n.s);
 	put_le64(ref + 8, n.index);
