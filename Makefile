@@ -110,7 +110,7 @@ test: $(BIN) $(UNIT_BINS)
 
 # every power-cut point of the write paths (tests/crash.test samples them in make test)
 crashtest: $(BIN)
-	$(Q)CRASH_ALL=1 TEST_TIMEOUT=7200 BOX=$(abspath $(BIN)) UNIT_DIR=/nonexistent sh tests/run.sh crash
+	$(Q)CRASH_ALL=1 TEST_TIMEOUT=14400 T_TIMEOUT=7200 BOX=$(abspath $(BIN)) UNIT_DIR=/nonexistent sh tests/run.sh crash
 
 sanitize:
 	$(Q)$(MAKE) --no-print-directory CC=gcc BUILD=build/sanitize BIN=build/sanitize/btrfsbox SANITIZE=1 test
