@@ -117,8 +117,9 @@ test: $(BIN) $(UNIT_BINS)
 	$(Q)TEST_CC=$(CC) BOX=$(abspath $(BIN)) UNIT_DIR=$(abspath $(BUILD)/unit) SANITIZE=$(SANITIZE) sh tests/run.sh $(T)
 
 # every power-cut point of the write paths (tests/crash.test samples them in make test)
-crashtest: $(BIN)
-	$(Q)CRASH_ALL=1 TEST_TIMEOUT=7200 BOX=$(abspath $(BIN)) UNIT_DIR=/nonexistent sh tests/run.sh crash
+crashtest: $(BIN) $(BUILD)/unit/write_model
+	$(Q)CRASH_ALL=1 TEST_TIMEOUT=14400 T_TIMEOUT=7200 BOX=$(abspath $(BIN)) UNIT_DIR=$(abspath $(BUILD)/unit) \
+		sh tests/run.sh crash.test
 
 sanitize:
 	$(Q)$(MAKE) --no-print-directory CC=gcc BUILD=build/sanitize BIN=build/sanitize/btrfsbox SANITIZE=1 test

@@ -24,8 +24,10 @@
  *
  * Kept consistent at commit: the extent tree (skinny or not, a TREE_BLOCK_REF per
  * tree block), block group `used`, the free space tree, the superblock's bytes_used,
- * root items (bytenr, level, generation), backup roots; the v1 space cache is left
- * to the kernel, which drops it since its generation no longer matches. Not
+ * root items (bytenr, level, generation), backup roots, the qgroup status (its
+ * generation; counts marked for a rescan when subvolume trees grow or shrink); the
+ * v1 space cache is left to the kernel, which drops it since its generation no
+ * longer matches. Data is not written (no data allocation yet). Not
  * supported (-ENOTSUP, nothing written): changing blocks shared by snapshots,
  * RAID5/6 metadata, allocating new chunks (-ENOSPC when metadata is full).
  *
@@ -38,7 +40,6 @@
 #include "devscan.h"        /* fs_path_mounted */
 
 /* ---- exclusive open (write/wopen.c) ------------------------------------- */
-
 
 struct fs_wopen_opts {
 	struct fs_open_opts open;       /* scan is on (writable stays 0) */
