@@ -1,6 +1,7 @@
 # btrfsbox — one static multicall binary for the btrfs user-space tools.
 #   make               build ./btrfsbox (static, musl-gcc; `make CC=gcc` links glibc statically)
 #   make test          unit tests and shell tests; last line "N passed, N failed, N skipped"
+#   make crashtest     power cuts at every write of the write paths (long)
 #   make sanitize      the same tests against an ASan+UBSan build (glibc, dynamic)
 #   make demo          mkfs --rootdir -> check -> mount -> restore on an image file
 #   make defconfig | tinyconfig | oldconfig | menuconfig
@@ -27,7 +28,7 @@ V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 say = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
 
-SRCS := $(sort $(wildcard applets/*.c fs/*.c util/*.c))
+SRCS := $(sort $(wildcard applets/*.c fs/*.c fs/write/*.c util/*.c))
 OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_OBJS := $(filter $(BUILD)/obj/fs/% $(BUILD)/obj/util/%,$(OBJS))
 UNIT_SRCS := $(filter-out tests/unit/unit_main.c,$(wildcard tests/unit/*.c))
@@ -115,6 +116,11 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libbox.a
 test: $(BIN) $(UNIT_BINS)
 	$(Q)TEST_CC=$(CC) BOX=$(abspath $(BIN)) UNIT_DIR=$(abspath $(BUILD)/unit) SANITIZE=$(SANITIZE) sh tests/run.sh $(T)
 
+# every power-cut point of the write paths (tests/crash.test samples them in make test)
+crashtest: $(BIN) $(BUILD)/unit/write_model
+	$(Q)CRASH_ALL=1 TEST_TIMEOUT=14400 T_TIMEOUT=7200 BOX=$(abspath $(BIN)) UNIT_DIR=$(abspath $(BUILD)/unit) \
+		sh tests/run.sh crash.test
+
 sanitize:
 	$(Q)$(MAKE) --no-print-directory CC=gcc BUILD=build/sanitize BIN=build/sanitize/btrfsbox SANITIZE=1 test
 
@@ -134,6 +140,8 @@ size: $(BIN)
 # before the build starts (as one make, both goals wrote it at the same time)
 sizes: sizes-defconfig sizes-tinyconfig
 	$(Q)printf 'defconfig  %9d bytes\ntinyconfig %9d bytes\n' $$(stat -c %s $(BUILD)/defconfig/btrfsbox) $$(stat -c %s $(BUILD)/tinyconfig/btrfsbox)
+	$(Q)sh config/size.sh $(BUILD)/defconfig/btrfsbox $(BUILD)/defconfig/btrfsbox.map | \
+		awk '$$1 ~ /^fs\/write\/|^applets\/rescue$$/ { n += $$2 } END { printf "write side %9d bytes (fs/write, applets/rescue in defconfig)\n", n }'
 
 sizes-defconfig sizes-tinyconfig: sizes-%: | $(DEPS_STAMP)
 	$(Q)$(call make_in,$(BUILD),$*) $*
@@ -194,7 +202,7 @@ clean:
 	rm -rf $(BUILD)/obj $(BUILD)/gen $(BUILD)/unit $(BUILD)/sanitize $(BUILD)/defconfig $(BUILD)/tinyconfig $(BUILD)/libbox.a $(BIN)
 
 FORCE:
-.PHONY: FORCE all test units sanitize demo bench fuzz size sizes sizes-defconfig sizes-tinyconfig \
+.PHONY: FORCE all test units crashtest sanitize demo bench fuzz size sizes sizes-defconfig sizes-tinyconfig \
 	cross-test cross-tools cross-test-needs-arch native-defconfig initramfs vm-test defconfig tinyconfig oldconfig menuconfig clean
 .DELETE_ON_ERROR:
 -include $(OBJS:.o=.d)

@@ -10,6 +10,8 @@
 #if CFG_APPLET_CHECK
 #include "check.h"
 #include "cli.h"
+#include "repair.h"
+#include "write/write.h"
 #include "fs.h"
 #include "le.h"
 #include "sysfile.h"
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -29,7 +32,10 @@ static const char usage[] =
 	"    Check structural integrity of a filesystem (unmounted).\n"
 	"\n"
 	"    Check structural integrity of an unmounted filesystem. Verify internal\n"
-	"    trees' consistency and item connectivity. Repair is not supported yet.\n"
+	"    trees' consistency and item connectivity. In the repair mode try to\n"
+	"    fix the problems found.\n"
+	"    WARNING: the repair mode is considered dangerous and should not be used\n"
+	"             without prior analysis of problems found on the filesystem.\n"
 	"\n"
 	"    Starting point selection:\n"
 	"    -s|--super <superblock>   use this superblock copy\n"
@@ -39,21 +45,35 @@ static const char usage[] =
 	"\n"
 	"    Operation modes:\n"
 	"    --readonly                run in read-only mode (default)\n"
-	"    --repair                  try to repair the filesystem (not supported yet)\n"
-	"    --force                   skip mount checks, repair is not possible\n"
+	"    --repair                  try to repair the filesystem (dangerous, see above warning);\n"
+	"                              written only when the check of the result finds no new\n"
+	"                              error, with an undo file (see 'btrfs rescue undo')\n"
+	"    --force                   skip mount checks (repair still refuses a mounted\n"
+	"                              filesystem) and the countdown before a repair\n"
+	"    --undo FILE               where the repair saves what it overwrites (default: a\n"
+	"                              new file in the --tmpdir directory)\n"
+	"    --no-undo                 repair without an undo file\n"
 	"    --mode <MODE>             original or lowmem (one bounded-memory implementation)\n"
 	"    --tmpdir <DIR>            where sorted reference runs spill (default /tmp)\n"
+	"\n"
+	"    Repair options:\n"
+	"    --init-csum-tree          create a new CRC tree\n"
+	"    --init-extent-tree        create a new extent tree\n"
 	"\n"
 	"    Check and reporting options:\n"
 	"    --check-data-csum         verify checksums of data blocks\n"
 	"    -Q|--qgroup-report        print a report on qgroup consistency (not supported)\n"
 	"    -E|--subvol-extents <subvolid>\n"
 	"                              print subvolume extents and sharing state (not supported)\n"
-	"    -p|--progress             indicate progress\n";
+	"    -p|--progress             indicate progress\n"
+	"\n"
+	"    Deprecated or moved options:\n"
+	"    --clear-space-cache v1|v2 clear space cache for v1 or v2 (moved to 'rescue' group)\n";
 
 enum {
 	OPT_REPAIR = 256, OPT_READONLY, OPT_FORCE, OPT_MODE, OPT_CHUNK_ROOT, OPT_DATA_CSUM,
-	OPT_INIT_CSUM, OPT_INIT_EXTENT, OPT_CLEAR_CACHE, OPT_CLEAR_INO, OPT_TMPDIR,
+	OPT_INIT_CSUM, OPT_INIT_EXTENT, OPT_CLEAR_CACHE, OPT_CLEAR_INO, OPT_TMPDIR, OPT_UNDO,
+	OPT_NO_UNDO,
 };
 static const struct option long_opts[] = {
 	{ "super", required_argument, NULL, 's' },
@@ -73,14 +93,17 @@ static const struct option long_opts[] = {
 	{ "init-extent-tree", no_argument, NULL, OPT_INIT_EXTENT },
 	{ "clear-space-cache", required_argument, NULL, OPT_CLEAR_CACHE },
 	{ "clear-ino-cache", no_argument, NULL, OPT_CLEAR_INO },
+	{ "undo", required_argument, NULL, OPT_UNDO },
+	{ "no-undo", no_argument, NULL, OPT_NO_UNDO },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct check_args {
 	struct fs_open_opts open;
 	struct check_opts opts;
-	int force, progress, writes;
+	int force, progress, writes, readonly, no_undo, init_csum, init_extent;
 	const char *modifier;   /* the option that would write */
+	const char *undo, *clear_cache;
 };
 
 /* ---- output -------------------------------------------------------------------- */
@@ -138,6 +161,7 @@ static void finish_stage(struct out_state *o)
 	end_progress_line(o);
 	if (o->cur && o->st->stage_errors[o->cur])
 		msg_error("%s", stage_failure(o->cur));
+	o->cur = 0;
 }
 
 static void on_stage(void *ctx, enum check_stage s, int fst)
@@ -154,6 +178,8 @@ static void on_problem(void *ctx, const struct check_problem *p)
 {
 	struct out_state *o = ctx;
 
+	if (p->quiet)
+		return;
 	end_progress_line(o);
 	if (p->raw)
 		fprintf(stderr, "%s\n", p->msg);
@@ -297,6 +323,7 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 			a->modifier = a->modifier ? a->modifier : "--subvol-extents";
 			break;
 		case OPT_READONLY:
+			a->readonly = 1;
 			break;
 		case OPT_FORCE:
 			a->force = 1;
@@ -312,17 +339,31 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 			a->opts.check_data_csum = 1;
 			break;
 		case OPT_REPAIR:
+			printf("enabling repair mode\n");
 			a->writes = 1;
-			a->modifier = "--repair";
 			break;
 		case OPT_INIT_CSUM:
+			printf("Creating a new CRC tree\n");
+			a->writes = a->init_csum = 1;
+			break;
 		case OPT_INIT_EXTENT:
+			a->writes = a->init_extent = 1;
+			break;
 		case OPT_CLEAR_CACHE:
+			if (strcmp(optarg, "v1") && strcmp(optarg, "v2")) {
+				msg_error("invalid argument to --clear-space-cache, must be v1 or v2");
+				exit(1);
+			}
+			a->clear_cache = optarg;
+			break;
 		case OPT_CLEAR_INO:
-			a->writes = 1;
-			a->modifier = c == OPT_INIT_CSUM ? "--init-csum-tree" :
-				      c == OPT_INIT_EXTENT ? "--init-extent-tree" :
-				      c == OPT_CLEAR_CACHE ? "--clear-space-cache" : "--clear-ino-cache";
+			a->modifier = "--clear-ino-cache";
+			break;
+		case OPT_UNDO:
+			a->undo = optarg;
+			break;
+		case OPT_NO_UNDO:
+			a->no_undo = 1;
 			break;
 		}
 	}
@@ -365,6 +406,194 @@ static int run_check(struct fs *fs, struct check_args *a, const char *path)
 	return st.errors ? 1 : 0;
 }
 
+/* ---- writing ------------------------------------------------------------------- */
+
+#if CFG_RESCUE_CLEAR_SPACE_CACHE
+int rescue_clear_space_cache_main(int argc, char **argv);
+#endif
+
+/* --clear-space-cache v1|v2: what 'btrfs rescue clear-space-cache' does. */
+static int clear_space_cache(struct check_args *a, const char *path)
+{
+	char *av[] = { "clear-space-cache", "--undo", (char *)a->undo, (char *)a->clear_cache,
+		       (char *)path, NULL };
+
+	msg_warn("--clear-space-cache option is deprecated, please use \"btrfs rescue clear-space-cache\" instead");
+	if (!CFG_RESCUE_CLEAR_SPACE_CACHE) {
+		msg_error("clearing the space cache is not built in, nothing was written");
+		return 1;
+	}
+#if CFG_RESCUE_CLEAR_SPACE_CACHE
+	optind = 0;
+	return a->undo ? rescue_clear_space_cache_main(5, av) : (av[2] = av[0], rescue_clear_space_cache_main(3, av + 2));
+#endif
+}
+
+#if CFG_CHECK_REPAIR
+static void countdown(void)
+{
+	printf("WARNING:\n\n"
+	       "\tDo not use --repair unless you are advised to do so by a developer\n"
+	       "\tor an experienced user, and then only after having accepted that no\n"
+	       "\tfsck can successfully repair all types of filesystem corruption. E.g.\n"
+	       "\tsome software or hardware bugs can fatally damage a volume.\n"
+	       "\tThe operation will start in 10 seconds.\n"
+	       "\tUse Ctrl-C to stop it.\n");
+	for (int i = 10; i > 0; i--) {
+		printf("%2d", i);
+		fflush(stdout);
+		sleep(1);
+	}
+	printf("\nStarting repair.\n");
+}
+
+/* The undo file when none is named: a new file in the --tmpdir directory. */
+static const char *default_undo(const struct check_args *a, const struct fs *fs, char *buf, size_t size)
+{
+	char uuid[UUID_STR_LEN];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	uuid_unparse(fs->fsid, uuid);
+	localtime_r(&now, &tm);
+	snprintf(buf, size, "%s/btrfs-repair-%s-%04d%02d%02d-%02d%02d%02d.undo", a->opts.tmpdir, uuid,
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	return buf;
+}
+
+/* A log tree is the kernel's to replay; the repair drops it only when the user agrees. */
+static int drop_log(struct fs *fs)
+{
+	char line[16];
+
+	if (!get_le64(&fs->sb.log_root))
+		return 0;
+	if (!isatty(STDIN_FILENO)) {
+		msg_error("the filesystem has a log tree that the repair would drop: mount it once to replay "
+			  "the log (or drop it with 'btrfs rescue zero-log'); not asking without a terminal");
+		return -1;
+	}
+	printf("repair mode will force to clear out log tree, are you sure? [y/N]: ");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin) || (line[0] != 'y' && line[0] != 'Y'))
+		return -1;
+	printf("Clearing tree-log\n");
+	put_le64(&fs->sb.log_root, 0);
+	fs->sb.log_root_level = 0;
+	return 0;
+}
+
+static void on_fixed(void *ctx, const char *what)
+{
+	finish_stage(ctx);
+	printf("%s\n", what);
+}
+
+static void on_left(void *ctx, const struct check_problem *p)
+{
+	on_problem(ctx, p);
+}
+
+static int run_repair(struct fs *fs, struct check_args *a, const char *path, int *written)
+{
+	struct repair_opts ro = { .check = a->opts, .init_csum_tree = a->init_csum,
+				  .init_extent_tree = a->init_extent, .fixed = on_fixed, .left = on_left };
+	struct repair_result r;
+	struct out_state o = { 0 };
+	char uuid[UUID_STR_LEN];
+	int ret;
+
+	o.progress = a->progress && isatty(2);
+	o.data_csum = a->opts.check_data_csum;
+	o.st = &r.first;
+	ro.check.stage = on_stage;
+	ro.check.problem = on_problem;
+	ro.check.progress = on_progress;
+	ro.check.ctx = &o;
+	uuid_unparse(fs->fsid, uuid);
+	printf("Checking filesystem on %s\nUUID: %s\n", path, uuid);
+	fflush(stdout);
+	if (drop_log(fs))
+		return 1;
+	ret = repair_fs(fs, &ro, &r);
+	finish_stage(&o);
+	if (ret < 0) {
+		char buf[300];
+
+		msg_error("repair aborted, nothing was written: %s", fs_error_format(&fs->err, buf, sizeof(buf)));
+		r.last.errors++;
+	} else if (r.refused) {
+		msg_error("the repair would leave errors the filesystem did not have (above): nothing was written");
+	} else if (r.nothing) {
+		msg_error("none of the errors is one that repair knows how to fix: nothing was written");
+	} else if (!r.written && r.first.errors) {
+		msg_error("the repair did not make the filesystem better: nothing was written");
+	} else if (r.written) {
+		printf("Repaired: %llu change%s written, %s\n", (unsigned long long)r.changes,
+		       r.changes == 1 ? "" : "s", r.last.errors ? "errors are left" : "no error left");
+	}
+	print_summary(&r.last, r.last.errors != 0);
+	*written = r.written;
+	return r.last.errors || ret < 0 ? 1 : 0;
+}
+
+static int repair_main(struct check_args *a, const char *path)
+{
+	struct fs_wopen_opts wo;
+	struct fs_error err;
+	struct fs *fs;
+	char buf[PATH_MAX + 64], ebuf[300];
+	const char *undo = a->undo;
+	int ret, written = 0;
+
+	if (!a->force)
+		countdown();
+	printf("Opening filesystem to check...\n");
+	fflush(stdout);
+	ret = fs_path_mounted(path);
+	if (ret) {
+		if (ret < 0)
+			msg_error("could not check mount status: %s", strerror(-ret));
+		else
+			msg_error("%s is currently mounted: repair works on unmounted filesystems only", path);
+		return 1;
+	}
+	fs_wopen_opts_init(&wo);
+	wo.open = a->open;
+	fs = fs_wopen(&path, 1, &wo, &err);
+	if (!fs) {
+		msg_error("cannot open file system: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
+		return 1;
+	}
+	if (!undo && !a->no_undo)
+		undo = default_undo(a, fs, buf, sizeof(buf));
+	if (undo)
+		printf("Undo file: %s\n", undo);
+	fflush(stdout);
+	if (undo && fs_undo_start(fs, undo)) {
+		msg_error("%s (use --undo FILE elsewhere, or --no-undo)", fs_error_format(&fs->err, ebuf, sizeof(ebuf)));
+		fs_wclose(fs);
+		return 1;
+	}
+	ret = run_repair(fs, a, path, &written);
+	if (fs_wclose(fs)) {
+		msg_error("cannot close the undo file %s: %s", undo, strerror(errno));
+		ret = 1;
+	} else if (undo && !written && !a->undo) {
+		unlink(undo);           /* nothing to undo */
+	} else if (undo && written) {
+		printf("To undo the repair: btrfs rescue undo %s %s\n", undo, path);
+	}
+	return ret;
+}
+#else
+static int repair_main(struct check_args *a, const char *path)
+{
+	(void)a, (void)path;
+	return 1;
+}
+#endif
+
 int check_main(int argc, char **argv)
 {
 	struct check_args a;
@@ -378,9 +607,16 @@ int check_main(int argc, char **argv)
 	a.open.scan = 1;
 	a.open.allow_degraded = 1;
 	path = argv[optind];
+	if (a.readonly && (a.writes || a.clear_cache)) {
+		msg_error("repair options are not compatible with --readonly");
+		return 1;
+	}
+	if (a.clear_cache)
+		return clear_space_cache(&a, path);
+	if (a.writes && CFG_CHECK_REPAIR)
+		return repair_main(&a, path);
 	if (a.writes) {
-		msg_error("%s is not supported yet: this btrfs check is read-only, nothing was written",
-			  a.modifier);
+		msg_error("repair is not built in: this btrfs check is read-only, nothing was written");
 		return 1;
 	}
 	if (a.modifier) {

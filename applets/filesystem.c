@@ -22,7 +22,7 @@
 #include "fs.h"
 #include "le.h"
 #include "output.h"
-#include "super_label.h"
+#include "write/write.h"
 #include "sysfile.h"
 #include "units.h"
 #include "uuid.h"
@@ -490,41 +490,40 @@ static void no_btrfs_error(const char *path, int ret)
 	msg_error("cannot read the superblock of %s: %m", path);
 }
 
-static int set_label_reporting(const char *path, const char *label)
+/* Every superblock copy of every device of the filesystem, through the write engine:
+ * exclusive (the devices unmounted, no other writer), flushed, the primary copies last. */
+static int set_label_unmounted(const char *path, const char *label)
 {
-	int ret = fs_super_set_label(path, label);
+	struct fs_wopen_opts o;
+	struct fs_error err;
+	char buf[320];
+	struct fs *fs;
+	int ret;
 
-	if (ret == -EUCLEAN || ret == -ENOENT)
-		no_btrfs_error(path, ret);
-	else if (ret) {
-		errno = -ret;
-		msg_error("cannot set the label of %s: %m", path);
+	fs_wopen_opts_init(&o);
+	o.open.partial = 1;
+	o.open.skip_chunk_tree = 1;
+	fs = fs_wopen(&path, 1, &o, &err);
+	if (!fs) {
+		if (err.code == -EUCLEAN || err.code == -ENOENT || err.code == -EIO)
+			no_btrfs_error(path, err.code);
+		else
+			msg_error("cannot set the label of %s: %s", path, fs_error_format(&err, buf, sizeof(buf)));
+		return 1;
 	}
-	return ret ? 1 : 0;
-}
-
-/* Every device of a filesystem carries the label: the other devices of a multi-device
- * one (block devices with the same fsid) are changed before the one named. */
-static int set_label_siblings(const struct btrfs_super_block *sb, const char *label)
-{
-	struct sbdevs v = { 0 };
-	int i, ret = 0;
-
-	if (get_le64(&sb->num_devices) < 2)
-		return 0;
-	btrfs_each_block_device(add_block_device, &v);
-	for (i = 0; i < v.n && !ret; i++)
-		if (!memcmp(v.d[i].sb.fsid, sb->fsid, BTRFS_FSID_SIZE) &&
-		    memcmp(v.d[i].sb.dev_item.uuid, sb->dev_item.uuid, BTRFS_UUID_SIZE))
-			ret = set_label_reporting(v.d[i].path, label);
-	free(v.d);
-	return ret;
+	memset(fs->sb.label, 0, sizeof(fs->sb.label));
+	memcpy(fs->sb.label, label, strlen(label));
+	ret = fs_super_commit(fs);
+	if (ret)
+		msg_error("cannot set the label of %s: %s", path, fs_error_format(&fs->err, buf, sizeof(buf)));
+	fs_wclose(fs);
+	return !!ret;
 }
 
 static int label_unmounted(const char *path, const char *newlabel, const char *prefix)
 {
 	struct btrfs_super_block sb;
-	int m = btrfs_source_is_mounted(path), ret;
+	int m = fs_path_mounted(path), ret;
 
 	if (m < 0) {
 		errno = -m;
@@ -535,16 +534,15 @@ static int label_unmounted(const char *path, const char *newlabel, const char *p
 		msg_error("device %s is mounted, use mount point", path);
 		return 1;
 	}
+	if (newlabel)
+		return set_label_unmounted(path, newlabel);
 	ret = fs_super_read(path, 0, &sb, NULL);
 	if (ret) {
 		no_btrfs_error(path, ret);
 		return 1;
 	}
-	if (!newlabel) {
-		printf("%s%.*s\n", prefix, BTRFS_LABEL_SIZE - 1, sb.label);
-		return 0;
-	}
-	return set_label_siblings(&sb, newlabel) || set_label_reporting(path, newlabel);
+	printf("%s%.*s\n", prefix, BTRFS_LABEL_SIZE - 1, sb.label);
+	return 0;
 }
 
 int fs_label(const char *path, const char *newlabel, const char *prefix)

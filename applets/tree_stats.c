@@ -14,6 +14,7 @@
 #if CFG_TREE_STATS
 #include "cli.h"
 #include "btrfs_ioctl.h"
+#include "devscan.h"
 #include "fs.h"
 #include "le.h"
 #include "output.h"
@@ -247,7 +248,7 @@ int tree_stats_main(int argc, char **argv)
 	cli_check_argc(argc, 1, 1, usage);
 	if (out_text_only())
 		return 1;
-	if (btrfs_source_is_mounted(argv[optind]) > 0)
+	if (fs_path_mounted(argv[optind]) > 0)
 		msg_warn("%s already mounted, results may be inaccurate", argv[optind]);
 	fs_open_opts_init(&o);
 	fs = fs_open((const char *const *)argv + optind, 1, &o, &err);

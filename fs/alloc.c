@@ -227,7 +227,7 @@ int alloc_write(struct alloc *a, uint64_t logical, const void *buf, size_t len)
 		n = len < sp.room ? len : (size_t)sp.room;
 		for (int i = sp.first; i < sp.first + sp.count; i++) {
 			const struct alloc_stripe *s = &c->stripe[i];
-			int ret = pio_all(a->devs[s->dev].fd, (void *)p, n, (off_t)(s->phys + sp.dev_off), 1);
+			int ret = pio_dev_write(a->devs[s->dev].fd, p, n, (off_t)(s->phys + sp.dev_off));
 			if (ret)
 				return ret;
 		}
@@ -371,7 +371,7 @@ static int parity_of_row(struct alloc *a, const struct alloc_chunk *c, uint64_t 
 	}
 	for (int k = 0; k < (raid6 ? 2 : 1); k++) {
 		const struct alloc_stripe *s = &c->stripe[(f + (uint64_t)nd + (uint64_t)k) % (uint64_t)n];
-		ret = pio_all(a->devs[s->dev].fd, k ? q : p, ALLOC_STRIPE_LEN, (off_t)(s->phys + off), 1);
+		ret = pio_dev_write(a->devs[s->dev].fd, k ? q : p, ALLOC_STRIPE_LEN, (off_t)(s->phys + off));
 		if (ret)
 			return ret;
 	}

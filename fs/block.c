@@ -392,6 +392,32 @@ struct fs_block *fs_block_read(struct fs *fs, uint64_t bytenr, const struct fs_b
 	return b;
 }
 
+struct fs_block *fs_block_create(struct fs *fs, uint64_t bytenr)
+{
+	struct fs_block_cache *c = cache_of(fs);
+	struct fs_block *b = c ? cache_lookup(c, bytenr) : NULL;
+
+	if (b) {
+		/* a tree uses the block that the extent tree says is free */
+		fs_err_at(&fs->err, -EUCLEAN, fs_block_owner(b), bytenr,
+			  "block in use by a tree is free in the extent tree");
+		return NULL;
+	}
+	b = c ? block_alloc(fs, bytenr) : NULL;
+	if (!b)
+		return NULL;
+	memset(b->data, 0, b->size);
+	cache_insert(c, b);
+	return b;
+}
+
+void fs_block_forget(struct fs *fs, struct fs_block *b)
+{
+	if (b->cached && fs->cache)
+		cache_remove(fs->cache, b);
+	fs_block_put(fs, b);
+}
+
 /* ---- accessors ---------------------------------------------------------- */
 
 uint32_t fs_block_nritems(const struct fs_block *b) { return get_le32(&fs_block_header(b)->nritems); }

@@ -11,7 +11,7 @@
 #define ITEM sizeof(struct btrfs_item)
 #define KEYPTR sizeof(struct btrfs_key_ptr)
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
+int grow_array(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t n = *cap ? *cap : 64;
 	void *q;
@@ -33,8 +33,8 @@ void *items_add(struct item_list *l, uint64_t objectid, uint8_t type, uint64_t o
 {
 	struct bitem *it;
 
-	if (grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)) ||
-	    grow((void **)&l->arena, &l->arena_cap, l->used + size + 1, 1))
+	if (grow_array((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)) ||
+	    grow_array((void **)&l->arena, &l->arena_cap, l->used + size + 1, 1))
 		return NULL;
 	it = &l->v[l->n++];
 	it->key = (struct fs_key){ objectid, type, offset };
@@ -52,7 +52,7 @@ void *items_extend_last(struct item_list *l, const void *data, uint32_t size)
 {
 	struct bitem *it = &l->v[l->n - 1];
 
-	if (grow((void **)&l->arena, &l->arena_cap, l->used + size + 1, 1))
+	if (grow_array((void **)&l->arena, &l->arena_cap, l->used + size + 1, 1))
 		return NULL;
 	/* the last item's data ends at the arena's end */
 	memcpy(l->arena + l->used, data, size);
@@ -86,7 +86,7 @@ int items_merge_equal(struct item_list *l)
 			/* rare (hash collisions, several links in one directory): the joined
 			 * data goes to the end of the arena */
 			size_t at = l->used;
-			if (grow((void **)&l->arena, &l->arena_cap, l->used + total + 1, 1))
+			if (grow_array((void **)&l->arena, &l->arena_cap, l->used + total + 1, 1))
 				return -1;
 			for (size_t k = i; k < j; k++) {
 				memmove(l->arena + l->used, l->arena + l->v[k].data, l->v[k].size);

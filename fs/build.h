@@ -15,6 +15,10 @@ struct bitem {
 	size_t data;        /* offset into item_list.arena */
 };
 
+/* Makes room for need elements of elem bytes in *p (capacity *cap, doubled as
+ * needed). 0, or -1 when out of memory (*p unchanged). */
+int grow_array(void **p, size_t *cap, size_t need, size_t elem);
+
 /* A growable set of items; data lives in one arena. */
 struct item_list {
 	struct bitem *v;

@@ -18,15 +18,24 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 {
 	struct check_problem p = {
 		.stage = c->stage, .warning = warning == CK_WARNING, .raw = warning == CK_RAW,
+		.quiet = warning == CK_FIX,
 		.root = root, .ino = ino,
 		.bytenr = bytenr, .len = len,
 	};
 	va_list ap;
 
+	if (CFG_CHECK_REPAIR) {
+		p.fix = c->fix ? c->fix : c->fix_all;
+		p.key = c->fix_key;
+		memcpy(p.value, c->fix_value, sizeof(p.value));
+		c->fix = CHECK_FIX_NONE;
+		memset(&c->fix_key, 0, sizeof(c->fix_key));
+		memset(c->fix_value, 0, sizeof(c->fix_value));
+	}
 	va_start(ap, fmt);
 	vsnprintf(p.msg, sizeof(p.msg), fmt, ap);
 	va_end(ap);
-	if (warning != CK_WARNING) {
+	if (warning != CK_WARNING && warning != CK_FIX) {
 		c->st->errors++;
 		c->st->stage_errors[c->stage]++;
 	}
@@ -47,6 +56,10 @@ void ck_fs_error(struct check_ctx *c, const struct fs_error *e)
 		if (c->nbad < CHECK_MAX_BAD_REPORTED)
 			c->bad_blocks[c->nbad++] = e->logical;
 	}
+	/* a block with the wrong generation is otherwise good: copied anew, it is fixed */
+	ck_fix(c, !strncmp(e->msg, "parent transid", 14) ? CHECK_FIX_RECOW : CHECK_FIX_UNREADABLE);
+	if (CFG_CHECK_REPAIR && e->has_key)
+		c->fix_key = e->key;
 	fs_error_format(e, buf, sizeof(buf));
 	ck_err(c, e->tree, 0, e->logical, 0, "%s", buf);
 }
@@ -211,7 +224,7 @@ static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 	}
 	gen = get_le64(&ri.generation);
 	if (gen == 0 || gen > c->super_gen)
-		ck_err(c, key->objectid, 0, get_le64(&ri.bytenr), 0,
+		ck_err_fix(c, CHECK_FIX_RECOW, key->objectid, 0, get_le64(&ri.bytenr), 0,
 		       "invalid generation for root %llu, have %llu expect (0, %llu]",
 		       (unsigned long long)key->objectid, (unsigned long long)gen,
 		       (unsigned long long)c->super_gen);
@@ -319,7 +332,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	int ret;
 
 	memset(stats, 0, sizeof(*stats));
-	c.super_gen = get_le64(&fs->sb.generation);
+	c.super_gen = opts->generation ? opts->generation : get_le64(&fs->sb.generation);
 	c.no_holes = (incompat & BTRFS_FEATURE_INCOMPAT_NO_HOLES) != 0;
 	c.skinny = (incompat & BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA) != 0;
 	c.stage = CHECK_STAGE_ROOT_ITEMS;
@@ -377,5 +390,7 @@ out:
 		free(c.seen[i].bits);
 	free(c.seen);
 	free(c.bgs);
+	free(c.xrefs);
+	free(c.tops);
 	return ret;
 }

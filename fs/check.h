@@ -23,11 +23,46 @@ enum check_stage {
 	CHECK_NUM_STAGES = CHECK_STAGE_QGROUPS
 };
 
+/* What a repair can do about a problem (check_problem.fix, set only when the
+ * repair is built in); the other fields of the problem say where. */
+enum check_fix {
+	CHECK_FIX_NONE,         /* nothing it knows */
+	CHECK_FIX_UNREADABLE,   /* a tree block (bytenr) of root, reached through key, could not
+				 * be read: walks are incomplete (a subvolume's leaf is dropped) */
+	CHECK_FIX_RECOW,        /* the blocks from root's root to key are copied anew (generations) */
+	CHECK_FIX_EXTENT,       /* extent bytenr: its item and backrefs, from check_opts.extent */
+	CHECK_FIX_SPACE_USED,   /* block group used and super bytes_used: counted again */
+	CHECK_FIX_DEVICES,      /* device bytes_used and sizes, super total bytes and devices */
+	CHECK_FIX_ROOT_ITEM,    /* root item key: the tree's root is block bytenr, with
+				 * generation value[0] and level value[1] */
+	CHECK_FIX_DEV_EXTENT,   /* device extent key: its length is value[0] */
+	CHECK_FIX_CSUMS,        /* no checksums for data [bytenr, +len) (value[0] 1: but for
+				 * what data extents hold) */
+	CHECK_FIX_INODE,        /* inode key.objectid of root: value[0] its errors (I_* of
+				 * check_internal.h), value[1] the dir items naming it,
+				 * value[2] the tree's top directory */
+	CHECK_FIX_DELETE,       /* the item key of root goes (a damaged name part the others rebuild) */
+	CHECK_FIX_REPACK,       /* the leaf bytenr of root whose first key is key: items packed */
+	CHECK_FIX_QGROUP,       /* the qgroup info item key: referenced value[0], exclusive value[1] */
+	CHECK_FIX_SUBVOL,       /* subvolume root: value[2] 0: its name in tree key.objectid,
+				 * directory key.offset, index value[1] gets what value[0] (REF_*)
+				 * says is missing; 1: an orphan item; 2: its refs are value[1] */
+	CHECK_FIX_NAME,         /* a name of inode ino in directory key.objectid: value[0] its
+				 * hash (ck_name_hash64), value[1] errors (REF_*) | 1 << 16 ref,
+				 * 2 << 16 dir item, 4 << 16 dir index, 8 << 16 inode item found
+				 * | inode's type << 32 | the entries' type << 40 | length << 48,
+				 * key.offset the ref's index, value[2] the dir index's */
+};
+
 /* What a problem is about. Fields that do not apply are 0. */
 struct check_problem {
 	enum check_stage stage;
 	int warning;            /* worth saying, but not an error */
+	enum check_fix fix;
+	struct fs_key key;      /* item involved (for fix) */
+	uint64_t value[3];      /* what it should say (for fix) */
 	int raw;                /* an error line in the reference's own layout (no prefix) */
+	int quiet;              /* for the repair alone (an error said in another line) */
 	uint64_t root;          /* tree objectid */
 	uint64_t ino;           /* inode (fs roots) */
 	uint64_t bytenr;        /* logical address (extent, block, csum range) */
@@ -35,8 +70,22 @@ struct check_problem {
 	char msg[400];          /* one line, no "ERROR: " prefix */
 };
 
+/* An extent whose extent item or backrefs are wrong, with the references the trees
+ * make to it (repair). refs: type (BTRFS_*_REF_KEY), a (root or parent), b, c
+ * (objectid, offset of data refs), count. */
+struct check_ref { uint64_t a, b, c, count; uint8_t type; };
+struct check_extent {
+	uint64_t bytenr, size;
+	uint64_t generation;    /* tree blocks: the block's; data: the item's (0 none) */
+	uint64_t flags;         /* of the extent item found (0: none) */
+	int found, meta, level;
+	uint32_t nrefs;         /* 0: nothing references it */
+	const struct check_ref *refs;
+};
+
 struct check_opts {
 	int check_data_csum;    /* read all data and verify it against the csum tree */
+	uint64_t generation;    /* of the filesystem as checked (0: the superblock's) */
 	const char *tmpdir;     /* where sorted runs spill (NULL: /tmp) */
 	size_t sort_mem;        /* memory shared by the external sorters (0: 80 MiB) */
 	/* stage n begins; free_space_tree says which variant stage 3 checks */
@@ -44,6 +93,10 @@ struct check_opts {
 	void (*problem)(void *ctx, const struct check_problem *p);
 	/* called now and then during long stages (items or blocks done so far) */
 	void (*progress)(void *ctx, enum check_stage stage, uint64_t done);
+	/* repair: each extent reported with a CHECK_FIX_EXTENT problem, after it (every
+	 * extent with all_extents) */
+	void (*extent)(void *ctx, const struct check_extent *x);
+	int all_extents;
 	void *ctx;
 };
 

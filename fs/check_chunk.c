@@ -38,7 +38,7 @@ static int bg_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8
 	bg->used_item = get_le64(&bi->used);
 	bg->used_found = 0;
 	if (bg->used_item > bg->len)
-		ck_err(c, 0, 0, bg->start, bg->len,
+		ck_err_fix(c, CHECK_FIX_SPACE_USED, 0, 0, bg->start, bg->len,
 		       "block group [%llu %llu] invalid used, have %llu expect [0, %llu)",
 		       (unsigned long long)bg->start, (unsigned long long)bg->len,
 		       (unsigned long long)bg->used_item, (unsigned long long)bg->len);
@@ -90,7 +90,8 @@ static void check_chunk_bgs(struct check_ctx *c)
 			continue;
 		}
 		if (ch->length != bg->len || ch->type != bg->flags)
-			ck_err(c, 0, 0, bg->start, bg->len,
+			ck_err_fix(c, ch->length == bg->len ? CHECK_FIX_SPACE_USED : CHECK_FIX_NONE, 0, 0,
+				   bg->start, bg->len,
 			       "Chunk[256, 228, %llu]: length(%llu), offset(%llu), type(%llu) mismatch with block group[%llu, 192, %llu]: offset(%llu), objectid(%llu), flags(%llu)",
 			       cl, clen, cl, ct, (unsigned long long)bg->start, (unsigned long long)bg->len,
 			       (unsigned long long)bg->len, (unsigned long long)bg->start,
@@ -184,8 +185,12 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 			if (ch->stripes[s].devid != devid || ch->stripes[s].offset != physical || *m)
 				continue;
 			*m = 1;
+			if (CFG_CHECK_REPAIR && length != stripe_length(ch)) {
+				c->fix_key = (struct fs_key){ devid, BTRFS_DEV_EXTENT_KEY, physical };
+				c->fix_value[0] = stripe_length(ch);
+			}
 			if (length != stripe_length(ch))
-				ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
+				ck_err_fix(c, CHECK_FIX_DEV_EXTENT, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
 				       "Chunk[256, 228, %llu] stripe[%llu, %llu] mismatch dev extent[%llu, %llu, %llu]",
 				       (unsigned long long)chunk_offset, (unsigned long long)devid,
 				       (unsigned long long)physical, (unsigned long long)devid,
@@ -250,30 +255,30 @@ static void check_devices(struct check_ctx *c, struct devs *ds)
 
 		sum += d->total_bytes;
 		if (used > total)
-			ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+			ck_err_fix(c, CHECK_FIX_DEVICES, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
 			       "device %llu has incorrect used bytes %llu > total bytes %llu", id, used, total);
 		else if (d->extents_bytes != used)
-			ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+			ck_err_fix(c, CHECK_FIX_DEVICES, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
 			       "Dev extent's total-byte(%llu) is not equal to byte-used(%llu) in dev[1, 216, %llu]",
 			       (unsigned long long)d->extents_bytes, used, id);
 		if (total % fs->sectorsize)
-			ck_warn(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+			ck_fix(c, CHECK_FIX_DEVICES), ck_warn(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
 				"unaligned total_bytes detected for devid %llu, have %llu should be aligned to %u",
 				id, total, fs->sectorsize);
 		if (fd && fd->fd >= 0 && fd->size && total > fd->size)
-			ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+			ck_err_fix(c, CHECK_FIX_DEVICES, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
 			       "block device size is smaller than total_bytes in device item, has %llu expect >= %llu",
 			       (unsigned long long)fd->size, total);
 	}
 	if (super_devs != (uint64_t)ds->n)
-		ck_err(c, 0, 0, 0, 0, "super num devices mismatch, have %llu expect %d",
+		ck_err_fix(c, CHECK_FIX_DEVICES, 0, 0, 0, 0, "super num devices mismatch, have %llu expect %d",
 		       (unsigned long long)super_devs, ds->n);
 	if (ds->n && super_total < sum)
-		ck_err(c, 0, 0, 0, 0, "super total bytes %llu smaller than real device(s) size %llu",
+		ck_err_fix(c, CHECK_FIX_DEVICES, 0, 0, 0, 0, "super total bytes %llu smaller than real device(s) size %llu",
 		       super_total, (unsigned long long)sum);
 	else if (CFG_CHECK_THOROUGH && ds->n && (super_total != sum || super_total % fs->sectorsize) &&
 		 !(get_le64(&fs->sb.flags) & (BTRFS_SUPER_FLAG_METADUMP | BTRFS_SUPER_FLAG_METADUMP_V2)))
-		ck_warn(c, 0, 0, 0, 0,
+		ck_fix(c, CHECK_FIX_DEVICES), ck_warn(c, 0, 0, 0, 0,
 			"minor unaligned/mismatch device size detected: super block total bytes=%llu found total bytes=%llu",
 			super_total, (unsigned long long)sum);
 	for (int i = 0; i < fs->num_chunks; i++)

@@ -179,10 +179,13 @@ static int csum_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 		       (unsigned long long)key->offset, (unsigned long long)cp->prev_end);
 	if (end > cp->prev_end)
 		cp->prev_end = end;
-	if (c->have_extent_root && !runs_cover(&cp->dr, key->offset, end))
-		ck_err(c, BTRFS_CSUM_TREE_OBJECTID, 0, key->offset, end - key->offset,
-		       "csum exists for %llu-%llu but there is no extent record",
-		       (unsigned long long)key->offset, (unsigned long long)end);
+	if (c->have_extent_root && !runs_cover(&cp->dr, key->offset, end)) {
+		if (CFG_CHECK_REPAIR)
+			c->fix_value[0] = 1;
+		ck_err_fix(c, CHECK_FIX_CSUMS, BTRFS_CSUM_TREE_OBJECTID, 0, key->offset, end - key->offset,
+			   "csum exists for %llu-%llu but there is no extent record",
+			   (unsigned long long)key->offset, (unsigned long long)end);
+	}
 	if (c->o->check_data_csum)
 		verify_data(c, cp, key->offset, data, count);
 	return 0;
@@ -216,7 +219,7 @@ static int check_coverage(struct check_ctx *c)
 		if (r.no_csum) {
 			/* cr is now the first run ending after r.start */
 			if (cr.end > r.start && cr.start < r.start + r.len)
-				ck_err(c, r.root, r.ino, r.start, r.len,
+				ck_err_fix(c, CHECK_FIX_CSUMS, r.root, r.ino, r.start, r.len,
 				       "root %llu inode %llu: odd csum item: data [%llu %llu] of a nodatasum file has checksums",
 				       (unsigned long long)r.root, (unsigned long long)r.ino,
 				       (unsigned long long)r.start, (unsigned long long)r.len);

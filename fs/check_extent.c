@@ -11,13 +11,14 @@
  * block's address (shared refs), else by the block's owner tree (keyed refs). */
 #include "config.h"
 #include "check_internal.h"
+#include "build.h"
 #include "csum.h"
 #include "le.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { XR_HEAD = 0 };
+enum { XR_HEAD = 0, XR_BAD = 1 };      /* XR_BAD: the extent tree's items of it are damaged */
 enum { XR_FOUND = 0, XR_WANT = 1 };
 
 struct xref {
@@ -149,27 +150,44 @@ static uint64_t tree_block_flags(struct check_ctx *c, uint64_t bytenr)
 
 /* ---- the extent tree's side -------------------------------------------------- */
 
-static uint64_t data_ref_hash(uint64_t root, uint64_t objectid, uint64_t offset)
-{
-	uint32_t high = ~0u, low = ~0u;
-	__le64 v;
-
-	v = htole64(root);
-	high = crc32c_raw(high, &v, sizeof(v));
-	v = htole64(objectid);
-	low = crc32c_raw(low, &v, sizeof(v));
-	v = htole64(offset);
-	low = crc32c_raw(low, &v, sizeof(v));
-	return ((uint64_t)high << 31) ^ (uint64_t)low;
-}
-
 /* Inline refs are sorted by type, ascending, then within a type by offset
  * (data refs: by hash), descending: the kernel inserts before the first smaller. */
 static uint64_t inline_ref_seq(const struct fs_inline_ref *r)
 {
 	if (r->type == BTRFS_EXTENT_DATA_REF_KEY)
-		return data_ref_hash(r->root, r->objectid, r->file_offset);
+		return fs_data_ref_hash(r->root, r->objectid, r->file_offset);
 	return r->offset;
+}
+
+#define CHECK_ROOT_TOPS (CFG_CHECK_THOROUGH || CFG_CHECK_REPAIR)
+
+/* A tree block whose first backref names a subvolume: the highest of them is its root. */
+static void note_root_top(struct check_ctx *c, uint64_t root, uint64_t bytenr, uint64_t gen, int level)
+{
+	size_t lo = 0, hi = c->ntops;
+	struct ck_root_top *t;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->tops[mid].root < root)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	t = &c->tops[lo];
+	if (lo == c->ntops || t->root != root) {
+		if (grow_array((void **)&c->tops, &c->cap_tops, c->ntops + 1, sizeof(*c->tops)))
+			return;
+		t = &c->tops[lo];
+		memmove(t + 1, t, (c->ntops++ - lo) * sizeof(*t));
+		t->root = root;
+		t->level = -1;
+	}
+	if (level > t->level)
+		*t = (struct ck_root_top){ root, bytenr, gen, level, 1 };
+	else if (level == t->level)
+		t->count++;
 }
 
 static void found_extent_item(struct walk *w, const struct fs_key *key, const uint8_t *data,
@@ -226,6 +244,11 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 		       (unsigned long long)c->super_gen + 1);
 	emit(w, &h);
 
+	pos = ei.refs_start;
+	if (CHECK_ROOT_TOPS && (ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK) &&
+	    fs_inline_ref_next(data, size, &pos, &ir) == 1 && ir.type == BTRFS_TREE_BLOCK_REF_KEY &&
+	    ir.offset >= BTRFS_FIRST_FREE_OBJECTID && ir.offset != BTRFS_TREE_RELOC_OBJECTID)
+		note_root_top(c, ir.offset, key->objectid, ei.generation, h.level);
 	pos = ei.refs_start;
 	while ((ret = fs_inline_ref_next(data, size, &pos, &ir)) == 1) {
 		uint64_t seq;
@@ -289,6 +312,23 @@ static void found_keyed_ref(struct walk *w, const struct fs_key *key, const uint
 	       key->type, (unsigned long long)key->offset, size);
 }
 
+/* An item of the extent tree; the repair rewrites an extent whose items are damaged. */
+static void found_extent_side(struct walk *w, const struct fs_key *key, const uint8_t *data,
+			      uint32_t size)
+{
+	struct check_ctx *c = w->c;
+	uint64_t errors = c->st->errors;
+
+	c->fix_all = CFG_CHECK_REPAIR ? CHECK_FIX_EXTENT : CHECK_FIX_NONE;
+	if (key->type == BTRFS_EXTENT_ITEM_KEY || key->type == BTRFS_METADATA_ITEM_KEY)
+		found_extent_item(w, key, data, size);
+	else
+		found_keyed_ref(w, key, data, size);
+	c->fix_all = CHECK_FIX_NONE;
+	if (CFG_CHECK_REPAIR && c->st->errors != errors)
+		emit_ref(w, key->objectid, XR_BAD, 0, 0, 0, 0, XR_FOUND);
+}
+
 /* ---- the walk -------------------------------------------------------------------- */
 
 static void count_block(struct check_ctx *c, const struct fs_block *b)
@@ -329,7 +369,14 @@ static void leaf_file_extent(struct walk *w, const struct fs_block *b, const str
 		       "invalid file extent item size %u in block %llu (root %llu ino %llu offset %llu)",
 		       size, (unsigned long long)b->bytenr, (unsigned long long)w->tree,
 		       (unsigned long long)key->objectid, (unsigned long long)key->offset);
-		return;
+		/* one of full size still names its extent, as the reference counts it */
+		if (size != sizeof(struct btrfs_file_extent_item))
+			return;
+		fe.type = BTRFS_FILE_EXTENT_REG;
+		fe.disk_bytenr = get_le64(data + 21);
+		fe.disk_num_bytes = get_le64(data + 29);
+		fe.offset = get_le64(data + 37);
+		fe.num_bytes = get_le64(data + 45);
 	}
 	if (fe.type == BTRFS_FILE_EXTENT_INLINE || !fe.disk_bytenr)
 		return;
@@ -357,6 +404,8 @@ void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *
 		uint64_t end = (uint64_t)get_le32(&items[i].offset) + get_le32(&items[i].size);
 
 		if (end != expect) {
+			if (CFG_CHECK_REPAIR && !fs_item_key(b, 0, &c->fix_key))
+				c->fix = CHECK_FIX_REPACK;
 			ck_err(c, tree, 0, b->bytenr, b->size,
 			       "corrupt leaf: root=%llu block=%llu slot=%u, unexpected item end, have %llu expect %llu",
 			       (unsigned long long)fs_block_owner(b), (unsigned long long)b->bytenr, i,
@@ -386,15 +435,12 @@ static void walk_leaf(struct walk *w, const struct fs_block *b, int full_backref
 		switch (key.type) {
 		case BTRFS_EXTENT_ITEM_KEY:
 		case BTRFS_METADATA_ITEM_KEY:
-			if (w->tree == BTRFS_EXTENT_TREE_OBJECTID)
-				found_extent_item(w, &key, data, size);
-			break;
 		case BTRFS_TREE_BLOCK_REF_KEY:
 		case BTRFS_SHARED_BLOCK_REF_KEY:
 		case BTRFS_EXTENT_DATA_REF_KEY:
 		case BTRFS_SHARED_DATA_REF_KEY:
 			if (w->tree == BTRFS_EXTENT_TREE_OBJECTID)
-				found_keyed_ref(w, &key, data, size);
+				found_extent_side(w, &key, data, size);
 			break;
 		case BTRFS_EXTENT_CSUM_KEY:
 			c->st->total_csum_bytes += size;
@@ -482,16 +528,22 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 
 		if (!e.tree)
 			e.tree = w->tree;
+		if (first_key && !e.has_key)
+			fs_err_key(&e, first_key);
 		ck_fs_error(c, &e);
 		return;
 	}
 	ck_progress(c, ++w->blocks);
 	count_block(c, b);
-	if (fs_block_generation(b) > c->super_gen)
+	if (fs_block_generation(b) > c->super_gen) {
+		ck_fix(c, CHECK_FIX_RECOW);
+		if (CFG_CHECK_REPAIR && first_key)
+			c->fix_key = *first_key;
 		ck_err(c, w->tree, 0, bytenr, b->size,
 		       "tree block %llu has generation %llu, newer than the filesystem (%llu)",
 		       (unsigned long long)bytenr, (unsigned long long)fs_block_generation(b),
 		       (unsigned long long)c->super_gen);
+	}
 	flags = tree_block_flags(c, bytenr);
 	full = (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) != 0;
 	if (!full && (w->tree == BTRFS_TREE_RELOC_OBJECTID ||
@@ -557,7 +609,8 @@ static int walk_root_item(struct check_ctx *c, const struct fs_key *key, const u
 
 struct xgroup {
 	uint64_t bytenr;
-	int found, want;
+	uint64_t errors;                /* the check's count when the group began */
+	int found, want, damaged;
 	uint64_t fsize, frefs, fflags, wsize, fgen, wgen;
 	int fmeta, wmeta, flevel, wlevel;
 	uint64_t fsum, wsum;
@@ -574,11 +627,24 @@ static const char *ref_name(uint8_t type)
 	}
 }
 
+/* Repair: the references of the group, for check_opts.extent. */
+static void keep_ref(struct check_ctx *c, const struct xref *r, uint64_t count)
+{
+	if (!c->o->extent || !count)
+		return;
+	if (grow_array((void **)&c->xrefs, &c->cap_xrefs, c->nxrefs + 1, sizeof(*c->xrefs)) == 0)
+		c->xrefs[c->nxrefs++] = (struct check_ref){ r->a, r->b, r->c, count, r->type };
+	else
+		c->st->errors++;        /* cannot say it: the extent is not repaired */
+}
+
 static void compare_ref(struct check_ctx *c, struct xgroup *g, const struct xref *r,
 			uint64_t fcount, uint64_t wcount)
 {
 	uint64_t size = g->found ? g->fsize : g->wsize;
 
+	if (CFG_CHECK_REPAIR)
+		keep_ref(c, r, wcount);
 	g->fsum += fcount;
 	g->wsum += wcount;
 	if (fcount == wcount)
@@ -620,7 +686,24 @@ static void check_tree_block_place(struct check_ctx *c, uint64_t bytenr, uint64_
 		       (unsigned long long)bytenr, (unsigned long long)(bytenr + size));
 }
 
+static void check_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_end);
+
+/* Repair: a group with errors goes to check_opts.extent with its references. */
 static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_end)
+{
+	struct check_extent x = {
+		g->bytenr, g->want ? g->wsize : g->fsize, g->fmeta || g->wmeta ? g->wgen : g->fgen,
+		g->fflags, g->found, g->want ? g->wmeta : g->fmeta, g->want ? g->wlevel : g->flevel,
+		c->nxrefs, c->xrefs,
+	};
+
+	check_group(c, g, prev_end);
+	if (CFG_CHECK_REPAIR && c->o->extent && (g->damaged || c->st->errors != g->errors || c->o->all_extents))
+		c->o->extent(c->o->ctx, &x);
+	c->nxrefs = 0;
+}
+
+static void check_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_end)
 {
 	uint64_t size = g->found ? g->fsize : g->wsize;
 	struct check_bg *bg;
@@ -704,6 +787,7 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 	uint64_t fcount = 0, wcount = 0, prev_end = 0;
 	int have_run = 0, have_group = 0, ret;
 
+	c->fix_all = CFG_CHECK_REPAIR ? CHECK_FIX_EXTENT : CHECK_FIX_NONE;
 	while ((ret = xsort_next(s, &r)) == 1) {
 		if (have_run && !same_ref(&r, &run)) {
 			compare_ref(c, &g, &run, fcount, wcount);
@@ -716,7 +800,12 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 		if (!have_group) {
 			memset(&g, 0, sizeof(g));
 			g.bytenr = r.bytenr;
+			g.errors = c->st->errors;
 			have_group = 1;
+		}
+		if (r.type == XR_BAD) {
+			g.damaged = 1;
+			continue;
 		}
 		if (r.type == XR_HEAD) {
 			if (r.src == XR_FOUND) {
@@ -754,6 +843,7 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 		compare_ref(c, &g, &run, fcount, wcount);
 	if (have_group)
 		finish_group(c, &g, &prev_end);
+	c->fix_all = CHECK_FIX_NONE;
 	return ret;
 }
 
@@ -767,14 +857,45 @@ static void check_block_group_usage(struct check_ctx *c)
 
 		used += bg->used_found;
 		if (bg->used_found != bg->used_item)
-			ck_err(c, 0, 0, bg->start, bg->len,
+			ck_err_fix(c, CHECK_FIX_SPACE_USED, 0, 0, bg->start, bg->len,
 			       "block group [%llu %llu] used %llu but extent items used %llu",
 			       (unsigned long long)bg->start, (unsigned long long)bg->len,
 			       (unsigned long long)bg->used_item, (unsigned long long)bg->used_found);
 	}
 	if (used != super_used)
-		ck_err(c, 0, 0, 0, 0, "super bytes used %llu mismatches actual used %llu",
+		ck_err_fix(c, CHECK_FIX_SPACE_USED, 0, 0, 0, 0, "super bytes used %llu mismatches actual used %llu",
 		       (unsigned long long)super_used, (unsigned long long)used);
+}
+
+/* A subvolume's root item must name the root block its extent items say (kernel 3.17
+ * left snapshots naming an older one). */
+static int root_top_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
+		       uint32_t size, void *arg)
+{
+	struct btrfs_root_item ri;
+	struct ck_root_top *t = NULL;
+
+	(void)arg;
+	if (key->type != BTRFS_ROOT_ITEM_KEY || key->objectid == BTRFS_TREE_RELOC_OBJECTID ||
+	    fs_root_item(data, size, &ri) < 0)
+		return 0;
+	for (size_t i = 0; i < c->ntops && !t; i++)
+		if (c->tops[i].root == key->objectid)
+			t = &c->tops[i];
+	if (!t || t->count != 1 || t->gen < get_le64(&ri.generation) ||
+	    (t->bytenr == get_le64(&ri.bytenr) && t->level == ri.level && t->gen == get_le64(&ri.generation)))
+		return 0;
+	if (CFG_CHECK_REPAIR) {
+		c->fix_key = *key;
+		c->fix_value[0] = t->gen;
+		c->fix_value[1] = (uint64_t)t->level;
+	}
+	ck_err_fix(c, CHECK_FIX_ROOT_ITEM, key->objectid, 0, t->bytenr, 0,
+		   "root item for root %llu, current bytenr %llu, current gen %llu, current level %u, new bytenr %llu, new gen %llu, new level %u",
+		   (unsigned long long)key->objectid, (unsigned long long)get_le64(&ri.bytenr),
+		   (unsigned long long)get_le64(&ri.generation), ri.level, (unsigned long long)t->bytenr,
+		   (unsigned long long)t->gen, t->level);
+	return 0;
 }
 
 int check_extents(struct check_ctx *c)
@@ -810,5 +931,10 @@ int check_extents(struct check_ctx *c)
 		return ret;
 	}
 	check_block_group_usage(c);
+	if (CHECK_ROOT_TOPS) {
+		struct fs_key first = { BTRFS_FIRST_FREE_OBJECTID, BTRFS_ROOT_ITEM_KEY, 0 };
+
+		ck_iterate(c, &c->root_tree, &first, root_top_cb, NULL);
+	}
 	return 0;
 }

@@ -51,17 +51,6 @@ static int lrec_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-/* Inode errors: the reference's bits. */
-enum {
-	I_NO_INODE_ITEM = 1 << 0, I_NO_ORPHAN_ITEM = 1 << 1, I_DUP_INODE_ITEM = 1 << 2,
-	I_DUP_DIR_INDEX = 1 << 3, I_ODD_DIR_ITEM = 1 << 4, I_ODD_FILE_EXTENT = 1 << 5,
-	I_BAD_FILE_EXTENT = 1 << 6, I_FILE_EXTENT_OVERLAP = 1 << 7, I_FILE_EXTENT_DISCOUNT = 1 << 8,
-	I_DIR_ISIZE_WRONG = 1 << 9, I_NBYTES_WRONG = 1 << 10, I_LINK_COUNT_WRONG = 1 << 13,
-	I_FILE_EXTENT_TOO_LARGE = 1 << 15, I_ODD_INODE_FLAGS = 1 << 16, I_INLINE_RAM_BYTES = 1 << 17,
-	I_MISMATCH_DIR_HASH = 1 << 18, I_INVALID_IMODE = 1 << 19, I_INVALID_GEN = 1 << 20,
-	I_INVALID_NLINK = 1 << 21, I_INVALID_XATTR = 1 << 22, I_DEPRECATED_FREE_INO = 1 << 23,
-	I_DUP_FILENAME = 1 << 24,
-};
 /* Their words, in the order the reference prints them: a letter ('A' + bit)
  * then the words ("%o"/"%d": the mode bits and the nlink follow). */
 static const char inode_words[] =
@@ -72,11 +61,6 @@ static const char inode_words[] =
 	"Rinvalid inline ram bytes\0Tinvalid inode mode bit 0%o\0"
 	"Uinvalid inode generation or transid\0Vdirectory has invalid nlink %d\0"
 	"Winvalid xattr\0Ydup filename\0";
-/* btrfs_inode_item.flags bits the kernel knows (low word; the high word holds
- * the read-only compat flags, of which only VERITY exists). */
-#define INODE_FLAGS_KNOWN 0x80000fffULL
-#define INODE_RO_FLAGS_KNOWN 1ULL
-
 /* Everything known about the inode being streamed. */
 struct ino_state {
 	uint64_t ino;
@@ -114,7 +98,7 @@ static void add_link(struct fsr *f, struct lrec *r)
 		f->err = ret;
 }
 
-static uint64_t name_hash64(const char *name, size_t len)
+uint64_t ck_name_hash64(const char *name, size_t len)
 {
 	return ((uint64_t)ck_name_hash(name, len) << 32) | crc32c_raw(0x5bd1e995u, name, len);
 }
@@ -123,7 +107,7 @@ static void fill_name(struct lrec *r, const char *name, uint16_t len)
 {
 	size_t keep = len < LR_NAME_KEEP ? len : LR_NAME_KEEP;
 
-	r->hash = name_hash64(name, len);
+	r->hash = ck_name_hash64(name, len);
 	r->name_len = len;
 	memcpy(r->name, name, keep);
 	r->name[keep] = 0;
@@ -318,12 +302,22 @@ static void inode_item(struct fsr *f, const uint8_t *data, uint32_t size)
 	if (!valid_mode(in->mode))
 		in->errors |= I_INVALID_IMODE;
 	if ((S_ISLNK(in->mode) && (in->flags & (INODE_FLAG_IMMUTABLE | INODE_FLAG_APPEND))) ||
-	    (in->flags & ~(INODE_FLAGS_KNOWN | INODE_RO_FLAGS_KNOWN << 32)))
+	    (in->flags & ~INODE_FLAGS_KNOWN))
 		in->errors |= I_ODD_INODE_FLAGS;
 	if (S_ISDIR(in->mode) && in->nlink >= 2)
 		in->errors |= I_INVALID_NLINK;
 	if (get_le64(&ii->generation) > limit || get_le64(&ii->transid) > limit)
 		in->errors |= I_INVALID_GEN;
+}
+
+/* Repair: the next problem is an item that is better gone (its name is rebuilt from
+ * the others of it). */
+static void fix_delete(struct fsr *f, const struct fs_key *key)
+{
+	if (CFG_CHECK_REPAIR && !*f->prefix && f->links) {
+		f->c->fix = CHECK_FIX_DELETE;
+		f->c->fix_key = *key;
+	}
 }
 
 /* INODE_EXTREF keys: the offset is crc32c of the name seeded with the parent. */
@@ -352,6 +346,7 @@ static void inode_refs(struct fsr *f, const struct fs_key *key, const uint8_t *d
 		    extref_hash(ref.parent, ref.name, ref.name_len) != key->offset) {
 			char name[64];
 
+			fix_delete(f, key);
 			ck_err(f->c, f->root, key->objectid, 0, 0,
 			       "%sroot %llu INODE_EXTREF[%llu %llu] name %s parent %llu mismatch with its hash, wanted %llu",
 			       f->prefix, (unsigned long long)f->root, (unsigned long long)key->objectid,
@@ -396,10 +391,15 @@ static void dir_entry_sanity(struct fsr *f, const struct fs_key *key, const stru
 		 (de->type == BTRFS_FT_XATTR) != xattr)
 		why = "has an invalid type";
 	else if (!xattr && de->location.type != BTRFS_INODE_ITEM_KEY &&
-		 de->location.type != BTRFS_ROOT_ITEM_KEY)
+		 de->location.type != BTRFS_ROOT_ITEM_KEY) {
+		if (key->type == BTRFS_DIR_INDEX_KEY)
+			fix_delete(f, key);
 		ck_raw(f->c, f->root, key->objectid, "unknown location type %d in DIR_ITEM[%llu %llu]",
 		       de->location.type, (unsigned long long)key->objectid,
 		       (unsigned long long)key->offset);
+	}
+	if (why && key->type == BTRFS_DIR_INDEX_KEY)
+		fix_delete(f, key);
 	if (why)
 		ck_err(f->c, f->root, key->objectid, 0, 0,
 		       "%sroot %llu %s[%llu %llu] %s (type %u, location type %u, data_len %u)", f->prefix,
@@ -449,6 +449,8 @@ static void dir_entries(struct fsr *f, const struct fs_key *key, const uint8_t *
 		fill_name(&r, de.name, de.name_len);
 		add_link(f, &r);
 	}
+	if (ret < 0 && key->type == BTRFS_DIR_INDEX_KEY)
+		fix_delete(f, key);
 	if (ret < 0)
 		ck_err(f->c, f->root, key->objectid, 0, 0,
 		       "%sroot %llu inode %llu: corrupt dir item (key type %u offset %llu)", f->prefix,
@@ -687,7 +689,7 @@ static void group_name(struct fsr *f, const struct name_group *g, char *buf, siz
 						     : fs_dir_entry_next(data, len, &pos, &de) == 1) {
 			if (k.type != BTRFS_INODE_REF_KEY)
 				r.name = de.name, r.name_len = de.name_len;
-			if (name_hash64(r.name, r.name_len) == g->first.hash) {
+			if (ck_name_hash64(r.name, r.name_len) == g->first.hash) {
 				trunc_name(buf, size, r.name, r.name_len);
 				break;
 			}
@@ -696,10 +698,28 @@ static void group_name(struct fsr *f, const struct name_group *g, char *buf, siz
 	fs_path_release(f->c->fs, &p);
 }
 
-static void report_group(struct fsr *f, const struct name_group *g)
+/* Repair: what the next report (of inode ino, or of a name of it) is about. */
+static void fix_links(struct fsr *f, uint64_t ino, const struct inode_links *il, const struct name_group *g,
+		      uint32_t e)
+{
+	struct check_ctx *c = f->c;
+
+	if (!CFG_CHECK_REPAIR || *f->prefix || !e)
+		return;
+	c->fix = g ? CHECK_FIX_NAME : CHECK_FIX_INODE;
+	c->fix_key = (struct fs_key){ g ? g->first.parent : ino, 0, g ? g->ref_index : 0 };
+	c->fix_value[0] = g ? g->first.hash : e;
+	c->fix_value[1] = !g ? il->found_link : e | (uint64_t)!!g->ref << 16 | (uint64_t)!!g->item << 17 |
+		(uint64_t)!!g->index << 18 | (uint64_t)il->have_inode << 19 | (uint64_t)il->ftype << 32 |
+		(uint64_t)(g->first.kind == LR_REF ? 0 : g->first.ftype) << 40 | (uint64_t)g->first.name_len << 48;
+	c->fix_value[2] = g ? g->dir_index : f->root_dirid;
+}
+
+static void report_group(struct fsr *f, const struct inode_links *il, const struct name_group *g)
 {
 	char name[NAME_MAX_LEN + 1], words[160];
 
+	fix_links(f, g->first.child, il, g, g->errors);
 	group_name(f, g, name, sizeof(name));
 	ck_raw(f->c, f->root, g->first.child,
 	       "\tunresolved ref dir %llu index %llu namelen %u name %s filetype %d errors %x%s",
@@ -709,7 +729,10 @@ static void report_group(struct fsr *f, const struct name_group *g)
 	       ck_ref_words(words, sizeof(words), g->errors));
 }
 
-static void finish_name(struct inode_links *il, struct name_group *g)
+static void fix_links(struct fsr *f, uint64_t ino, const struct inode_links *il, const struct name_group *g,
+		      uint32_t e);
+
+static void finish_name(struct fsr *f, struct inode_links *il, struct name_group *g)
 {
 	uint32_t e = 0;
 
@@ -741,6 +764,11 @@ static void finish_name(struct inode_links *il, struct name_group *g)
 			il->groups[i] = *g;
 			return;
 		}
+	/* not listed: the repair still hears of it */
+	if (CFG_CHECK_REPAIR && e) {
+		fix_links(f, g->first.child, il, g, e);
+		ck_problem(f->c, CK_FIX, f->root, g->first.child, 0, 0, "unlisted name");
+	}
 }
 
 /* The top directory of a tree: one ".." ref to itself with index 0, nlink 1,
@@ -772,6 +800,7 @@ static void finish_links(struct fsr *f, struct inode_links *il, int *root_dir_se
 	if (il->ino == f->root_dirid) {
 		*root_dir_seen = 1;
 		e |= root_dir_errors(il);
+		fix_links(f, il->ino, il, NULL, e);
 		report_inode(f, il->ino, e, il->mode, il->nlink);
 		return;
 	}
@@ -789,11 +818,12 @@ static void finish_links(struct fsr *f, struct inode_links *il, int *root_dir_se
 	if (f->root == BTRFS_DATA_RELOC_TREE_OBJECTID && il->have_inode && !il->found_link &&
 	    !il->ngroups)
 		e &= ~I_LINK_COUNT_WRONG;
+	fix_links(f, il->ino, il, NULL, e);
 	report_inode(f, il->ino, e, il->mode, il->nlink);
 	list_all = (e & I_LINK_COUNT_WRONG) != 0;
 	for (int i = 0; i < il->ngroups; i++)
 		if (list_all || il->groups[i].errors)
-			report_group(f, &il->groups[i]);
+			report_group(f, il, &il->groups[i]);
 	if (il->more && (list_all || il->bad_groups > GROUPS_LISTED))
 		ck_raw(f->c, f->root, il->ino, "\t(%d more names of inode %llu not listed)", il->more,
 		       (unsigned long long)il->ino);
@@ -811,7 +841,7 @@ static int merge_links(struct fsr *f)
 	while ((ret = xsort_next(f->links, &r)) == 1) {
 		if (have_g && (r.child != g.first.child || r.parent != g.first.parent ||
 			       r.hash != g.first.hash)) {
-			finish_name(il, &g);
+			finish_name(f, il, &g);
 			have_g = 0;
 		}
 		if (have_il && r.child != il->ino) {
@@ -862,12 +892,16 @@ static int merge_links(struct fsr *f)
 		g.first.kind = r.kind;
 	}
 	if (have_g)
-		finish_name(il, &g);
+		finish_name(f, il, &g);
 	if (have_il)
 		finish_links(f, il, &root_dir_seen);
-	if (ret >= 0 && !root_dir_seen)
+	if (ret >= 0 && !root_dir_seen) {
+		struct inode_links none = { .found_link = 1 };
+
+		fix_links(f, f->root_dirid, &none, NULL, I_NO_INODE_ITEM);
 		ck_raw(f->c, f->root, f->root_dirid, "%sroot %llu root dir %llu not found", f->prefix,
 		       (unsigned long long)f->root, (unsigned long long)f->root_dirid);
+	}
 	free(il);
 	return ret;
 }

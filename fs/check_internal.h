@@ -2,12 +2,20 @@
 #ifndef FS_CHECK_INTERNAL_H
 #define FS_CHECK_INTERNAL_H
 #include "check.h"
+#include "config.h"
 #include "xsort.h"
 
 /* btrfs_inode_item.flags bits (kernel-internal, not in the UAPI headers). */
 #define INODE_FLAG_NODATASUM (1ULL << 0)
 #define INODE_FLAG_IMMUTABLE (1ULL << 6)
 #define INODE_FLAG_APPEND (1ULL << 7)
+/* btrfs_inode_item.flags bits the kernel knows (low word; the high word holds
+ * the read-only compat flags, of which only VERITY exists). */
+#define INODE_FLAGS_KNOWN (0x80000fffULL | 1ULL << 32)
+
+/* The tree block of the highest level whose first backref names root: where a
+ * subvolume's root item must point. count: blocks of that level. */
+struct ck_root_top { uint64_t root, bytenr, gen; int level, count; };
 
 struct check_bg {
 	uint64_t start, len, flags;
@@ -46,6 +54,14 @@ struct check_ctx {
 	struct xsort *csum_need;        /* struct check_range, filled by the fs roots pass */
 	uint64_t bad_blocks[CHECK_MAX_BAD_REPORTED];    /* already reported */
 	int nbad;
+	enum check_fix fix;             /* of the next problem (ck_fix) */
+	enum check_fix fix_all;         /* of every problem until reset */
+	struct fs_key fix_key;
+	uint64_t fix_value[3];
+	struct ck_root_top *tops;       /* per subvolume, from the extent tree: sorted by root */
+	size_t ntops, cap_tops;
+	struct check_ref *xrefs;        /* repair: the references of the extent being compared */
+	size_t nxrefs, cap_xrefs;
 };
 
 /* A range of data that must be covered by checksums, or (nodatasum files)
@@ -58,11 +74,18 @@ struct check_range {
 
 int ck_range_cmp(const void *a, const void *b);
 
-enum { CK_ERROR, CK_WARNING, CK_RAW };
+enum { CK_ERROR, CK_WARNING, CK_RAW, CK_FIX };   /* CK_FIX: for the repair alone */
 void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, uint64_t bytenr,
 		uint64_t len, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 #define ck_err(c, root, ino, bytenr, len, ...) ck_problem(c, 0, root, ino, bytenr, len, __VA_ARGS__)
 #define ck_warn(c, root, ino, bytenr, len, ...) ck_problem(c, 1, root, ino, bytenr, len, __VA_ARGS__)
+/* What the repair can do about the next problem reported (nothing without it). */
+#if CFG_CHECK_REPAIR
+#define ck_fix(c, kind) ((c)->fix = (kind))
+#else
+#define ck_fix(c, kind) ((void)0)
+#endif
+#define ck_err_fix(c, kind, ...) (ck_fix(c, kind), ck_err(c, __VA_ARGS__))
 /* An error printed as is: the reference's multi-line reports (inode errors,
  * unresolved refs) have no "ERROR:" prefix. */
 #define ck_raw(c, root, ino, ...) ck_problem(c, CK_RAW, root, ino, 0, 0, __VA_ARGS__)
@@ -93,6 +116,20 @@ void ck_cursor_init(struct ck_cursor *cu, struct check_ctx *c, const struct fs_r
 /* 1 with the next item, 0 at the end (errors are reported and end it). */
 int ck_cursor_next(struct ck_cursor *cu, struct fs_key *key, const uint8_t **data, uint32_t *size);
 void ck_cursor_release(struct ck_cursor *cu);
+/* Inode errors: the reference's bits. */
+enum {
+	I_NO_INODE_ITEM = 1 << 0, I_NO_ORPHAN_ITEM = 1 << 1, I_DUP_INODE_ITEM = 1 << 2,
+	I_DUP_DIR_INDEX = 1 << 3, I_ODD_DIR_ITEM = 1 << 4, I_ODD_FILE_EXTENT = 1 << 5,
+	I_BAD_FILE_EXTENT = 1 << 6, I_FILE_EXTENT_OVERLAP = 1 << 7, I_FILE_EXTENT_DISCOUNT = 1 << 8,
+	I_DIR_ISIZE_WRONG = 1 << 9, I_NBYTES_WRONG = 1 << 10, I_LINK_COUNT_WRONG = 1 << 13,
+	I_FILE_EXTENT_TOO_LARGE = 1 << 15, I_ODD_INODE_FLAGS = 1 << 16, I_INLINE_RAM_BYTES = 1 << 17,
+	I_MISMATCH_DIR_HASH = 1 << 18, I_INVALID_IMODE = 1 << 19, I_INVALID_GEN = 1 << 20,
+	I_INVALID_NLINK = 1 << 21, I_INVALID_XATTR = 1 << 22, I_DEPRECATED_FREE_INO = 1 << 23,
+	I_DUP_FILENAME = 1 << 24,
+};
+/* 64-bit hash of a name: the dir item hash, then a second crc (link records). */
+uint64_t ck_name_hash64(const char *name, size_t len);
+
 /* Errors of a name (dir item, dir index, inode ref; or a subvolume's root
  * ref, backref and entries): the reference's bits. */
 enum {

@@ -290,8 +290,14 @@ static void report(struct check_ctx *c, const struct qgroups *q)
 	for (uint32_t i = 0; i < q->n; i++) {
 		const struct qgroup *g = &q->g[i];
 
-		if (g->rfer != g->disk_rfer || g->excl != g->disk_excl)
-			ck_err(c, g->id & ((1ULL << 48) - 1), 0, 0, 0,
+		if (g->rfer == g->disk_rfer && g->excl == g->disk_excl)
+			continue;
+		if (CFG_CHECK_REPAIR) {
+			c->fix_key = (struct fs_key){ 0, BTRFS_QGROUP_INFO_KEY, g->id };
+			c->fix_value[0] = g->rfer;
+			c->fix_value[1] = g->excl;
+		}
+		ck_err_fix(c, CHECK_FIX_QGROUP, g->id & ((1ULL << 48) - 1), 0, 0, 0,
 			       "Counts for qgroup id: %llu/%llu are different: our referenced %llu exclusive %llu, disk referenced %llu exclusive %llu",
 			       (unsigned long long)QGROUP_LEVEL(g->id),
 			       (unsigned long long)(g->id & ((1ULL << 48) - 1)),

@@ -150,6 +150,19 @@ static void keep_name(struct rr_state *s, const struct subvol_name *n)
 		s->bad[s->nbad++] = *n;
 }
 
+/* Repair: what the next report of subvolume id is about (how: CHECK_FIX_SUBVOL). */
+static void fix_subvol(struct check_ctx *c, uint64_t parent, uint64_t dirid, uint64_t index, uint64_t errors,
+		       uint64_t how)
+{
+	if (!CFG_CHECK_REPAIR)
+		return;
+	c->fix = CHECK_FIX_SUBVOL;
+	c->fix_key = (struct fs_key){ parent, 0, dirid };
+	c->fix_value[0] = errors;
+	c->fix_value[1] = index;
+	c->fix_value[2] = how;
+}
+
 /* "fs tree C refs N" and an "unresolved ref" line per name with errors. */
 static void report_names(struct check_ctx *c, uint64_t id, uint32_t found, int have_item,
 			 const struct subvol_name *names, int n)
@@ -159,6 +172,7 @@ static void report_names(struct check_ctx *c, uint64_t id, uint32_t found, int h
 	for (int i = 0; i < n; i++) {
 		char words[100];
 
+		fix_subvol(c, names[i].parent, names[i].dirid, names[i].index, names[i].errors, 0);
 		ck_raw(c, id, 0, "\tunresolved ref root %llu dir %llu index %llu namelen %u name %s errors %x%s",
 		       (unsigned long long)names[i].parent, (unsigned long long)names[i].dirid,
 		       (unsigned long long)names[i].index, names[i].name_len, names[i].name,
@@ -189,11 +203,15 @@ static void finish_child(struct check_ctx *c, struct rr_state *s)
 			keep_name(s, &s->pending[i]);
 			s->pending[i--] = s->pending[--s->npending];
 		}
-	if (s->have_item && s->found != s->refs)
+	if (s->have_item && s->found != s->refs) {
+		if (s->found)
+			fix_subvol(c, 0, 0, s->found, 0, 2);
 		ck_raw(c, id, 0, "fs tree %llu refs mismatch found %u expect %u", (unsigned long long)id,
 		       s->found, s->refs);
-	else if (s->have_item && !s->refs && !has_orphan_item(c, id))
+	} else if (s->have_item && !s->refs && !has_orphan_item(c, id)) {
+		fix_subvol(c, 0, 0, 0, 0, 1);
 		ck_raw(c, id, 0, "fs tree %llu missing orphan item", (unsigned long long)id);
+	}
 	else if (s->nbad || (!s->have_item && s->found))
 		report_names(c, id, s->found, s->have_item, s->bad, s->nbad);
 }
@@ -215,6 +233,11 @@ static void child_backref(struct check_ctx *c, struct rr_state *s, const struct 
 	find_dir_entries(c, &named, &n);
 	n.reachable = !(n.errors & (REF_NO_ROOT_REF | REF_NO_DIR_ITEM));
 	keep_name(s, &n);
+	/* a name whose ROOT_REF alone is missing counts for nothing; the repair hears of it */
+	if (CFG_CHECK_REPAIR && !n.reachable && !(n.errors & (REF_NO_DIR_ITEM | REF_NO_DIR_INDEX))) {
+		fix_subvol(c, n.parent, n.dirid, n.index, n.errors, 0);
+		ck_problem(c, CK_FIX, n.child, 0, 0, 0, "name of subvolume %llu", (unsigned long long)n.child);
+	}
 }
 
 /* ROOT_REF (parent, child) without its ROOT_BACKREF: the child counts it
@@ -301,6 +324,10 @@ static int uuid_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 	uuid_of_key(key, uuid);
 	uuid_unparse(uuid, text);
 	if (!size || size % 8) {
+		if (CFG_CHECK_REPAIR) {         /* the kernel adds what is missing from the tree */
+			c->fix = CHECK_FIX_DELETE;
+			c->fix_key = *key;
+		}
 		ck_err(c, BTRFS_UUID_TREE_OBJECTID, 0, 0, 0, "uuid tree item of %s %s has size %u",
 		       received ? "received uuid" : "uuid", text, size);
 		return 0;

@@ -268,7 +268,7 @@ int fs_read_phys(struct fs_device *dev, uint64_t physical, void *buf, size_t len
 	return 0;
 }
 
-int fs_read_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror)
+int fs_io_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror, fs_io_fn io)
 {
 	uint8_t *p = buf;
 
@@ -285,17 +285,24 @@ int fs_read_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int 
 			fs->err.mirror = mirror;
 			return -EIO;
 		}
-		if (fs_read_phys(ph.dev, ph.physical, p, n)) {
-			fs_err_at(&fs->err, -EIO, 0, logical, "read error on %s at %llu", ph.dev->path,
-				  (unsigned long long)ph.physical);
+		ret = io ? io(fs, ph.dev, ph.physical, p, n) : fs_read_phys(ph.dev, ph.physical, p, n);
+		if (ret) {
+			if (!io)
+				fs_err_at(&fs->err, ret = -EIO, 0, logical, "read error on %s at %llu", ph.dev->path,
+					  (unsigned long long)ph.physical);
 			fs->err.mirror = mirror;
-			return -EIO;
+			return ret;
 		}
-		p += n;
+		p += p ? n : 0;
 		len -= n;
 		logical += n;
 	}
 	return 0;
+}
+
+int fs_read_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror)
+{
+	return fs_io_logical(fs, logical, buf, len, mirror, NULL);
 }
 
 /* Device items (objectid DEV_ITEMS_OBJECTID) sort before the chunk items. */

@@ -10,4 +10,9 @@
 void fs_scan_block_devices(int (*fn)(const char *path, const struct btrfs_super_block *sb, void *ctx),
 			   void *ctx);
 
+/* 1 when the block device or image file at path backs a mounted filesystem (its
+ * device, or a loop device over the file, is the source of a mount or a device of a
+ * filesystem registered in /sys/fs/btrfs), 0 when not, -errno. */
+int fs_path_mounted(const char *path);
+
 #endif

@@ -79,7 +79,7 @@ uint64_t fs_fd_size(int fd);
 /* ---- opening a filesystem (fs/open.c) --------------------------------- */
 
 struct fs_open_opts {
-	int writable;           /* reserved, must be 0 */
+	int writable;           /* reserved, must be 0 (write/write.h: fs_wopen) */
 	int allow_degraded;     /* open even when devices are missing */
 	int scan;               /* look for missing and seed devices among the block devices */
 	int super_mirror;       /* -1: primary, falling back to copies 1, 2; else 0..2 */
@@ -157,6 +157,7 @@ struct fs {
 	size_t align_buf_cap;
 	uint8_t *spare_ext_buf;         /* a closed file's ext_buf, for the next file */
 	size_t spare_ext_cap;
+	struct fs_wstate *w;            /* the write side's state (write/write.h), NULL read-only */
 };
 
 /* Opens the devices/images (any order; each must belong to the filesystem on
@@ -209,6 +210,11 @@ struct fs_phys {
 };
 /* Maps logical for copy `mirror` (1..copies; 0 means 1). */
 int fs_map(struct fs *fs, uint64_t logical, int mirror, struct fs_phys *out);
+/* Each contiguous piece of [logical, +len) on copy `mirror` (1..copies), crossing
+ * stripes: read into buf (io NULL), or handed to io (the write side), which sets
+ * fs->err when it fails. A piece on a missing device is -EIO. */
+typedef int (*fs_io_fn)(struct fs *fs, struct fs_device *dev, uint64_t physical, void *buf, size_t len);
+int fs_io_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror, fs_io_fn io);
 /* Reads len bytes at logical from copy `mirror` (1..copies), crossing stripes. */
 int fs_read_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror);
 /* Reads from physical offset of a device (pread loop; -EIO on short read). */
@@ -260,6 +266,11 @@ struct fs_block *fs_block_read_mirror(struct fs *fs, uint64_t bytenr, int mirror
 				      const struct fs_block_expect *exp);
 void fs_block_put(struct fs *fs, struct fs_block *b);
 void fs_cache_set_limit(struct fs *fs, size_t bytes);
+/* Write side: a new zeroed block at bytenr, in the cache with the caller's reference
+ * (-EUCLEAN when the cache holds a tree block there: it is not free space);
+ * fs_block_forget takes a block out of the cache and drops the caller's reference. */
+struct fs_block *fs_block_create(struct fs *fs, uint64_t bytenr);
+void fs_block_forget(struct fs *fs, struct fs_block *b);
 void fs_block_cache_free(struct fs *fs);        /* by fs_close */
 
 static inline const struct btrfs_header *fs_block_header(const struct fs_block *b)
@@ -313,6 +324,9 @@ struct fs_path {
  * greater), 1: no item >= key (p stays on the last item of the tree, or
  * p->levels == 0 when the tree is empty), <0 error. Release p in every case. */
 int fs_search(struct fs *fs, const struct fs_root *root, const struct fs_key *key, struct fs_path *p);
+/* Child slot of node parent (of tree), verified against the pointer's key, level and
+ * generation. NULL with fs->err set. */
+struct fs_block *fs_read_child(struct fs *fs, const struct fs_block *parent, uint32_t slot, uint64_t tree);
 /* Next/previous item across leaves. 0 ok, 1 no more (path kept), <0 error. */
 int fs_next(struct fs *fs, struct fs_path *p);
 int fs_prev(struct fs *fs, struct fs_path *p);
@@ -426,6 +440,8 @@ struct fs_inline_ref {
 int fs_inline_ref_next(const void *data, uint32_t size, uint32_t *pos, struct fs_inline_ref *r);
 /* Size of an inline ref of the given type, 0 for unknown types. */
 uint32_t fs_inline_ref_size(uint8_t type);
+/* Key offset of the keyed EXTENT_DATA_REF of (root, objectid, offset). */
+uint64_t fs_data_ref_hash(uint64_t root, uint64_t objectid, uint64_t offset);
 
 /* ---- files and directories (fs/file.c) -------------------------------- */
 

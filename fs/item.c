@@ -1,6 +1,7 @@
 /* Bounds-checked decoding of leaf items. Records are little-endian and
  * unaligned; the structures come from <linux/btrfs_tree.h>. */
 #include "fs.h"
+#include "csum.h"
 #include "le.h"
 #include <errno.h>
 #include <stddef.h>
@@ -240,4 +241,18 @@ int fs_inline_ref_next(const void *data, uint32_t size, uint32_t *pos, struct fs
 	}
 	*pos += r->size;
 	return 1;
+}
+
+uint64_t fs_data_ref_hash(uint64_t root, uint64_t objectid, uint64_t offset)
+{
+	uint32_t high = ~0u, low = ~0u;
+	uint8_t v[8];
+
+	put_le64(v, root);
+	high = crc32c_raw(high, v, sizeof(v));
+	put_le64(v, objectid);
+	low = crc32c_raw(low, v, sizeof(v));
+	put_le64(v, offset);
+	low = crc32c_raw(low, v, sizeof(v));
+	return ((uint64_t)high << 31) ^ (uint64_t)low;
 }

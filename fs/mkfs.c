@@ -9,6 +9,7 @@
 #include "mkfs_int.h"
 #include "csum.h"
 #include "le.h"
+#include "pio.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1015,18 +1016,31 @@ static int build_super(struct mkfs_ctx *c, const struct trees *T, struct btrfs_s
 	return 0;
 }
 
+/* Every device flushed first: no superblock names a tree that is not on disk yet. */
+static int sync_devices(struct mkfs_ctx *c)
+{
+	for (int i = 0; i < c->al.ndevs; i++) {
+		int ret = pio_dev_sync(c->al.devs[i].fd);
+
+		if (ret)
+			return mkfs_fail(c, "cannot sync device %d: %s", i + 1, strerror(-ret));
+	}
+	return 0;
+}
+
 static int write_supers(struct mkfs_ctx *c, struct btrfs_super_block *sb)
 {
+	if (sync_devices(c))
+		return -1;
 	for (int i = 0; i < c->al.ndevs; i++) {
 		struct alloc_dev *d = &c->al.devs[i];
 
-		if (fsync(d->fd))
-			return mkfs_fail(c, "cannot sync device %d: %s", i + 1, strerror(errno));
 		dev_item(c, i, &sb->dev_item);
 		/* mirrors first, the primary copy last */
 		for (int m = BTRFS_SUPER_MIRRORS - 1; m >= 0; m--) {
 			uint64_t off = btrfs_super_offset(m);
 			uint8_t sum[CSUM_MAX_SIZE];
+			int ret;
 
 			if (off + BTRFS_SUPER_SIZE > d->size)
 				continue;
@@ -1034,13 +1048,11 @@ static int write_supers(struct mkfs_ctx *c, struct btrfs_super_block *sb)
 			csum_compute(c->cfg->csum_type, (uint8_t *)sb + BTRFS_CSUM_START,
 				     BTRFS_SUPER_SIZE - BTRFS_CSUM_START, sum);
 			memcpy(sb->csum, sum, BTRFS_CSUM_SIZE);
-			if (pwrite(d->fd, sb, BTRFS_SUPER_SIZE, (off_t)off) != BTRFS_SUPER_SIZE)
-				return mkfs_fail(c, "cannot write the superblock: %s", strerror(errno));
+			if ((ret = pio_dev_write(d->fd, sb, BTRFS_SUPER_SIZE, (off_t)off)))
+				return mkfs_fail(c, "cannot write the superblock: %s", strerror(-ret));
 		}
-		if (fsync(d->fd))
-			return mkfs_fail(c, "cannot sync device %d: %s", i + 1, strerror(errno));
 	}
-	return 0;
+	return sync_devices(c);
 }
 
 /* Zeroes what could identify an older filesystem: the first and last 2 MiB and every
@@ -1074,10 +1086,13 @@ static int wipe_device(struct mkfs_ctx *c, const struct mkfs_device *d, uint64_t
 		for (uint64_t off = ranges[i][0]; off < ranges[i][0] + ranges[i][1] && !ret; off += ZERO_BUF) {
 			size_t len = ranges[i][0] + ranges[i][1] - off < ZERO_BUF ?
 				     (size_t)(ranges[i][0] + ranges[i][1] - off) : ZERO_BUF;
-			if (pwrite(d->fd, zero, len, (off_t)off) != (ssize_t)len)
-				ret = mkfs_fail(c, "cannot write to %s: %s", d->path, strerror(errno));
+			if ((ret = pio_dev_write(d->fd, zero, len, (off_t)off)))
+				ret = mkfs_fail(c, "cannot write to %s: %s", d->path, strerror(-ret));
 		}
 	free(zero);
+	/* on disk before any new block overwrites the old filesystem's */
+	if (!ret && (ret = pio_dev_sync(d->fd)))
+		ret = mkfs_fail(c, "cannot sync %s: %s", d->path, strerror(-ret));
 	return ret;
 }
 

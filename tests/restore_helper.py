@@ -13,7 +13,8 @@ import stat
 import sys
 
 
-def manifest(root):
+def entries(root):
+    """The manifest lines of everything below root (a file that cannot be read: 'error N')."""
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -24,9 +25,12 @@ def manifest(root):
             m = st.st_mode
             if stat.S_ISREG(m):
                 h = hashlib.sha256()
-                with open(p, 'rb') as f:
-                    for block in iter(lambda: f.read(1 << 20), b''):
-                        h.update(block)
+                try:
+                    with open(p, 'rb') as f:
+                        for block in iter(lambda: f.read(1 << 20), b''):
+                            h.update(block)
+                except OSError as e:
+                    h.update(b'error %d' % e.errno)
                 xattrs = ','.join('%s=%s' % (x, hashlib.sha256(os.getxattr(p, x)).hexdigest()[:16])
                                   for x in sorted(os.listxattr(p)))
                 out.append('%s f %o %d %d %d %s %s mtime=%d.%09d' % (
@@ -38,7 +42,11 @@ def manifest(root):
                 out.append('%s l %d %d %s mtime=%d' % (rel, st.st_uid, st.st_gid, os.readlink(p),
                                                        st.st_mtime_ns))
             # fifos, devices and sockets are not restored (as the reference)
-    print('\n'.join(sorted(out)))
+    return sorted(out)
+
+
+def manifest(root):
+    print('\n'.join(entries(root)))
 
 
 def crc32c(data):

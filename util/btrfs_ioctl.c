@@ -729,44 +729,6 @@ int btrfs_check_subvol_path(const char *path)
 	return err;
 }
 
-int btrfs_source_is_mounted(const char *path)
-{
-	char mnt[PATH_MAX], dev[300], back[PATH_MAX], real[PATH_MAX];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int ret = 0;
-
-	if (stat(path, &st))
-		return -errno;
-	if (S_ISBLK(st.st_mode))
-		return btrfs_mount_of_device(path, mnt, sizeof(mnt)) == 0;
-	if (!realpath(path, real))
-		return -errno;
-	d = opendir("/sys/block");
-	if (!d)
-		return 0;
-	while (!ret && (de = readdir(d))) {
-		char p[300];
-		FILE *f;
-
-		if (strncmp(de->d_name, "loop", 4))
-			continue;
-		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		if (fgets(back, sizeof(back), f)) {
-			back[strcspn(back, "\n")] = 0;
-			snprintf(dev, sizeof(dev), "/dev/%s", de->d_name);
-			ret = !strcmp(back, real) && btrfs_mount_of_device(dev, mnt, sizeof(mnt)) == 0;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return ret;
-}
-
 int btrfs_open_cmd_path(int argc, char **argv, int nargs, int dir_only, const char *usage)
 {
 	cli_check_argc(argc, nargs, nargs, usage);

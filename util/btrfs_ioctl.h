@@ -93,9 +93,6 @@ int btrfs_group_order(uint64_t a, uint64_t b);
 /* Size of a block device (BLKGETSIZE64) or regular file; 0 when unknown. */
 uint64_t btrfs_device_size(const char *path);
 
-/* 1 when path (a block device, or an image file through a loop device) is mounted;
- * 0 when not; -errno. */
-int btrfs_source_is_mounted(const char *path);
 
 /* The mount point of the btrfs mounted from block device dev (compared by device
  * number), copied into mnt. 0 when found, -ENOENT when not mounted, -errno. */
