@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs check [options] <device>\n"
 	"\n"
 	"    Check structural integrity of a filesystem (unmounted).\n"

@@ -60,7 +60,7 @@ static char *canonical_path(const char *path)
 	return realpath(path, NULL);
 }
 
-static const char scan_usage[] =
+USAGE(scan_usage) =
 	"usage: btrfs device scan [-d|--all-devices] <device> [<device>...]\n"
 	"       btrfs device scan -u|--forget [<device>...]\n\n"
 	"    Register devices of multi-device filesystems with the kernel (all block\n"
@@ -159,7 +159,7 @@ int device_scan_main(int argc, char **argv)
 	return ret < 0;
 }
 
-static const char ready_usage[] =
+USAGE(ready_usage) =
 	"usage: btrfs device ready <device>\n\n"
 	"    Exit 0 when every device of the filesystem on <device> is registered\n"
 	"    (it can be mounted), 1 otherwise.\n";
@@ -192,7 +192,7 @@ int device_ready_main(int argc, char **argv)
 
 /* ---- remove ---- */
 
-static const char remove_usage[] =
+USAGE(remove_usage) =
 	"usage: btrfs device remove <device>|<devid> [<device>|<devid>...] <path>\n\n"
 	"    Remove devices, given by path or devid, from the filesystem mounted at <path>;\n"
 	"    their data moves to the others. 'missing' removes a device absent at mount\n"
@@ -276,7 +276,7 @@ int device_remove_main(int argc, char **argv)
 
 /* ---- add ---- */
 
-static const char add_usage[] =
+USAGE(add_usage) =
 	"usage: btrfs device add [options] <device> [<device>...] <path>\n\n"
 	"    Add block devices to the filesystem mounted at <path>.\n\n"
 	"    -K|--nodiscard   do not TRIM the whole device first\n"
@@ -452,7 +452,7 @@ int device_add_main(int argc, char **argv)
 
 /* ---- stats ---- */
 
-static const char stats_usage[] =
+USAGE(stats_usage) =
 	"usage: btrfs device stats [options] <path>|<device>\n\n"
 	"    Show the IO error counters of every device of a mounted filesystem.\n\n"
 	"    -c|--check   exit with 64 when a counter is not zero\n"
@@ -617,7 +617,7 @@ out:
 
 /* ---- usage ---- */
 
-static const char usage_usage[] =
+USAGE(usage_usage) =
 	"usage: btrfs device usage [options] <path> [<path>...]\n\n"
 	"    Show how the space of each device of a mounted filesystem is allocated.\n\n"
 	"    -b|--raw  -h|--human-readable  -H  --iec  --si\n"
@@ -768,7 +768,7 @@ static int replace_source(int fd, const char *src, const char *path,
 	return 0;
 }
 
-static const char replace_start_usage[] =
+USAGE(replace_start_usage) =
 	"usage: btrfs replace start [-Bfr] <srcdev>|<devid> <targetdev> <mount_point>\n\n"
 	"    -r  read <srcdev> only when no other good mirror exists\n"
 	"    -f  overwrite a btrfs on <targetdev>   -B  do not background\n"
@@ -879,7 +879,7 @@ static const char *replace_time(uint64_t t, char *buf, size_t size)
 	return buf;
 }
 
-static const char replace_status_usage[] =
+USAGE(replace_status_usage) =
 	"usage: btrfs replace status [-1] <mount_point>\n\n"
 	"    -1  print once, not until the replace ends\n";
 
@@ -952,7 +952,7 @@ int replace_status_main(int argc, char **argv)
 	return 1;
 }
 
-static const char replace_cancel_usage[] = "usage: btrfs replace cancel <mount_point>\n";
+USAGE(replace_cancel_usage) = "usage: btrfs replace cancel <mount_point>\n";
 
 int replace_cancel_main(int argc, char **argv)
 {

@@ -46,7 +46,7 @@
 
 /* ---- df ------------------------------------------------------------------ */
 
-static const char df_usage[] =
+USAGE(df_usage) =
 	"usage: btrfs filesystem df [options] <path>\n"
 	"Show how much space each block group type takes on a mounted filesystem.\n\n"
 	UNITS_HELP;
@@ -136,7 +136,7 @@ int fs_df_main(int argc, char **argv)
 
 /* ---- show ---------------------------------------------------------------- */
 
-static const char show_usage[] =
+USAGE(show_usage) =
 	"usage: btrfs filesystem show [options] [<path>|<uuid>|<device>|<label>]\n"
 	"Show the devices of mounted and unmounted filesystems (all of them without an\n"
 	"argument).\n\n"
@@ -474,7 +474,7 @@ int fs_show_main(int argc, char **argv)
 
 /* ---- label --------------------------------------------------------------- */
 
-static const char label_usage[] =
+USAGE(label_usage) =
 	"usage: btrfs filesystem label [<device>|<mount_point>] [<newlabel>]\n"
 	"Print the label of a filesystem, or set it to <newlabel>. A device or image file\n"
 	"must not be mounted; a mounted filesystem is named by its mount point.\n";
@@ -591,7 +591,7 @@ int fs_label_main(int argc, char **argv)
 
 /* ---- sync ---------------------------------------------------------------- */
 
-static const char sync_usage[] =
+USAGE(sync_usage) =
 	"usage: btrfs filesystem sync <path>\n"
 	"Commit the running transaction of the filesystem at <path> to disk.\n";
 
@@ -614,7 +614,7 @@ int fs_sync_main(int argc, char **argv)
 
 /* ---- defragment ---------------------------------------------------------- */
 
-static const char defrag_usage[] =
+USAGE(defrag_usage) =
 	"usage: btrfs filesystem defragment [options] <file>|<dir> [<file>|<dir>...]\n"
 	"Rewrite files so that their data is in fewer, larger extents.\n\n"
 	"  -r             recurse into directories (files only; a directory itself\n"
@@ -785,7 +785,7 @@ int fs_defrag_main(int argc, char **argv)
 
 /* ---- resize -------------------------------------------------------------- */
 
-static const char resize_usage[] =
+USAGE(resize_usage) =
 	"usage: btrfs filesystem resize [--enqueue] [devid:][+/-]<newsize>[kKmMgGtTpPeE]|[devid:]max <path>\n"
 	"Grow or shrink a mounted filesystem on one of its devices (devid 1 unless given).\n"
 	"'max' takes all the space of the device; suffixes are powers of 1024.\n";
@@ -865,7 +865,7 @@ int fs_resize_main(int argc, char **argv)
 	/* Own parsing: "-1G" is a size, not an option. */
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--help")) {
-			fputs(resize_usage, stdout);
+			cli_put_usage(resize_usage, stdout);
 			return 0;
 		}
 		if (!strcmp(argv[i], "--"))

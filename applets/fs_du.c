@@ -213,7 +213,7 @@ out:
 	return ret;
 }
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs filesystem du [options] <path> [<path>..]\n\n"
 	"    -s|--summarize  only a total for each argument\n" CLI_UNITS;
 

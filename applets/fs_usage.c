@@ -17,7 +17,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-static const char usage_usage[] =
+USAGE(usage_usage) =
 	"usage: btrfs filesystem usage [options] <path> [<path>...]\n"
 	"Show how the space of a mounted filesystem is allocated and used.\n\n"
 	"  -T                 per-device table instead of per-type lists\n"

@@ -29,7 +29,7 @@
 
 /* ---- dump-super ---------------------------------------------------------------------- */
 
-static const char dump_super_usage[] =
+USAGE(dump_super_usage) =
 	"usage: btrfs inspect-internal dump-super [options] device [device...]\n\n"
 	"    Dump superblock from a device in a textual form\n\n"
 	"    -f|--full                 print full superblock information, backup roots etc.\n"
@@ -144,7 +144,7 @@ int dump_super_main(int argc, char **argv)
 
 /* ---- dump-tree ----------------------------------------------------------------------- */
 
-static const char dump_tree_usage[] =
+USAGE(dump_tree_usage) =
 	"usage: btrfs inspect-internal dump-tree [options] <device> [<device> ..]\n\n"
 	"    Dump tree structures from a given device\n\n"
 	"    Dump tree structures from a given device in textual form, expand keys to human\n"

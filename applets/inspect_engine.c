@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_read[] =
+USAGE(usage_read) =
 	"usage: btrfs inspect-internal read-file [options] <device> [<device>...]\n\n"
 	"\t--root ID      subvolume tree (default 5)\n"
 	"\t--inode N      inode number\n"
@@ -27,13 +27,13 @@ static const char usage_read[] =
 	"\t--verify       check data checksums\n"
 	"\t--extents      print the extent map instead of the contents\n"
 	"\t--degraded     allow missing devices\n";
-static const char usage_list[] =
+USAGE(usage_list) =
 	"usage: btrfs inspect-internal list-dir [options] <device> [<device>...]\n\n"
 	"\t--root ID      subvolume tree (default 5)\n"
 	"\t--inode N      directory inode number (default: the subvolume top)\n"
 	"\t--path P       path from the top of the subvolume\n"
 	"\t--degraded     allow missing devices\n";
-static const char usage_walk[] =
+USAGE(usage_walk) =
 	"usage: btrfs inspect-internal walk-trees [--degraded] <device> [<device>...]\n\n"
 	"Walks every tree, reads every file; prints counts and errors.\n";
 

@@ -45,7 +45,7 @@
 
 /* ---- rootid, subvolid-resolve ---- */
 
-static const char rootid_usage[] = "usage: btrfs inspect-internal rootid <path>\n";
+USAGE(rootid_usage) = "usage: btrfs inspect-internal rootid <path>\n";
 
 int rootid_main(int argc, char **argv)
 {
@@ -67,7 +67,7 @@ int rootid_main(int argc, char **argv)
 	return 0;
 }
 
-static const char subvolid_usage[] =
+USAGE(subvolid_usage) =
 	"usage: btrfs inspect-internal subvolid-resolve <subvolid> <path>\n";
 
 int subvolid_resolve_main(int argc, char **argv)
@@ -120,7 +120,7 @@ static int print_inode_paths(int fd, uint64_t inum, const char *prepend)
 	return 0;
 }
 
-static const char inode_usage[] = "usage: btrfs inspect-internal inode-resolve [-v] <inode> <path>\n";
+USAGE(inode_usage) = "usage: btrfs inspect-internal inode-resolve [-v] <inode> <path>\n";
 
 int inode_resolve_main(int argc, char **argv)
 {
@@ -158,7 +158,7 @@ static int is_subvol_mount(const struct sys_mount *m, void *ctx)
 	       has_option(m->options, s->id) && (s->found = strdup(m->target));
 }
 
-static const char logical_usage[] =
+USAGE(logical_usage) =
 	"usage: btrfs inspect-internal logical-resolve [-Pvo] [-s bufsize] <logical> <path>\n\n"
 	"    -P  print the inodes, not their paths   -o  ignore offsets\n"
 	"    -s bufsize  size of the inode container (up to 16M)\n";
@@ -373,7 +373,7 @@ static int parse_chunk_sort(const char *arg, char *keys, size_t size)
 	return 0;
 }
 
-static const char chunks_usage[] =
+USAGE(chunks_usage) =
 	"usage: btrfs inspect-internal list-chunks [options] <path>\n\n"
 	"    --sort [-]devid,pstart,lstart,usage,length,type,profile\n"
 	CLI_UNITS;
@@ -523,7 +523,7 @@ static uint64_t min_dev_size(struct extents *x)
 	return scratch ? min + scratch + (32 << 20) : min;
 }
 
-static const char min_size_usage[] =
+USAGE(min_size_usage) =
 	"usage: btrfs inspect-internal min-dev-size [--id DEVID] <path>\n";
 
 int min_dev_size_main(int argc, char **argv)
@@ -623,7 +623,7 @@ static int swap_extent(const struct btrfs_ioctl_search_header *sh, const void *i
 	return 0;
 }
 
-static const char swap_usage[] =
+USAGE(swap_usage) =
 	"usage: btrfs inspect-internal map-swapfile [-r|--resume-offset] <file>\n";
 
 int map_swapfile_main(int argc, char **argv)

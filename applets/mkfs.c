@@ -62,7 +62,7 @@
 #define ROOTDIR_USAGE
 #endif
 
-static const char usage[] =
+USAGE(usage) =
 "Usage: mkfs.btrfs [options] <dev> [<dev...>]\n"
 "Create a BTRFS filesystem on a device or partition\n"
 "\n"

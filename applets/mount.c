@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <linux/loop.h>
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: mount.btrfs SOURCE TARGET [-o OPTIONS] [-r] [-w] [-v] [-n] [-s] [-f]\n"
 	"Mount a btrfs block device or image file (image files through an autoclear loop device).\n"
 	"\n"
@@ -296,7 +296,7 @@ static int parse_args(int argc, char **argv, struct mount_req *r)
 			continue;
 		}
 		if (!strcmp(a, "--help")) {
-			fputs(usage, stdout);
+			cli_put_usage(usage, stdout);
 			exit(0);
 		}
 		if (!strcmp(a, "--version") || !strcmp(a, "-V")) {

@@ -85,7 +85,7 @@ static const char *quota_errstr(void)
 
 /* ---- quota ---- */
 
-static const char ctl_usage[] =
+USAGE(ctl_usage) =
 	"usage: btrfs quota enable [-s|--simple] <path>\n"
 	"       btrfs quota disable <path>\n";
 
@@ -112,7 +112,7 @@ int quota_ctl_main(int argc, char **argv)
 	return ret < 0;
 }
 
-static const char rescan_usage[] =
+USAGE(rescan_usage) =
 	"usage: btrfs quota rescan [-sw] <path>\n\n"
 	"    -s|--status  show the running rescan   -w|--wait  start and wait\n"
 	"    -W|--wait-norescan  wait for a running rescan only\n";
@@ -153,7 +153,7 @@ int quota_rescan_main(int argc, char **argv)
 	return ret != 0;
 }
 
-static const char status_usage[] =
+USAGE(status_usage) =
 	"usage: btrfs quota status [--is-enabled] <path>\n\n"
 	"    --is-enabled  print nothing, exit 0 when quotas are enabled\n";
 
@@ -217,7 +217,7 @@ int quota_status_main(int argc, char **argv)
 
 /* ---- qgroup create, destroy, assign, remove, limit ---- */
 
-static const char create_usage[] =
+USAGE(create_usage) =
 	"usage: btrfs qgroup create|destroy <qgroupid> <path>\n";
 
 int qgroup_create_main(int argc, char **argv)
@@ -243,7 +243,7 @@ int qgroup_create_main(int argc, char **argv)
 	return ret < 0;
 }
 
-static const char assign_usage[] =
+USAGE(assign_usage) =
 	"usage: btrfs qgroup assign|remove [--rescan|--no-rescan] <src> <dst> <path>\n";
 
 int qgroup_assign_main(int argc, char **argv)
@@ -282,7 +282,7 @@ int qgroup_assign_main(int argc, char **argv)
 	return ret != 0;
 }
 
-static const char limit_usage[] =
+USAGE(limit_usage) =
 	"usage: btrfs qgroup limit [options] <size>|none [<qgroupid>] <path>\n\n"
 	"    -c  limit the compressed size (the default)   -e  limit the exclusive size\n";
 
@@ -711,7 +711,7 @@ static int clear_stale(const struct qgroups *g, int fd)
 	return ret;
 }
 
-static const char show_usage[] =
+USAGE(show_usage) =
 	"usage: btrfs qgroup show [options] <path>\n"
 	"       btrfs qgroup clear-stale <path>\n\n"
 	"    -p  parents  -c  children  -r  referenced limit  -e  exclusive limit\n"

@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs receive [options] <mount>\n"
 	"       btrfs receive --dump [options]\n"
 	"\n"

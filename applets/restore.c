@@ -35,7 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs restore [options] <device> [<device>...] <path>\n"
 	"   or: btrfs restore [options] -l <device> [<device>...]\n\n"
 	"    Copy files out of a damaged or unmountable filesystem into <path>\n\n"

@@ -511,14 +511,14 @@ static int scrub_running(const struct target *t)
 
 static int scrub_start(int argc, char **argv, int resume)
 {
-	static const char start_usage[] =
+	USAGE(start_usage) =
 		"usage: btrfs scrub start [-BdqrRf] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n"
 		"       btrfs scrub start [-BdqrRf] <unmounted device or image> [<its other devices>...]\n\n"
 		"    Start a new scrub of every device of the filesystem. An unmounted filesystem is\n"
 		"    scrubbed without the kernel: the devices given are read and repaired.\n\n"
 		START_OPTIONS_HELP
 		"    -f   start even if the status file says a scrub is running\n";
-	static const char resume_usage[] =
+	USAGE(resume_usage) =
 		"usage: btrfs scrub resume [-BdqrR] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n"
 		"       btrfs scrub resume [-BdqrR] <unmounted device or image> [<its other devices>...]\n\n"
 		"    Continue a canceled or interrupted scrub where each device stopped.\n\n"
@@ -638,7 +638,7 @@ int scrub_resume_main(int argc, char **argv)
 	return scrub_start(argc, argv, 1);
 }
 
-static const char cancel_usage[] =
+USAGE(cancel_usage) =
 	"usage: btrfs scrub cancel <path>|<device>\n\n"
 	"    Cancel a running scrub.\n";
 
@@ -762,7 +762,7 @@ static void json_status(const char *fsid, const struct scrub_record *total, uint
 	out_end(&o);
 }
 
-static const char status_usage[] =
+USAGE(status_usage) =
 	"usage: btrfs scrub status [-dR] [--raw|--human-readable|...] <path>|<device>\n\n"
 	"    Show the status of a running or the last scrub.\n\n"
 	"    -d   per device\n"
@@ -877,7 +877,7 @@ static const char *limit_text(uint64_t limit, char buf[UNITS_BUF + 2])
 	return buf;
 }
 
-static const char limit_usage[] =
+USAGE(limit_usage) =
 	"usage: btrfs scrub limit [options] <path>\n\n"
 	"    -a|--all  all devices   -d|--devid DEVID  one device\n"
 	"    -l|--limit SIZE  the limit per second, 0 for none (needs -a or -d)\n"

@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <linux/btrfs.h>
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs send [-ve] [-p <parent>] [-c <clone-src>] [-f <outfile>] <subvol> [<subvol>...]\n"
 	"\n"
 	"    Send the subvolume(s) to stdout.\n"

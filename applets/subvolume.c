@@ -125,7 +125,7 @@ static void new_subvol_args(struct btrfs_ioctl_vol_args_v2 *args, const char *na
 	args->qgroup_inherit = in->qi;
 }
 
-static const char create_usage[] =
+USAGE(create_usage) =
 	"usage: btrfs subvolume create [-i <qgroupid>] [-p] [<dest>/]<name> [[<dest>/]<name>...]\n\n"
 	"    Create subvolumes <name> in <dest> (default: the current directory); a\n"
 	"    failure on one does not stop the others (exit status 1).\n\n"
@@ -224,7 +224,7 @@ static int commit_and_wait(int fd)
 	return 0;
 }
 
-static const char delete_usage[] =
+USAGE(delete_usage) =
 	"usage: btrfs subvolume delete [options] <subvolume> [<subvolume>...]\n"
 	"       btrfs subvolume delete [options] -i|--subvolid <subvolid> <path>\n\n"
 	"    Delete subvolumes by path, or by id below the mounted filesystem at <path>.\n\n"
@@ -437,7 +437,7 @@ int subvol_delete_main(int argc, char **argv)
 	return ret;
 }
 
-static const char snapshot_usage[] =
+USAGE(snapshot_usage) =
 	"usage: btrfs subvolume snapshot [-r] [-i <qgroupid>] <subvolume> { <subdir>/<name> | <subdir> }\n\n"
 	"    Snapshot <subvolume> as <subdir>/<name>, or into <subdir> under the\n"
 	"    subvolume's own name.\n\n"
@@ -541,7 +541,7 @@ struct list_opts {
 	int nsorts;
 };
 
-static const char list_usage[] =
+USAGE(list_usage) =
 	"usage: btrfs subvolume list [options] <path>\n\n"
 	"    List the subvolumes and snapshots of the filesystem mounted at <path>.\n\n"
 	"    -o   only subvolumes below <path>\n"
@@ -960,7 +960,7 @@ int subvol_list_main(int argc, char **argv)
 
 /* ---- show ---- */
 
-static const char show_usage[] =
+USAGE(show_usage) =
 	"usage: btrfs subvolume show [options] <path>\n\n"
 	"    Show the subvolume at <path>, or the one with the given id or UUID on\n"
 	"    the filesystem of <path>.\n\n"
@@ -1185,7 +1185,7 @@ out:
 
 /* ---- default subvolume, sync ---- */
 
-static const char get_default_usage[] =
+USAGE(get_default_usage) =
 	"usage: btrfs subvolume get-default <path>\n\n"
 	"    Show the default subvolume of the filesystem mounted at <path>.\n";
 
@@ -1227,7 +1227,7 @@ int subvol_get_default_main(int argc, char **argv)
 	return 0;
 }
 
-static const char set_default_usage[] =
+USAGE(set_default_usage) =
 	"usage: btrfs subvolume set-default <subvolume>\n"
 	"       btrfs subvolume set-default <subvolid> <path>\n\n"
 	"    Make a subvolume the one mounted by default.\n";
@@ -1267,7 +1267,7 @@ int subvol_set_default_main(int argc, char **argv)
 
 /* ---- find-new ---- */
 
-static const char find_new_usage[] =
+USAGE(find_new_usage) =
 	"usage: btrfs subvolume find-new <path> <lastgen>\n\n"
 	"    List the file extents of the subvolume at <path> written in generation\n"
 	"    <lastgen> or later.\n";
@@ -1367,7 +1367,7 @@ out:
 	return ret;
 }
 
-static const char sync_usage[] =
+USAGE(sync_usage) =
 	"usage: btrfs subvolume sync <path> [<subvolid>...]\n\n"
 	"    Wait until the given deleted subvolumes (default: all deleted now) are\n"
 	"    cleaned from the filesystem.\n\n"

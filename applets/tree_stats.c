@@ -221,7 +221,7 @@ static int tree_stats(struct fs *fs, uint64_t id, int inline_data, unsigned mode
 	return 0;
 }
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs inspect-internal tree-stats [-b] [-t <tree_id>] <device>\n\n"
 	"    -b  raw numbers in bytes   -t <tree_id>  only this tree\n"
 	CLI_UNITS;

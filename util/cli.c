@@ -1,3 +1,11 @@
+/* Command-line conventions shared by every applet; the compressed usage texts. */
+//config:config COMPRESS_USAGE
+//config:	bool "Compressed usage texts"
+//config:	default y
+//config:	depends on COMPRESS_ZLIB
+//config:	help
+//config:	  Keep the usage texts of all commands deflate-compressed in the binary
+//config:	  (about 17 KB smaller) and inflate them when one is printed.
 #include "cli.h"
 #include <ctype.h>
 #include <errno.h>
@@ -37,10 +45,44 @@ void msg_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The usage text with CLI_UNITS (a control character) spelled out. */
-static void put_usage(const char *usage, FILE *f)
+#if USAGE_COMPRESSED
+#include "usage_blob.h"   /* usage_blob[]: the texts as raw deflate; USAGE_TEXTS_SIZE */
+#include <zlib.h>
+
+const char *usage_entry(unsigned n)
 {
-	for (; *usage; usage++)
+	static char *texts;
+	z_stream z = { 0 };
+	const char *t;
+
+	/* zeroed first: whatever fails, every entry is a string ("" at worst) */
+	if (!texts && (texts = calloc(1, USAGE_TEXTS_SIZE)) && inflateInit2(&z, -15) == Z_OK) {
+		z.next_in = (unsigned char *)usage_blob;
+		z.avail_in = sizeof(usage_blob);
+		z.next_out = (unsigned char *)texts;
+		z.avail_out = USAGE_TEXTS_SIZE;
+		inflate(&z, Z_FINISH);
+		inflateEnd(&z);
+	}
+	if (!texts)
+		return "";
+	for (t = texts; n--; t += strlen(t) + 1)
+		;
+	return t;
+}
+
+const char *usage_text(const char *usage)
+{
+	if (usage[0] != USAGE_REF)
+		return usage;
+	return usage_entry((unsigned char)usage[1] | (unsigned char)usage[2] << 8);
+}
+#endif
+
+/* The usage text with CLI_UNITS (a control character) spelled out. */
+void cli_put_usage(const char *usage, FILE *f)
+{
+	for (usage = usage_text(usage); *usage; usage++)
 		if (*usage == CLI_UNITS[0])
 			fputs("    --raw --human-readable --iec --si --kbytes --mbytes --gbytes --tbytes\n", f);
 		else
@@ -51,7 +93,7 @@ void cli_usage_error(const char *usage, const char *msg)
 {
 	if (msg)
 		msg_error("%s", msg);
-	put_usage(usage, stderr);
+	cli_put_usage(usage, stderr);
 	exit(1);
 }
 
@@ -67,7 +109,7 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 	if (c != '?' && c != ':')
 		return c;
 	if (optind > 1 && !strcmp(argv[optind - 1], "--help")) {
-		put_usage(usage, stdout);
+		cli_put_usage(usage, stdout);
 		exit(0);
 	}
 	if (cli_globals.cmd) {  /* btrfs-progs' wording in the btrfs command tree */
