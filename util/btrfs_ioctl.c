@@ -1,3 +1,4 @@
+//build:Oz
 #include "btrfs_ioctl.h"
 #include "cli.h"
 #include "output.h"

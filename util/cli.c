@@ -6,6 +6,7 @@
 //config:	help
 //config:	  Keep the usage texts of all commands deflate-compressed in the binary
 //config:	  (about 17 KB smaller) and inflate them when one is printed.
+//build:Oz
 #include "cli.h"
 #include <ctype.h>
 #include <errno.h>
