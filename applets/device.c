@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "btrfs_ioctl.h"
 #include "output.h"
+#include "timefmt.h"
 #include "units.h"
 #include "fs.h"
 #include <fcntl.h>
@@ -875,7 +876,7 @@ static const char *replace_time(uint64_t t, char *buf, size_t size)
 	time_t tt = (time_t)t;
 	struct tm tm;
 
-	strftime(buf, size, "%e.%b %T", localtime_r(&tt, &tm));
+	tm_format(buf, size, "%e.%b %T", localtime_r(&tt, &tm));
 	return buf;
 }
 

@@ -24,6 +24,7 @@
 #include "sendstream.h"
 #include "subvol_lookup.h"
 #include "sysfile.h"
+#include "timefmt.h"
 #include "uuid.h"
 #include <stdarg.h>
 #include <errno.h>
@@ -146,7 +147,7 @@ static void format_time(const struct ss_time *t, char *out, size_t outlen)
 	time_t sec = (time_t)t->sec;
 	struct tm tm;
 
-	if (!localtime_r(&sec, &tm) || !strftime(out, outlen, "%FT%T%z", &tm))
+	if (!localtime_r(&sec, &tm) || !tm_format(out, outlen, "%FT%T%z", &tm))
 		snprintf(out, outlen, "%lld", (long long)t->sec);
 }
 

@@ -23,6 +23,7 @@
 #include "scrub_offline.h"
 #include "scrub_status.h"
 #include "table.h"
+#include "timefmt.h"
 #include "units.h"
 #include "uuid.h"
 #include <errno.h>
@@ -69,7 +70,7 @@ static void print_summary(const struct btrfs_scrub_progress *p, const struct scr
 		struct tm tm;
 
 		localtime_r(&eta, &tm);
-		strftime(t, sizeof(t), "%c", &tm);
+		tm_format(t, sizeof(t), "%c", &tm);
 		out_say("Time left:        %llu:%02llu:%02llu\n", (unsigned long long)left / 3600,
 		    (unsigned long long)(left / 60) % 60, (unsigned long long)left % 60);
 		out_say("ETA:              %s\n", t);
@@ -110,13 +111,13 @@ static void print_stats_head(const struct scrub_stats *s)
 		return;
 	}
 	localtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%c", &tm);
+	tm_format(buf, sizeof(buf), "%c", &tm);
 	out_say("Scrub %s:    %s\n", s->t_resumed ? "resumed" : "started", buf);
 	out_say("Status:           %s\n", s->in_progress ? "running" : s->canceled ? "aborted" :
 	    s->finished ? "finished" : "interrupted");
 	t = (time_t)s->duration;
 	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%M:%S", &tm);
+	tm_format(buf, sizeof(buf), "%M:%S", &tm);
 	out_say("Duration:         %u:%s\n", (unsigned)(s->duration / 3600), buf);
 }
 
@@ -702,15 +703,9 @@ static const char *state_name(const struct scrub_stats *s)
 
 static void json_time(struct out *o, const char *name, uint64_t sec)
 {
-	time_t t = (time_t)sec;
 	char buf[64];
-	struct tm tm;
 
-	if (sec && localtime_r(&t, &tm))
-		strftime(buf, sizeof(buf), "%Y-%m-%d %X %z", &tm);
-	else
-		strcpy(buf, "-");
-	out_str(o, NULL, name, buf);
+	out_str(o, NULL, name, local_time_text((int64_t)sec, "%Y-%m-%d %X %z", buf, sizeof(buf)));
 }
 
 static void json_record(struct out *o, const struct btrfs_scrub_progress *p,

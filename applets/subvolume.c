@@ -23,6 +23,7 @@
 #include "btrfs_ioctl.h"
 #include "le.h"
 #include "output.h"
+#include "timefmt.h"
 #include "units.h"
 #include "uuid.h"
 #include <errno.h>
@@ -682,8 +683,6 @@ static void print_col(const struct row *r, enum list_col c)
 {
 	const struct subvol_entry *e = r->e;
 	char buf[64];
-	struct tm tm;
-	time_t t;
 
 	switch (c) {
 	case COL_ID: printf("%llu", (unsigned long long)e->id); break;
@@ -692,12 +691,7 @@ static void print_col(const struct row *r, enum list_col c)
 	case COL_PARENT: printf("%llu", (unsigned long long)e->parent_id); break;
 	case COL_TOP: printf("%llu", (unsigned long long)r->top_id); break;
 	case COL_OTIME:
-		t = (time_t)e->otime;
-		if (t && localtime_r(&t, &tm))
-			strftime(buf, sizeof(buf), "%Y-%m-%d %X", &tm);
-		else
-			strcpy(buf, "-");
-		printf("%s", buf);
+		fputs(local_time_text(e->otime, "%Y-%m-%d %X", buf, sizeof(buf)), stdout);
 		break;
 	case COL_PUUID: uuid_text(e->parent_uuid, buf); printf("%-36s", buf); break;
 	case COL_RUUID: uuid_text(e->received_uuid, buf); printf("%-36s", buf); break;
@@ -717,8 +711,6 @@ static void json_col(struct out *out, const struct row *r, enum list_col c)
 {
 	const struct subvol_entry *e = r->e;
 	char buf[64];
-	struct tm tm;
-	time_t t;
 
 	switch (c) {
 	case COL_ID: out_u64(out, NULL, col_json[c], e->id); break;
@@ -727,12 +719,8 @@ static void json_col(struct out *out, const struct row *r, enum list_col c)
 	case COL_PARENT: out_u64(out, NULL, col_json[c], e->parent_id); break;
 	case COL_TOP: out_u64(out, NULL, col_json[c], r->top_id); break;
 	case COL_OTIME:
-		t = (time_t)e->otime;
-		if (t && localtime_r(&t, &tm))
-			strftime(buf, sizeof(buf), "%Y-%m-%d %X %z", &tm);
-		else
-			strcpy(buf, "-");
-		out_str(out, NULL, col_json[c], buf);
+		out_str(out, NULL, col_json[c],
+			local_time_text(e->otime, "%Y-%m-%d %X %z", buf, sizeof(buf)));
 		break;
 	case COL_PUUID: out_uuid(out, NULL, col_json[c], e->parent_uuid); break;
 	case COL_RUUID: out_uuid(out, NULL, col_json[c], e->received_uuid); break;
@@ -967,16 +955,6 @@ USAGE(show_usage) =
 	"    -r|--rootid ID     the subvolume with this id\n"
 	"    -u|--uuid UUID     the subvolume with this UUID\n";
 
-static void time_text(int64_t sec, char *buf, size_t size)
-{
-	time_t t = (time_t)sec;
-	struct tm tm;
-
-	if (sec && localtime_r(&t, &tm))
-		strftime(buf, size, "%Y-%m-%d %X %z", &tm);
-	else
-		snprintf(buf, size, "-");
-}
 
 /* Full paths of all subvolumes (NULL when unreachable), indexed like all[]. */
 static char **full_paths(const struct subvol_entry *all, size_t n)
@@ -1076,7 +1054,7 @@ static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 	out_say("\tParent UUID: \t\t%s\n", buf);
 	uuid_text(sv->received_uuid, buf);
 	out_say("\tReceived UUID: \t\t%s\n", buf);
-	time_text(sv->otime, ctime_buf, sizeof(ctime_buf));
+	local_time_text(sv->otime, "%Y-%m-%d %X %z", ctime_buf, sizeof(ctime_buf));
 	out_say("\tCreation time: \t\t%s\n", ctime_buf);
 	out_say("\tSubvolume ID: \t\t%llu\n", (unsigned long long)sv->id);
 	out_say("\tGeneration: \t\t%llu\n", (unsigned long long)sv->generation);
@@ -1088,7 +1066,7 @@ static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 	/* btrfs-progs 6.2 prints the creation time here; kept for identical output */
 	out_say("\tSend time: \t\t%s\n", ctime_buf);
 	out_say("\tReceive transid: \t%llu\n", (unsigned long long)sv->rtransid);
-	time_text(sv->rtime, buf, sizeof(buf));
+	local_time_text(sv->rtime, "%Y-%m-%d %X %z", buf, sizeof(buf));
 	out_say("\tReceive time: \t\t%s\n", buf);
 	out_say("\tSnapshot(s):\n");
 	paths = full_paths(all, n);
