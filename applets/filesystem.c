@@ -26,6 +26,7 @@
 #include "sysfile.h"
 #include "units.h"
 #include "uuid.h"
+#include "sort.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -366,7 +367,7 @@ static void show_unmounted_fs(struct out *o, struct sbdevs *v, int i, struct see
 	for (j = 0; j < v->n; j++)
 		if (!memcmp(v->d[j].sb.fsid, sb->fsid, BTRFS_FSID_SIZE))
 			mine[n++] = &v->d[j];
-	qsort(mine, n, sizeof(*mine), devid_cmp);
+	sort_stable(mine, n, sizeof(*mine), devid_cmp);
 	snprintf(label, sizeof(label), "%.*s", BTRFS_LABEL_SIZE - 1, sb->label);
 	out_group_begin(o, NULL, OUT_MAP);
 	show_header(o, label, sb->fsid, get_le64(&sb->num_devices), get_le64(&sb->bytes_used), mode);

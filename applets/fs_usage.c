@@ -9,6 +9,7 @@
 #include "output.h"
 #include "table.h"
 #include "units.h"
+#include "sort.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +85,7 @@ static int usage_load(int fd, const char *path, struct usage *u)
 	ret = btrfs_space_info(fd, &u->sa);
 	if (ret)
 		goto fail;
-	qsort(u->sa->spaces, u->sa->total_spaces, sizeof(u->sa->spaces[0]), space_cmp);
+	sort_stable(u->sa->spaces, u->sa->total_spaces, sizeof(u->sa->spaces[0]), space_cmp);
 	return 0;
 fail:
 	errno = -ret;

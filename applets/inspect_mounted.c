@@ -29,6 +29,7 @@
 #include "table.h"
 #include "units.h"
 #include "vec.h"
+#include "sort.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -420,14 +421,14 @@ int list_chunks_main(int argc, char **argv)
 	}
 	/* physical numbers after ordering by device and physical start */
 	sort_keys = "dp";
-	qsort(l, cs.n, sizeof(*l), listed_cmp);
+	sort_stable(l, cs.n, sizeof(*l), listed_cmp);
 	for (i = 0; i < cs.n; i++) {
 		l[i].pnumber = i && l[i - 1].c.devid == l[i].c.devid ? l[i - 1].pnumber + 1 : 0;
 		l[i].idx = i;
 	}
 	if (*user_keys) {
 		sort_keys = user_keys;
-		qsort(l, cs.n, sizeof(*l), listed_cmp);
+		sort_stable(l, cs.n, sizeof(*l), listed_cmp);
 	}
 	if (table_init(&t, 9, (int)cs.n + 2))
 		goto out;

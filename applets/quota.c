@@ -30,6 +30,7 @@
 #include "subvol.h"
 #include "units.h"
 #include "vec.h"
+#include "sort.h"
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -777,7 +778,7 @@ int qgroup_show_main(int argc, char **argv)
 			q[i] = t;
 		}
 	sort_ctx = &s;
-	qsort(q, n, sizeof(*q), qgroup_cmp);
+	sort_stable(q, n, sizeof(*q), qgroup_cmp);
 	if (out_json())
 		print_json(&s, q, n);
 	else

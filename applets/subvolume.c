@@ -35,6 +35,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include "subvol.h"
+#include "sort.h"
 #include <libgen.h>
 #include <limits.h>
 #include <time.h>
@@ -869,7 +870,7 @@ static int list_subvolumes(int fd, struct list_opts *o, uint64_t top_id)
 			free(r->full_path);
 	}
 	sort_opts = o;
-	qsort(rows, nrows, sizeof(*rows), row_cmp);
+	sort_stable(rows, nrows, sizeof(*rows), row_cmp);
 	print_rows(rows, nrows, o);
 	for (size_t i = 0; i < nrows; i++)
 		free(rows[i].full_path);

@@ -19,6 +19,7 @@
 #include "output.h"
 #include "units.h"
 #include "vec.h"
+#include "sort.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +135,7 @@ static void print_histogram(struct stats *s)
 	while ((m /= 10))
 		digits++;
 	out_say("\tSeek histogram\n");
-	qsort(s->dist, s->ndist, sizeof(*s->dist), cmp_u64);
+	sort_stable(s->dist, s->ndist, sizeof(*s->dist), cmp_u64);
 	for (i = 0; i < s->ndist; i = j) {
 		uint64_t count, ticks;
 
