@@ -740,7 +740,7 @@ static void replace_sigint(int sig)
 
 	(void)sig;
 	if (replace_ioctl(replace_cancel_fd, BTRFS_IOCTL_DEV_REPLACE_CMD_CANCEL, &args) < 0)
-		perror("Device replace cancel failed");
+		fprintf(stderr, "Device replace cancel failed: %s\n", strerror(errno));
 }
 
 /* The size of the source device (a devid of the filesystem or a block device) and the

@@ -634,7 +634,7 @@ int map_swapfile_main(int argc, char **argv)
 	struct statfs sfs;
 	struct stat st;
 	uint64_t tree;
-	long page = sysconf(_SC_PAGESIZE);
+	long page = getpagesize();
 	int fd, flags = 0, resume = 0, ret = 1;
 
 	while (cli_getopt_long(argc, argv, "r", "resume-offset=r", swap_usage) != -1)
@@ -656,7 +656,7 @@ int map_swapfile_main(int argc, char **argv)
 	else if (flags & FS_COMPR_FL)
 		msg_error("file with COMP attribute");
 	else if (read_chunks(fd, &cs))
-		perror("BTRFS_IOC_TREE_SEARCH");
+		fprintf(stderr, "BTRFS_IOC_TREE_SEARCH: %s\n", strerror(errno));
 	else if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		msg_error("not a regular file");
 	else if (subvol_id_of_fd(fd, &tree))

@@ -155,7 +155,9 @@ static void list_features(int runtime)
 /* Applies "a,^b,..." to the feature bits. Returns 0, 1 after list-all, -1 on error. */
 static int parse_features(char *list, int runtime, struct mkfs_config *cfg)
 {
-	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+	char *save = NULL;
+
+	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int off = *tok == '^';
 		const char *name = tok + off;
 		size_t i;
@@ -790,7 +792,7 @@ static int kernel_supports_sectorsize(uint32_t size)
 static int settle_options(struct opts *o, int ndevs)
 {
 	struct mkfs_config *cfg = &o->cfg;
-	long page = sysconf(_SC_PAGESIZE);
+	long page = getpagesize();
 
 	if (cfg->sectorsize != (uint32_t)page && !kernel_supports_sectorsize(cfg->sectorsize))
 		msg_warn("sectorsize %u does not match host CPU page size %ld: this kernel may not mount it",

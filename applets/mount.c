@@ -146,7 +146,7 @@ static int compress_ok(const char *v)
 		return in_choices(v, n, "zlib lzo zstd no none");
 	if (!cli_all_digits(colon + 1) || strlen(colon + 1) > 2)
 		return 0;
-	level = atol(colon + 1);
+	level = atoi(colon + 1);
 	if (n == 4 && !strncmp(v, "zlib", 4))
 		return level >= 1 && level <= 9;
 	if (n == 4 && !strncmp(v, "zstd", 4))
