@@ -97,10 +97,10 @@ static int register_if_btrfs(const char *path, void *ctx)
 
 int device_scan_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "all-devices", no_argument, NULL, 'd' },
-		{ "forget", no_argument, NULL, 'u' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "all-devices", no_argument, 'd' },
+		{ "forget", no_argument, 'u' },
+		{ NULL, 0, 0 }
 	};
 	int c, all = 0, forget = 0, ret = 0, i;
 
@@ -240,9 +240,9 @@ static int remove_one(int fd, const char *what, int cancel)
 
 int device_remove_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "enqueue", no_argument, NULL, 'E' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "enqueue", no_argument, 'E' },
+		{ NULL, 0, 0 }
 	};
 	int c, i, fd, enqueue = 0, cancel = 0, ret = 0;
 
@@ -386,11 +386,11 @@ static int open_new_device(const char *path, int force, struct stat *st)
 
 int device_add_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "nodiscard", no_argument, NULL, 'K' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "enqueue", no_argument, NULL, 'E' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "nodiscard", no_argument, 'K' },
+		{ "force", no_argument, 'f' },
+		{ "enqueue", no_argument, 'E' },
+		{ NULL, 0, 0 }
 	};
 	int c, i, fd, dfd, discard = 1, force = 0, enqueue = 0, errors = 0;
 
@@ -546,10 +546,10 @@ static void print_stats_rows(struct out *o, const struct btrfs_ioctl_get_dev_sta
 
 int device_stats_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "check", no_argument, NULL, 'c' },
-		{ "reset", no_argument, NULL, 'z' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "check", no_argument, 'c' },
+		{ "reset", no_argument, 'z' },
+		{ NULL, 0, 0 }
 	};
 	struct btrfs_ioctl_dev_info_args *di = NULL;
 	struct btrfs_ioctl_get_dev_stats *st = NULL;

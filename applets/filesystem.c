@@ -412,10 +412,10 @@ static int show_unmounted(struct out *o, const char *search, const char *image,
 
 int fs_show_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "all-devices", no_argument, NULL, 'd' },
-		{ "mounted", no_argument, NULL, 'm' },
-		{ NULL, 0, NULL, 0 }
+	static const struct cli_option longopts[] = {
+		{ "all-devices", no_argument, 'd' },
+		{ "mounted", no_argument, 'm' },
+		{ NULL, 0, 0 }
 	};
 	unsigned mode = units_parse_args(&argc, argv, 0);
 	int c, devices_only = 0, mounted_only = 0, found = 0, ret = 0;

@@ -44,14 +44,14 @@ struct target {
 };
 
 enum { OPT_ROOT = 256, OPT_INODE, OPT_PATH, OPT_VERIFY, OPT_EXTENTS, OPT_DEGRADED };
-static const struct option long_opts[] = {
-	{ "root", required_argument, NULL, OPT_ROOT },
-	{ "inode", required_argument, NULL, OPT_INODE },
-	{ "path", required_argument, NULL, OPT_PATH },
-	{ "verify", no_argument, NULL, OPT_VERIFY },
-	{ "extents", no_argument, NULL, OPT_EXTENTS },
-	{ "degraded", no_argument, NULL, OPT_DEGRADED },
-	{ NULL, 0, NULL, 0 },
+static const struct cli_option long_opts[] = {
+	{ "root", required_argument, OPT_ROOT },
+	{ "inode", required_argument, OPT_INODE },
+	{ "path", required_argument, OPT_PATH },
+	{ "verify", no_argument, OPT_VERIFY },
+	{ "extents", no_argument, OPT_EXTENTS },
+	{ "degraded", no_argument, OPT_DEGRADED },
+	{ NULL, 0, 0 },
 };
 
 static void parse_target(int argc, char **argv, const char *usage, struct target *t)

@@ -650,23 +650,23 @@ static int resolve_path_opts(struct opts *o)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_CSUM = 256, OPT_SHRINK, OPT_DEVUUID, OPT_COMPRESS, OPT_INODE_FLAGS };
-	static const struct option longopts[] = {
-		{ "data", required_argument, NULL, 'd' }, { "metadata", required_argument, NULL, 'm' },
-		{ "mixed", no_argument, NULL, 'M' }, { "csum", required_argument, NULL, OPT_CSUM },
-		{ "checksum", required_argument, NULL, OPT_CSUM },
-		{ "nodesize", required_argument, NULL, 'n' }, { "sectorsize", required_argument, NULL, 's' },
-		{ "features", required_argument, NULL, 'O' },
-		{ "runtime-features", required_argument, NULL, 'R' },
-		{ "label", required_argument, NULL, 'L' }, { "uuid", required_argument, NULL, 'U' },
-		{ "device-uuid", required_argument, NULL, OPT_DEVUUID },
-		{ "byte-count", required_argument, NULL, 'b' }, { "rootdir", required_argument, NULL, 'r' },
-		{ "shrink", no_argument, NULL, OPT_SHRINK }, { "nodiscard", no_argument, NULL, 'K' },
-		{ "force", no_argument, NULL, 'f' }, { "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' }, { "version", no_argument, NULL, 'V' },
-		{ "compress", required_argument, NULL, OPT_COMPRESS },
-		{ "subvol", required_argument, NULL, 'u' },
-		{ "inode-flags", required_argument, NULL, OPT_INODE_FLAGS },
-		{ NULL, 0, NULL, 0 },
+	static const struct cli_option longopts[] = {
+		{ "data", required_argument, 'd' }, { "metadata", required_argument, 'm' },
+		{ "mixed", no_argument, 'M' }, { "csum", required_argument, OPT_CSUM },
+		{ "checksum", required_argument, OPT_CSUM },
+		{ "nodesize", required_argument, 'n' }, { "sectorsize", required_argument, 's' },
+		{ "features", required_argument, 'O' },
+		{ "runtime-features", required_argument, 'R' },
+		{ "label", required_argument, 'L' }, { "uuid", required_argument, 'U' },
+		{ "device-uuid", required_argument, OPT_DEVUUID },
+		{ "byte-count", required_argument, 'b' }, { "rootdir", required_argument, 'r' },
+		{ "shrink", no_argument, OPT_SHRINK }, { "nodiscard", no_argument, 'K' },
+		{ "force", no_argument, 'f' }, { "quiet", no_argument, 'q' },
+		{ "verbose", no_argument, 'v' }, { "version", no_argument, 'V' },
+		{ "compress", required_argument, OPT_COMPRESS },
+		{ "subvol", required_argument, 'u' },
+		{ "inode-flags", required_argument, OPT_INODE_FLAGS },
+		{ NULL, 0, 0 },
 	};
 	struct mkfs_config *cfg = &o->cfg;
 	uint64_t v;

@@ -464,14 +464,14 @@ out:
 int receive_main(int argc, char **argv)
 {
 	enum { OPT_DUMP = 256, OPT_FORCE_DECOMPRESS, OPT_SEARCH_DIR };
-	static const struct option longopts[] = {
-		{ "max-errors", required_argument, NULL, 'E' },
-		{ "chroot", no_argument, NULL, 'C' },
-		{ "dump", no_argument, NULL, OPT_DUMP },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "force-decompress", no_argument, NULL, OPT_FORCE_DECOMPRESS },
-		{ "search-dir", required_argument, NULL, OPT_SEARCH_DIR },
-		{ NULL, 0, NULL, 0 }
+	static const struct cli_option longopts[] = {
+		{ "max-errors", required_argument, 'E' },
+		{ "chroot", no_argument, 'C' },
+		{ "dump", no_argument, OPT_DUMP },
+		{ "quiet", no_argument, 'q' },
+		{ "force-decompress", no_argument, OPT_FORCE_DECOMPRESS },
+		{ "search-dir", required_argument, OPT_SEARCH_DIR },
+		{ NULL, 0, 0 }
 	};
 	struct recv_opts o = { 0 };
 	const char *file = NULL;

@@ -388,13 +388,13 @@ static int delete_beneath(const char *path, const struct delete_opts *o, int *co
 
 int subvol_delete_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "commit-after", no_argument, NULL, 'c' },
-		{ "commit-each", no_argument, NULL, 'C' },
-		{ "subvolid", required_argument, NULL, 'i' },
-		{ "recursive", no_argument, NULL, 'R' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "commit-after", no_argument, 'c' },
+		{ "commit-each", no_argument, 'C' },
+		{ "subvolid", required_argument, 'i' },
+		{ "recursive", no_argument, 'R' },
+		{ "verbose", no_argument, 'v' },
+		{ NULL, 0, 0 }
 	};
 	struct delete_opts o = { 0 };
 	int c, i, ret = 0, commit_fd = -1, recursive = 0;
@@ -881,9 +881,9 @@ static int list_subvolumes(int fd, struct list_opts *o, uint64_t top_id)
 
 int subvol_list_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "sort", required_argument, NULL, 'S' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "sort", required_argument, 'S' },
+		{ NULL, 0, 0 }
 	};
 	struct list_opts o;
 	int c, all = 0, only_below = 0, fd, ret;
@@ -1079,10 +1079,10 @@ static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 
 int subvol_show_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "rootid", required_argument, NULL, 'r' },
-		{ "uuid", required_argument, NULL, 'u' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "rootid", required_argument, 'r' },
+		{ "uuid", required_argument, 'u' },
+		{ NULL, 0, 0 }
 	};
 	struct subvol_entry sv, *all = NULL;
 	const struct subvol_entry *found = NULL;

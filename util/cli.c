@@ -109,14 +109,14 @@ char *optarg;
 int optind = 1, optopt;
 static int optpos; /* of the next character in a cluster of short options, 0 at its start */
 
-static int long_option(char **argv, const struct option *longopts)
+static int long_option(char **argv, const struct cli_option *longopts)
 {
 	const char *name = argv[optind] + 2;
 	size_t len = strcspn(name, "=");
-	const struct option *o = NULL;
+	const struct cli_option *o = NULL;
 	int count = 0;
 
-	for (const struct option *l = longopts; l && l->name; l++) {
+	for (const struct cli_option *l = longopts; l && l->name; l++) {
 		if (strncmp(l->name, name, len))
 			continue;
 		o = l;
@@ -140,10 +140,6 @@ static int long_option(char **argv, const struct option *longopts)
 		if (!(optarg = argv[optind]))
 			return '?';
 		optind++;
-	}
-	if (o->flag) {
-		*o->flag = o->val;
-		return 0;
 	}
 	return o->val;
 }
@@ -181,7 +177,7 @@ static int short_option(int argc, char **argv, const char *shortopts)
 /* The next option of argv (-1 at the end, then optind is the first operand): operands
  * before it are skipped, then moved behind it. */
 static int next_option(int argc, char **argv, const char *shortopts,
-		       const struct option *longopts)
+		       const struct cli_option *longopts)
 {
 	int first = optind, at, end, c;
 
@@ -212,7 +208,7 @@ static int next_option(int argc, char **argv, const char *shortopts,
 }
 
 int cli_getopt(int argc, char **argv, const char *shortopts,
-	       const struct option *longopts, const char *usage)
+	       const struct cli_option *longopts, const char *usage)
 {
 	char err[128];
 	const char *last;   /* the argument that failed; after "-x" missing its value, optind is argc + 1 */
@@ -245,7 +241,7 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 int cli_getopt_long(int argc, char **argv, const char *shortopts, const char *longs,
 		    const char *usage)
 {
-	static struct option opts[16];
+	static struct cli_option opts[16];
 	static char names[256];
 	static const char *parsed;
 	const char *p = longs;

@@ -57,11 +57,19 @@ const char *usage_entry(unsigned n);
 #define usage_text(usage) (usage)
 #endif
 
+/* A long option: has_arg no_argument, required_argument or optional_argument (as in
+ * <getopt.h>), val what cli_getopt returns for it. (struct option without its flag:
+ * half the size.) An array of them ends with a NULL name. */
+struct cli_option {
+	const char *name;
+	short has_arg, val;
+};
+
 /* getopt_long with the usual conventions: "--help" prints usage on stdout and exits 0;
  * an unknown option or missing argument prints an error and the usage on stderr and
  * exits 1. Returns the option like getopt_long, -1 at the end (then use optind). */
 int cli_getopt(int argc, char **argv, const char *shortopts,
-	       const struct option *longopts, const char *usage);
+	       const struct cli_option *longopts, const char *usage);
 /* cli_getopt with the long options as a string: "name=c" (no argument), "name:=c"
  * (required argument), "name::=c" (optional argument), separated by spaces; c is the
  * character returned. At most 15 options. */
