@@ -419,7 +419,7 @@ static void more_descriptors(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= RECV_FD_WANTED)
 		return;
 	rl.rlim_cur = rl.rlim_max < RECV_FD_WANTED ? rl.rlim_max : RECV_FD_WANTED;
-	setrlimit(RLIMIT_NOFILE, &rl);
+	prlimit(0, RLIMIT_NOFILE, &rl, NULL); /* setrlimit: 1.5 KB more in musl (its pre-2.6.36 fallback) */
 }
 
 static int recv_run(const struct recv_opts *o, const char *dest, int fd)

@@ -1174,7 +1174,7 @@ static void raise_fd_limit(void)
 
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		prlimit(0, RLIMIT_NOFILE, &rl, NULL); /* not setrlimit: see applets/receive.c */
 	}
 }
 
