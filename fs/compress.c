@@ -27,6 +27,7 @@
 #include <lzo/lzo1x.h>
 #endif
 #if CFG_COMPRESS_ZSTD
+#include "zstd_enc.h"
 #include <zstd.h>
 #endif
 
@@ -128,22 +129,6 @@ static int zstd_decompress(void **dp, const void *in, size_t in_len, void *out, 
 	return ret;
 }
 
-/* One frame with the content size known: zstd then keeps its window within the
- * input (at most 128 KiB, what the kernel's decoder is sized for), at any level. */
-static int zstd_compress(void **cp, int level, const void *in, size_t in_len, void *out,
-			 size_t out_cap, size_t *out_len)
-{
-	ZSTD_CCtx *c = *cp;
-	size_t r;
-
-	if (!c && !(c = *cp = ZSTD_createCCtx()))
-		return -ENOMEM;
-	r = ZSTD_compressCCtx(c, out, out_cap, in, in_len, level);
-	if (ZSTD_isError(r))
-		return -E2BIG;
-	*out_len = r;
-	return 0;
-}
 #endif
 
 #if CFG_COMPRESS_LZO
@@ -293,7 +278,7 @@ int fs_compress(struct fs_deflater *def, int type, const void *in, size_t in_len
 #endif
 #if CFG_COMPRESS_ZSTD
 	case FS_COMPRESS_ZSTD:
-		ret = zstd_compress(&def->zstd, level, in, in_len, out, out_cap, out_len);
+		ret = zstd_encode(&def->zstd, level, in, in_len, out, out_cap, out_len);
 		break;
 #endif
 	}
@@ -307,9 +292,7 @@ void fs_deflater_free(struct fs_deflater *def)
 #if CFG_COMPRESS_ZLIB
 	zlib_deflater_free(def->zlib);
 #endif
-#if CFG_COMPRESS_ZSTD
-	ZSTD_freeCCtx(def->zstd);
-#endif
+	free(def->zstd);
 	free(def->lzo);
 	def->zlib = def->zstd = def->lzo = NULL;
 }

@@ -506,12 +506,13 @@ void fs_inflater_free(struct fs_inflater *inf);
  * 1..FS_ZLIB_MAX_LEVEL, zstd 1..FS_ZSTD_MAX_LEVEL, 0 for the default. Set it
  * before the first call: it stays for the deflater's life. */
 struct fs_deflater {
-	void *zstd;                     /* ZSTD_CCtx */
+	void *zstd;                     /* zstd_encode's state */
 	void *zlib;                     /* z_stream */
 	void *lzo;                      /* lzo1x_1 work memory */
 	int level;
 };
-/* Compresses in into out (out_cap room); -E2BIG when it does not shrink. */
+/* Compresses in into out (out_cap room); -E2BIG when it does not shrink. zstd takes
+ * at most 128 KiB (one btrfs compressed extent; -EINVAL beyond). */
 int fs_compress(struct fs_deflater *def, int type, const void *in, size_t in_len, void *out,
 		size_t out_cap, size_t *out_len, uint32_t sectorsize);
 void fs_deflater_free(struct fs_deflater *def);
