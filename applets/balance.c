@@ -367,7 +367,7 @@ static int to_background(void)
 	return 0;
 }
 
-static const char start_usage[] =
+USAGE(start_usage) =
 	"usage: btrfs balance start [options] <path>\n\n"
 	"    -d[filters] -m[filters] -s[filters]  data, metadata, system (-s needs -f)\n"
 	"      profiles=P|P usage=N|a..b devid=N drange=a..b vrange=a..b convert=P soft\n"
@@ -469,7 +469,7 @@ int balance_start_main(int argc, char **argv)
 
 /* ---- pause, cancel, resume: one argument, one ioctl ---- */
 
-static const char ctl_usage[] = "usage: btrfs balance pause|cancel|resume <path>\n";
+USAGE(ctl_usage) = "usage: btrfs balance pause|cancel|resume <path>\n";
 
 int balance_ctl_main(int argc, char **argv)
 {
@@ -500,7 +500,7 @@ int balance_ctl_main(int argc, char **argv)
 
 /* ---- status ---- */
 
-static const char status_usage[] = "usage: btrfs balance status [-v] <path>\n";
+USAGE(status_usage) = "usage: btrfs balance status [-v] <path>\n";
 
 int balance_status_main(int argc, char **argv)
 {

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const char btrfs_usage_head[] =
+USAGE(btrfs_usage_head) =
 	"usage: btrfs [global options] <group> [<group>...] <command> [<args>]\n\n"
 	"    --format <format>  text or json, for the commands that support it\n"
 	"    -v|--verbose       more output; -q|--quiet  errors only\n"
@@ -32,7 +32,7 @@ static const char btrfs_usage_head[] =
 
 static void print_btrfs_usage(int to_stderr)
 {
-	fputs(btrfs_usage_head, to_stderr ? stderr : stdout);
+	cli_put_usage(btrfs_usage_head, to_stderr ? stderr : stdout);
 	cmd_print_group_usage("btrfs", to_stderr);
 }
 

@@ -25,15 +25,30 @@
 struct cmd {
 	const char *words;            /* "btrfs filesystem df" */
 	int (*fn)(int argc, char **argv); /* NULL: not built in this configuration */
-	const char *desc;
+#if !USAGE_COMPRESSED
+	const char *desc;             /* compressed: usage_entry(index in cmds) */
+#endif
 };
 
 static const struct cmd cmds[] = {
+#if USAGE_COMPRESSED
+#define CMD(words, fn, desc) { words, fn },
+#else
 #define CMD(words, fn, desc) { words, fn, desc },
-#define CMD_OFF(words) { words, NULL, NULL },
+#endif
+#define CMD_OFF(words) { words, NULL },
 #include "commands.h"
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const char *cmd_desc(size_t i)
+{
+#if USAGE_COMPRESSED
+	return usage_entry(i);
+#else
+	return cmds[i].desc;
+#endif
+}
 
 static int cmd_compare(const void *key, const void *elem)
 {
@@ -109,7 +124,7 @@ void cmd_print_group_usage(const char *group, int to_stderr)
 	fprintf(f, "usage: %s <command> [<args>]\n\n", group);
 	for (size_t i = 0; i < NCMDS; i++)
 		if (cmds[i].fn && child_word(&cmds[i], group, &w) && !has_children(cmds[i].words, 1))
-			fprintf(f, "    %-36s %s\n", cmds[i].words, cmds[i].desc);
+			fprintf(f, "    %-36s %s\n", cmds[i].words, cmd_desc(i));
 	fprintf(f, "\nRun '%s <command> --help' for more information on a command.\n", group);
 }
 
@@ -209,7 +224,7 @@ static int install_link(const char *name, void *ctx)
 	return 1;
 }
 
-static const char box_usage[] =
+USAGE(box_usage) =
 	"usage: btrfsbox [--list | --install [-s] DIR | --help | --version]\n"
 	"       btrfsbox APPLET [ARGS...]\n"
 	"       APPLET [ARGS...]   (through a link named after the applet)\n\n"
@@ -222,7 +237,7 @@ static int box_main(int argc, char **argv)
 	ssize_t n;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		fputs(box_usage, argc < 2 ? stderr : stdout);
+		cli_put_usage(box_usage, argc < 2 ? stderr : stdout);
 		return argc < 2;
 	}
 	if (!strcmp(argv[1], "--version")) {

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs check [options] <device>\n"
 	"\n"
 	"    Check structural integrity of a filesystem (unmounted).\n"
@@ -75,27 +75,27 @@ enum {
 	OPT_INIT_CSUM, OPT_INIT_EXTENT, OPT_CLEAR_CACHE, OPT_CLEAR_INO, OPT_TMPDIR, OPT_UNDO,
 	OPT_NO_UNDO,
 };
-static const struct option long_opts[] = {
-	{ "super", required_argument, NULL, 's' },
-	{ "backup", no_argument, NULL, 'b' },
-	{ "tree-root", required_argument, NULL, 'r' },
-	{ "chunk-root", required_argument, NULL, OPT_CHUNK_ROOT },
-	{ "readonly", no_argument, NULL, OPT_READONLY },
-	{ "repair", no_argument, NULL, OPT_REPAIR },
-	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "tmpdir", required_argument, NULL, OPT_TMPDIR },
-	{ "check-data-csum", no_argument, NULL, OPT_DATA_CSUM },
-	{ "qgroup-report", no_argument, NULL, 'Q' },
-	{ "subvol-extents", required_argument, NULL, 'E' },
-	{ "progress", no_argument, NULL, 'p' },
-	{ "init-csum-tree", no_argument, NULL, OPT_INIT_CSUM },
-	{ "init-extent-tree", no_argument, NULL, OPT_INIT_EXTENT },
-	{ "clear-space-cache", required_argument, NULL, OPT_CLEAR_CACHE },
-	{ "clear-ino-cache", no_argument, NULL, OPT_CLEAR_INO },
-	{ "undo", required_argument, NULL, OPT_UNDO },
-	{ "no-undo", no_argument, NULL, OPT_NO_UNDO },
-	{ NULL, 0, NULL, 0 },
+static const struct cli_option long_opts[] = {
+	{ "super", required_argument, 's' },
+	{ "backup", no_argument, 'b' },
+	{ "tree-root", required_argument, 'r' },
+	{ "chunk-root", required_argument, OPT_CHUNK_ROOT },
+	{ "readonly", no_argument, OPT_READONLY },
+	{ "repair", no_argument, OPT_REPAIR },
+	{ "force", no_argument, OPT_FORCE },
+	{ "mode", required_argument, OPT_MODE },
+	{ "tmpdir", required_argument, OPT_TMPDIR },
+	{ "check-data-csum", no_argument, OPT_DATA_CSUM },
+	{ "qgroup-report", no_argument, 'Q' },
+	{ "subvol-extents", required_argument, 'E' },
+	{ "progress", no_argument, 'p' },
+	{ "init-csum-tree", no_argument, OPT_INIT_CSUM },
+	{ "init-extent-tree", no_argument, OPT_INIT_EXTENT },
+	{ "clear-space-cache", required_argument, OPT_CLEAR_CACHE },
+	{ "clear-ino-cache", no_argument, OPT_CLEAR_INO },
+	{ "undo", required_argument, OPT_UNDO },
+	{ "no-undo", no_argument, OPT_NO_UNDO },
+	{ NULL, 0, 0 },
 };
 
 struct check_args {

@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "btrfs_ioctl.h"
 #include "output.h"
+#include "timefmt.h"
 #include "units.h"
 #include "fs.h"
 #include <fcntl.h>
@@ -60,7 +61,7 @@ static char *canonical_path(const char *path)
 	return realpath(path, NULL);
 }
 
-static const char scan_usage[] =
+USAGE(scan_usage) =
 	"usage: btrfs device scan [-d|--all-devices] <device> [<device>...]\n"
 	"       btrfs device scan -u|--forget [<device>...]\n\n"
 	"    Register devices of multi-device filesystems with the kernel (all block\n"
@@ -96,10 +97,10 @@ static int register_if_btrfs(const char *path, void *ctx)
 
 int device_scan_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "all-devices", no_argument, NULL, 'd' },
-		{ "forget", no_argument, NULL, 'u' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "all-devices", no_argument, 'd' },
+		{ "forget", no_argument, 'u' },
+		{ NULL, 0, 0 }
 	};
 	int c, all = 0, forget = 0, ret = 0, i;
 
@@ -159,7 +160,7 @@ int device_scan_main(int argc, char **argv)
 	return ret < 0;
 }
 
-static const char ready_usage[] =
+USAGE(ready_usage) =
 	"usage: btrfs device ready <device>\n\n"
 	"    Exit 0 when every device of the filesystem on <device> is registered\n"
 	"    (it can be mounted), 1 otherwise.\n";
@@ -192,7 +193,7 @@ int device_ready_main(int argc, char **argv)
 
 /* ---- remove ---- */
 
-static const char remove_usage[] =
+USAGE(remove_usage) =
 	"usage: btrfs device remove <device>|<devid> [<device>|<devid>...] <path>\n\n"
 	"    Remove devices, given by path or devid, from the filesystem mounted at <path>;\n"
 	"    their data moves to the others. 'missing' removes a device absent at mount\n"
@@ -239,9 +240,9 @@ static int remove_one(int fd, const char *what, int cancel)
 
 int device_remove_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "enqueue", no_argument, NULL, 'E' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "enqueue", no_argument, 'E' },
+		{ NULL, 0, 0 }
 	};
 	int c, i, fd, enqueue = 0, cancel = 0, ret = 0;
 
@@ -276,7 +277,7 @@ int device_remove_main(int argc, char **argv)
 
 /* ---- add ---- */
 
-static const char add_usage[] =
+USAGE(add_usage) =
 	"usage: btrfs device add [options] <device> [<device>...] <path>\n\n"
 	"    Add block devices to the filesystem mounted at <path>.\n\n"
 	"    -K|--nodiscard   do not TRIM the whole device first\n"
@@ -385,11 +386,11 @@ static int open_new_device(const char *path, int force, struct stat *st)
 
 int device_add_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "nodiscard", no_argument, NULL, 'K' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "enqueue", no_argument, NULL, 'E' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "nodiscard", no_argument, 'K' },
+		{ "force", no_argument, 'f' },
+		{ "enqueue", no_argument, 'E' },
+		{ NULL, 0, 0 }
 	};
 	int c, i, fd, dfd, discard = 1, force = 0, enqueue = 0, errors = 0;
 
@@ -452,7 +453,7 @@ int device_add_main(int argc, char **argv)
 
 /* ---- stats ---- */
 
-static const char stats_usage[] =
+USAGE(stats_usage) =
 	"usage: btrfs device stats [options] <path>|<device>\n\n"
 	"    Show the IO error counters of every device of a mounted filesystem.\n\n"
 	"    -c|--check   exit with 64 when a counter is not zero\n"
@@ -545,10 +546,10 @@ static void print_stats_rows(struct out *o, const struct btrfs_ioctl_get_dev_sta
 
 int device_stats_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "check", no_argument, NULL, 'c' },
-		{ "reset", no_argument, NULL, 'z' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "check", no_argument, 'c' },
+		{ "reset", no_argument, 'z' },
+		{ NULL, 0, 0 }
 	};
 	struct btrfs_ioctl_dev_info_args *di = NULL;
 	struct btrfs_ioctl_get_dev_stats *st = NULL;
@@ -617,7 +618,7 @@ out:
 
 /* ---- usage ---- */
 
-static const char usage_usage[] =
+USAGE(usage_usage) =
 	"usage: btrfs device usage [options] <path> [<path>...]\n\n"
 	"    Show how the space of each device of a mounted filesystem is allocated.\n\n"
 	"    -b|--raw  -h|--human-readable  -H  --iec  --si\n"
@@ -739,7 +740,7 @@ static void replace_sigint(int sig)
 
 	(void)sig;
 	if (replace_ioctl(replace_cancel_fd, BTRFS_IOCTL_DEV_REPLACE_CMD_CANCEL, &args) < 0)
-		perror("Device replace cancel failed");
+		fprintf(stderr, "Device replace cancel failed: %s\n", strerror(errno));
 }
 
 /* The size of the source device (a devid of the filesystem or a block device) and the
@@ -768,7 +769,7 @@ static int replace_source(int fd, const char *src, const char *path,
 	return 0;
 }
 
-static const char replace_start_usage[] =
+USAGE(replace_start_usage) =
 	"usage: btrfs replace start [-Bfr] <srcdev>|<devid> <targetdev> <mount_point>\n\n"
 	"    -r  read <srcdev> only when no other good mirror exists\n"
 	"    -f  overwrite a btrfs on <targetdev>   -B  do not background\n"
@@ -875,11 +876,11 @@ static const char *replace_time(uint64_t t, char *buf, size_t size)
 	time_t tt = (time_t)t;
 	struct tm tm;
 
-	strftime(buf, size, "%e.%b %T", localtime_r(&tt, &tm));
+	tm_format(buf, size, "%e.%b %T", localtime_r(&tt, &tm));
 	return buf;
 }
 
-static const char replace_status_usage[] =
+USAGE(replace_status_usage) =
 	"usage: btrfs replace status [-1] <mount_point>\n\n"
 	"    -1  print once, not until the replace ends\n";
 
@@ -952,7 +953,7 @@ int replace_status_main(int argc, char **argv)
 	return 1;
 }
 
-static const char replace_cancel_usage[] = "usage: btrfs replace cancel <mount_point>\n";
+USAGE(replace_cancel_usage) = "usage: btrfs replace cancel <mount_point>\n";
 
 int replace_cancel_main(int argc, char **argv)
 {

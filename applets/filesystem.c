@@ -26,9 +26,10 @@
 #include "sysfile.h"
 #include "units.h"
 #include "uuid.h"
+#include "sort.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,7 @@
 
 /* ---- df ------------------------------------------------------------------ */
 
-static const char df_usage[] =
+USAGE(df_usage) =
 	"usage: btrfs filesystem df [options] <path>\n"
 	"Show how much space each block group type takes on a mounted filesystem.\n\n"
 	UNITS_HELP;
@@ -136,7 +137,7 @@ int fs_df_main(int argc, char **argv)
 
 /* ---- show ---------------------------------------------------------------- */
 
-static const char show_usage[] =
+USAGE(show_usage) =
 	"usage: btrfs filesystem show [options] [<path>|<uuid>|<device>|<label>]\n"
 	"Show the devices of mounted and unmounted filesystems (all of them without an\n"
 	"argument).\n\n"
@@ -366,7 +367,7 @@ static void show_unmounted_fs(struct out *o, struct sbdevs *v, int i, struct see
 	for (j = 0; j < v->n; j++)
 		if (!memcmp(v->d[j].sb.fsid, sb->fsid, BTRFS_FSID_SIZE))
 			mine[n++] = &v->d[j];
-	qsort(mine, n, sizeof(*mine), devid_cmp);
+	sort_stable(mine, n, sizeof(*mine), devid_cmp);
 	snprintf(label, sizeof(label), "%.*s", BTRFS_LABEL_SIZE - 1, sb->label);
 	out_group_begin(o, NULL, OUT_MAP);
 	show_header(o, label, sb->fsid, get_le64(&sb->num_devices), get_le64(&sb->bytes_used), mode);
@@ -411,10 +412,10 @@ static int show_unmounted(struct out *o, const char *search, const char *image,
 
 int fs_show_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "all-devices", no_argument, NULL, 'd' },
-		{ "mounted", no_argument, NULL, 'm' },
-		{ NULL, 0, NULL, 0 }
+	static const struct cli_option longopts[] = {
+		{ "all-devices", no_argument, 'd' },
+		{ "mounted", no_argument, 'm' },
+		{ NULL, 0, 0 }
 	};
 	unsigned mode = units_parse_args(&argc, argv, 0);
 	int c, devices_only = 0, mounted_only = 0, found = 0, ret = 0;
@@ -474,7 +475,7 @@ int fs_show_main(int argc, char **argv)
 
 /* ---- label --------------------------------------------------------------- */
 
-static const char label_usage[] =
+USAGE(label_usage) =
 	"usage: btrfs filesystem label [<device>|<mount_point>] [<newlabel>]\n"
 	"Print the label of a filesystem, or set it to <newlabel>. A device or image file\n"
 	"must not be mounted; a mounted filesystem is named by its mount point.\n";
@@ -589,7 +590,7 @@ int fs_label_main(int argc, char **argv)
 
 /* ---- sync ---------------------------------------------------------------- */
 
-static const char sync_usage[] =
+USAGE(sync_usage) =
 	"usage: btrfs filesystem sync <path>\n"
 	"Commit the running transaction of the filesystem at <path> to disk.\n";
 
@@ -612,7 +613,7 @@ int fs_sync_main(int argc, char **argv)
 
 /* ---- defragment ---------------------------------------------------------- */
 
-static const char defrag_usage[] =
+USAGE(defrag_usage) =
 	"usage: btrfs filesystem defragment [options] <file>|<dir> [<file>|<dir>...]\n"
 	"Rewrite files so that their data is in fewer, larger extents.\n\n"
 	"  -r             recurse into directories (files only; a directory itself\n"
@@ -646,14 +647,10 @@ static int defrag_fd(int fd, const char *path)
 	return 0;
 }
 
-static int defrag_walk(const char *path, const struct stat *st, int type, struct FTW *ftw)
+static int defrag_file(const char *path)
 {
-	int fd, ret;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
 
-	(void)ftw;
-	if (type != FTW_F || !S_ISREG(st->st_mode))
-		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		msg_error("defrag failed on %s: %m", path);
 		defrag_errors++;
@@ -661,7 +658,39 @@ static int defrag_walk(const char *path, const struct stat *st, int type, struct
 	}
 	ret = defrag_fd(fd, path);
 	close(fd);
-	return ret ? 1 : 0; /* ENOTTY: stop the walk */
+	return ret;
+}
+
+/* Defragments the regular files below the directory path (len bytes of a PATH_MAX
+ * buffer), depth first in directory order, following no symbolic link and staying on
+ * the filesystem dev (nftw's FTW_PHYS | FTW_MOUNT, 1 KB more in musl, which also stops
+ * 10 levels down). -1 to stop everything (no kernel support). */
+static int defrag_tree(char *path, size_t len, dev_t dev)
+{
+	DIR *dir = opendir(path);
+	struct dirent *de;
+	struct stat st;
+	int ret = 0;
+
+	if (!dir)
+		return 0;
+	len -= len && path[len - 1] == '/';
+	while (!ret && (de = readdir(dir))) {
+		size_t n = strlen(de->d_name);
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || len + n + 2 > PATH_MAX)
+			continue;
+		path[len] = '/';
+		memcpy(path + len + 1, de->d_name, n + 1);
+		if (lstat(path, &st) || st.st_dev != dev)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			ret = defrag_tree(path, len + 1 + n, dev);
+		else if (S_ISREG(st.st_mode))
+			ret = defrag_file(path);
+	}
+	closedir(dir);
+	return ret;
 }
 
 static int compress_type(const char *s)
@@ -707,7 +736,11 @@ static int defrag_arg(const char *path, int recursive)
 		msg_error("not a btrfs filesystem: %s", path);
 		defrag_errors++;
 	} else if (recursive && S_ISDIR(st.st_mode)) {
-		ret = nftw(path, defrag_walk, 10, FTW_MOUNT | FTW_PHYS) > 0 ? -1 : 0;
+		char tree[PATH_MAX];
+
+		/* a symbolic link to a directory is not followed (nftw's FTW_PHYS) */
+		if (strlen(path) < sizeof(tree) && !lstat(path, &st) && S_ISDIR(st.st_mode))
+			ret = defrag_tree(strcpy(tree, path), strlen(path), st.st_dev);
 	} else {
 		ret = defrag_fd(fd, path);
 	}
@@ -783,7 +816,7 @@ int fs_defrag_main(int argc, char **argv)
 
 /* ---- resize -------------------------------------------------------------- */
 
-static const char resize_usage[] =
+USAGE(resize_usage) =
 	"usage: btrfs filesystem resize [--enqueue] [devid:][+/-]<newsize>[kKmMgGtTpPeE]|[devid:]max <path>\n"
 	"Grow or shrink a mounted filesystem on one of its devices (devid 1 unless given).\n"
 	"'max' takes all the space of the device; suffixes are powers of 1024.\n";
@@ -863,7 +896,7 @@ int fs_resize_main(int argc, char **argv)
 	/* Own parsing: "-1G" is a size, not an option. */
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--help")) {
-			fputs(resize_usage, stdout);
+			cli_put_usage(resize_usage, stdout);
 			return 0;
 		}
 		if (!strcmp(argv[i], "--"))

@@ -17,6 +17,7 @@
 #include "subvol.h"
 #include "units.h"
 #include "vec.h"
+#include "sort.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -81,7 +82,7 @@ static uint64_t shared_union(struct du *d)
 {
 	uint64_t sum = 0, end = 0;
 
-	qsort(d->shared, d->nshared, sizeof(*d->shared), cmp_range);
+	sort_stable(d->shared, d->nshared, sizeof(*d->shared), cmp_range);
 	for (size_t i = 0; i < d->nshared; i++) {
 		uint64_t s = d->shared[i][0] > end ? d->shared[i][0] : end;
 
@@ -213,7 +214,7 @@ out:
 	return ret;
 }
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs filesystem du [options] <path> [<path>..]\n\n"
 	"    -s|--summarize  only a total for each argument\n" CLI_UNITS;
 

@@ -26,7 +26,7 @@
 #include <sys/ioctl.h>
 #include <linux/fs.h>
 
-static const char swap_usage[] =
+USAGE(swap_usage) =
 	"usage: btrfs filesystem mkswapfile [-s|--size SIZE] [-U|--uuid UUID|clear|random|time] <file>\n\n"
 	"    Default size 2GiB, at least 40KiB.\n";
 
@@ -87,7 +87,7 @@ int mkswapfile_main(int argc, char **argv)
 	return ret;
 }
 
-static const char stats_usage[] =
+USAGE(stats_usage) =
 	"usage: btrfs filesystem commit-stats [-z|--reset] <path>\n\n"
 	"    -z|--reset  reset the maximum commit duration after printing\n";
 

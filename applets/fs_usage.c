@@ -9,6 +9,7 @@
 #include "output.h"
 #include "table.h"
 #include "units.h"
+#include "sort.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-static const char usage_usage[] =
+USAGE(usage_usage) =
 	"usage: btrfs filesystem usage [options] <path> [<path>...]\n"
 	"Show how the space of a mounted filesystem is allocated and used.\n\n"
 	"  -T                 per-device table instead of per-type lists\n"
@@ -84,7 +85,7 @@ static int usage_load(int fd, const char *path, struct usage *u)
 	ret = btrfs_space_info(fd, &u->sa);
 	if (ret)
 		goto fail;
-	qsort(u->sa->spaces, u->sa->total_spaces, sizeof(u->sa->spaces[0]), space_cmp);
+	sort_stable(u->sa->spaces, u->sa->total_spaces, sizeof(u->sa->spaces[0]), space_cmp);
 	return 0;
 fail:
 	errno = -ret;

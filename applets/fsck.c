@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char fsck_usage[] =
+USAGE(fsck_usage) =
 	"usage: fsck.btrfs [-a|-A|-n|-p|-y|-f] DEVICE\n\n"
 	"Does nothing but check that DEVICE exists: btrfs checks itself at mount time.\n"
 	"Use 'btrfs check' (btrfsck) for a real check.\n";
@@ -25,7 +25,7 @@ int fsck_main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help")) {
-			fputs(fsck_usage, stdout);
+			cli_put_usage(fsck_usage, stdout);
 			return 0;
 		}
 		if (argv[i][0] != '-')

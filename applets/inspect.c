@@ -29,7 +29,7 @@
 
 /* ---- dump-super ---------------------------------------------------------------------- */
 
-static const char dump_super_usage[] =
+USAGE(dump_super_usage) =
 	"usage: btrfs inspect-internal dump-super [options] device [device...]\n\n"
 	"    Dump superblock from a device in a textual form\n\n"
 	"    -f|--full                 print full superblock information, backup roots etc.\n"
@@ -80,10 +80,10 @@ static uint64_t parse_u64_or_die(const char *s, const char *usage)
 int dump_super_main(int argc, char **argv)
 {
 	enum { OPT_BYTENR = 256 };
-	static const struct option longopts[] = {
-		{ "all", no_argument, NULL, 'a' }, { "bytenr", required_argument, NULL, OPT_BYTENR },
-		{ "full", no_argument, NULL, 'f' }, { "force", no_argument, NULL, 'F' },
-		{ "super", required_argument, NULL, 's' }, { NULL, 0, NULL, 0 },
+	static const struct cli_option longopts[] = {
+		{ "all", no_argument, 'a' }, { "bytenr", required_argument, OPT_BYTENR },
+		{ "full", no_argument, 'f' }, { "force", no_argument, 'F' },
+		{ "super", required_argument, 's' }, { NULL, 0, 0 },
 	};
 	int all = 0, full = 0, force = 0, c;
 	uint64_t bytenr = btrfs_super_offset(0), arg;
@@ -144,7 +144,7 @@ int dump_super_main(int argc, char **argv)
 
 /* ---- dump-tree ----------------------------------------------------------------------- */
 
-static const char dump_tree_usage[] =
+USAGE(dump_tree_usage) =
 	"usage: btrfs inspect-internal dump-tree [options] <device> [<device> ..]\n\n"
 	"    Dump tree structures from a given device\n\n"
 	"    Dump tree structures from a given device in textual form, expand keys to human\n"
@@ -776,16 +776,16 @@ static void parse_dump_tree_opts(int argc, char **argv, struct dump_opts *o, str
 {
 	enum { OPT_FOLLOW = 256, OPT_DFS, OPT_BFS, OPT_NOSCAN, OPT_HIDE_NAMES, OPT_CSUM_HEADERS,
 	       OPT_CSUM_ITEMS };
-	static const struct option longopts[] = {
-		{ "extents", no_argument, NULL, 'e' }, { "device", no_argument, NULL, 'd' },
-		{ "roots", no_argument, NULL, 'r' }, { "backups", no_argument, NULL, 'R' },
-		{ "uuid", no_argument, NULL, 'u' }, { "block", required_argument, NULL, 'b' },
-		{ "tree", required_argument, NULL, 't' }, { "follow", no_argument, NULL, OPT_FOLLOW },
-		{ "bfs", no_argument, NULL, OPT_BFS }, { "dfs", no_argument, NULL, OPT_DFS },
-		{ "noscan", no_argument, NULL, OPT_NOSCAN },
-		{ "hide-names", no_argument, NULL, OPT_HIDE_NAMES },
-		{ "csum-headers", no_argument, NULL, OPT_CSUM_HEADERS },
-		{ "csum-items", no_argument, NULL, OPT_CSUM_ITEMS }, { NULL, 0, NULL, 0 },
+	static const struct cli_option longopts[] = {
+		{ "extents", no_argument, 'e' }, { "device", no_argument, 'd' },
+		{ "roots", no_argument, 'r' }, { "backups", no_argument, 'R' },
+		{ "uuid", no_argument, 'u' }, { "block", required_argument, 'b' },
+		{ "tree", required_argument, 't' }, { "follow", no_argument, OPT_FOLLOW },
+		{ "bfs", no_argument, OPT_BFS }, { "dfs", no_argument, OPT_DFS },
+		{ "noscan", no_argument, OPT_NOSCAN },
+		{ "hide-names", no_argument, OPT_HIDE_NAMES },
+		{ "csum-headers", no_argument, OPT_CSUM_HEADERS },
+		{ "csum-items", no_argument, OPT_CSUM_ITEMS }, { NULL, 0, 0 },
 	};
 	int c;
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_read[] =
+USAGE(usage_read) =
 	"usage: btrfs inspect-internal read-file [options] <device> [<device>...]\n\n"
 	"\t--root ID      subvolume tree (default 5)\n"
 	"\t--inode N      inode number\n"
@@ -27,13 +27,13 @@ static const char usage_read[] =
 	"\t--verify       check data checksums\n"
 	"\t--extents      print the extent map instead of the contents\n"
 	"\t--degraded     allow missing devices\n";
-static const char usage_list[] =
+USAGE(usage_list) =
 	"usage: btrfs inspect-internal list-dir [options] <device> [<device>...]\n\n"
 	"\t--root ID      subvolume tree (default 5)\n"
 	"\t--inode N      directory inode number (default: the subvolume top)\n"
 	"\t--path P       path from the top of the subvolume\n"
 	"\t--degraded     allow missing devices\n";
-static const char usage_walk[] =
+USAGE(usage_walk) =
 	"usage: btrfs inspect-internal walk-trees [--degraded] <device> [<device>...]\n\n"
 	"Walks every tree, reads every file; prints counts and errors.\n";
 
@@ -44,14 +44,14 @@ struct target {
 };
 
 enum { OPT_ROOT = 256, OPT_INODE, OPT_PATH, OPT_VERIFY, OPT_EXTENTS, OPT_DEGRADED };
-static const struct option long_opts[] = {
-	{ "root", required_argument, NULL, OPT_ROOT },
-	{ "inode", required_argument, NULL, OPT_INODE },
-	{ "path", required_argument, NULL, OPT_PATH },
-	{ "verify", no_argument, NULL, OPT_VERIFY },
-	{ "extents", no_argument, NULL, OPT_EXTENTS },
-	{ "degraded", no_argument, NULL, OPT_DEGRADED },
-	{ NULL, 0, NULL, 0 },
+static const struct cli_option long_opts[] = {
+	{ "root", required_argument, OPT_ROOT },
+	{ "inode", required_argument, OPT_INODE },
+	{ "path", required_argument, OPT_PATH },
+	{ "verify", no_argument, OPT_VERIFY },
+	{ "extents", no_argument, OPT_EXTENTS },
+	{ "degraded", no_argument, OPT_DEGRADED },
+	{ NULL, 0, 0 },
 };
 
 static void parse_target(int argc, char **argv, const char *usage, struct target *t)

@@ -29,6 +29,7 @@
 #include "table.h"
 #include "units.h"
 #include "vec.h"
+#include "sort.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,7 +46,7 @@
 
 /* ---- rootid, subvolid-resolve ---- */
 
-static const char rootid_usage[] = "usage: btrfs inspect-internal rootid <path>\n";
+USAGE(rootid_usage) = "usage: btrfs inspect-internal rootid <path>\n";
 
 int rootid_main(int argc, char **argv)
 {
@@ -67,7 +68,7 @@ int rootid_main(int argc, char **argv)
 	return 0;
 }
 
-static const char subvolid_usage[] =
+USAGE(subvolid_usage) =
 	"usage: btrfs inspect-internal subvolid-resolve <subvolid> <path>\n";
 
 int subvolid_resolve_main(int argc, char **argv)
@@ -120,7 +121,7 @@ static int print_inode_paths(int fd, uint64_t inum, const char *prepend)
 	return 0;
 }
 
-static const char inode_usage[] = "usage: btrfs inspect-internal inode-resolve [-v] <inode> <path>\n";
+USAGE(inode_usage) = "usage: btrfs inspect-internal inode-resolve [-v] <inode> <path>\n";
 
 int inode_resolve_main(int argc, char **argv)
 {
@@ -158,7 +159,7 @@ static int is_subvol_mount(const struct sys_mount *m, void *ctx)
 	       has_option(m->options, s->id) && (s->found = strdup(m->target));
 }
 
-static const char logical_usage[] =
+USAGE(logical_usage) =
 	"usage: btrfs inspect-internal logical-resolve [-Pvo] [-s bufsize] <logical> <path>\n\n"
 	"    -P  print the inodes, not their paths   -o  ignore offsets\n"
 	"    -s bufsize  size of the inode container (up to 16M)\n";
@@ -373,7 +374,7 @@ static int parse_chunk_sort(const char *arg, char *keys, size_t size)
 	return 0;
 }
 
-static const char chunks_usage[] =
+USAGE(chunks_usage) =
 	"usage: btrfs inspect-internal list-chunks [options] <path>\n\n"
 	"    --sort [-]devid,pstart,lstart,usage,length,type,profile\n"
 	CLI_UNITS;
@@ -420,14 +421,14 @@ int list_chunks_main(int argc, char **argv)
 	}
 	/* physical numbers after ordering by device and physical start */
 	sort_keys = "dp";
-	qsort(l, cs.n, sizeof(*l), listed_cmp);
+	sort_stable(l, cs.n, sizeof(*l), listed_cmp);
 	for (i = 0; i < cs.n; i++) {
 		l[i].pnumber = i && l[i - 1].c.devid == l[i].c.devid ? l[i - 1].pnumber + 1 : 0;
 		l[i].idx = i;
 	}
 	if (*user_keys) {
 		sort_keys = user_keys;
-		qsort(l, cs.n, sizeof(*l), listed_cmp);
+		sort_stable(l, cs.n, sizeof(*l), listed_cmp);
 	}
 	if (table_init(&t, 9, (int)cs.n + 2))
 		goto out;
@@ -523,7 +524,7 @@ static uint64_t min_dev_size(struct extents *x)
 	return scratch ? min + scratch + (32 << 20) : min;
 }
 
-static const char min_size_usage[] =
+USAGE(min_size_usage) =
 	"usage: btrfs inspect-internal min-dev-size [--id DEVID] <path>\n";
 
 int min_dev_size_main(int argc, char **argv)
@@ -623,7 +624,7 @@ static int swap_extent(const struct btrfs_ioctl_search_header *sh, const void *i
 	return 0;
 }
 
-static const char swap_usage[] =
+USAGE(swap_usage) =
 	"usage: btrfs inspect-internal map-swapfile [-r|--resume-offset] <file>\n";
 
 int map_swapfile_main(int argc, char **argv)
@@ -633,7 +634,7 @@ int map_swapfile_main(int argc, char **argv)
 	struct statfs sfs;
 	struct stat st;
 	uint64_t tree;
-	long page = sysconf(_SC_PAGESIZE);
+	long page = getpagesize();
 	int fd, flags = 0, resume = 0, ret = 1;
 
 	while (cli_getopt_long(argc, argv, "r", "resume-offset=r", swap_usage) != -1)
@@ -655,7 +656,7 @@ int map_swapfile_main(int argc, char **argv)
 	else if (flags & FS_COMPR_FL)
 		msg_error("file with COMP attribute");
 	else if (read_chunks(fd, &cs))
-		perror("BTRFS_IOC_TREE_SEARCH");
+		fprintf(stderr, "BTRFS_IOC_TREE_SEARCH: %s\n", strerror(errno));
 	else if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		msg_error("not a regular file");
 	else if (subvol_id_of_fd(fd, &tree))

@@ -261,49 +261,83 @@ static const char *lookup(const struct name_entry *t, size_t n, uint64_t value)
 }
 #define LOOKUP(table, value) lookup(table, sizeof(table) / sizeof(table[0]), value)
 
-static const char *const key_type_names[256] = {
-	[BTRFS_INODE_ITEM_KEY] = "INODE_ITEM",
-	[BTRFS_INODE_REF_KEY] = "INODE_REF",
-	[BTRFS_INODE_EXTREF_KEY] = "INODE_EXTREF",
-	[BTRFS_DIR_ITEM_KEY] = "DIR_ITEM",
-	[BTRFS_DIR_INDEX_KEY] = "DIR_INDEX",
-	[BTRFS_DIR_LOG_ITEM_KEY] = "DIR_LOG_ITEM",
-	[BTRFS_DIR_LOG_INDEX_KEY] = "DIR_LOG_INDEX",
-	[BTRFS_XATTR_ITEM_KEY] = "XATTR_ITEM",
-	[BTRFS_VERITY_DESC_ITEM_KEY] = "VERITY_DESC_ITEM",
-	[BTRFS_VERITY_MERKLE_ITEM_KEY] = "VERITY_MERKLE_ITEM",
-	[BTRFS_ORPHAN_ITEM_KEY] = "ORPHAN_ITEM",
-	[BTRFS_ROOT_ITEM_KEY] = "ROOT_ITEM",
-	[BTRFS_ROOT_REF_KEY] = "ROOT_REF",
-	[BTRFS_ROOT_BACKREF_KEY] = "ROOT_BACKREF",
-	[BTRFS_EXTENT_ITEM_KEY] = "EXTENT_ITEM",
-	[BTRFS_METADATA_ITEM_KEY] = "METADATA_ITEM",
-	[BTRFS_TREE_BLOCK_REF_KEY] = "TREE_BLOCK_REF",
-	[BTRFS_SHARED_BLOCK_REF_KEY] = "SHARED_BLOCK_REF",
-	[BTRFS_EXTENT_DATA_REF_KEY] = "EXTENT_DATA_REF",
-	[BTRFS_SHARED_DATA_REF_KEY] = "SHARED_DATA_REF",
-	[BTRFS_EXTENT_REF_V0_KEY] = "EXTENT_REF_V0",
-	[CSUM_ITEM_KEY] = "CSUM_ITEM",
-	[BTRFS_EXTENT_CSUM_KEY] = "EXTENT_CSUM",
-	[BTRFS_EXTENT_DATA_KEY] = "EXTENT_DATA",
-	[BTRFS_BLOCK_GROUP_ITEM_KEY] = "BLOCK_GROUP_ITEM",
-	[BTRFS_FREE_SPACE_INFO_KEY] = "FREE_SPACE_INFO",
-	[BTRFS_FREE_SPACE_EXTENT_KEY] = "FREE_SPACE_EXTENT",
-	[BTRFS_FREE_SPACE_BITMAP_KEY] = "FREE_SPACE_BITMAP",
-	[BTRFS_CHUNK_ITEM_KEY] = "CHUNK_ITEM",
-	[BTRFS_DEV_ITEM_KEY] = "DEV_ITEM",
-	[BTRFS_DEV_EXTENT_KEY] = "DEV_EXTENT",
-	[BTRFS_TEMPORARY_ITEM_KEY] = "TEMPORARY_ITEM",
-	[BTRFS_DEV_REPLACE_KEY] = "DEV_REPLACE",
-	[BTRFS_STRING_ITEM_KEY] = "STRING_ITEM",
-	[BTRFS_QGROUP_STATUS_KEY] = "QGROUP_STATUS",
-	[BTRFS_QGROUP_RELATION_KEY] = "QGROUP_RELATION",
-	[BTRFS_QGROUP_INFO_KEY] = "QGROUP_INFO",
-	[BTRFS_QGROUP_LIMIT_KEY] = "QGROUP_LIMIT",
-	[BTRFS_PERSISTENT_ITEM_KEY] = "PERSISTENT_ITEM",
-	[BTRFS_UUID_KEY_SUBVOL] = "UUID_KEY_SUBVOL",
-	[BTRFS_UUID_KEY_RECEIVED_SUBVOL] = "UUID_KEY_RECEIVED_SUBVOL",
-};
+/* Every key type the reference names: number, name, printer of the item body (NULL: the
+ * key only). One list, expanded into compact tables (a 256-entry table of pointers for the
+ * names and one for the printers took 4 KB). */
+#define KEY_TYPES(X) \
+	X(BTRFS_INODE_ITEM_KEY, INODE_ITEM, print_inode_item) \
+	X(BTRFS_INODE_REF_KEY, INODE_REF, print_inode_refs) \
+	X(BTRFS_INODE_EXTREF_KEY, INODE_EXTREF, print_inode_refs) \
+	X(BTRFS_DIR_ITEM_KEY, DIR_ITEM, print_dir_items) \
+	X(BTRFS_DIR_INDEX_KEY, DIR_INDEX, print_dir_items) \
+	X(BTRFS_DIR_LOG_ITEM_KEY, DIR_LOG_ITEM, print_dir_log_item) \
+	X(BTRFS_DIR_LOG_INDEX_KEY, DIR_LOG_INDEX, print_dir_log_item) \
+	X(BTRFS_XATTR_ITEM_KEY, XATTR_ITEM, print_dir_items) \
+	X(BTRFS_VERITY_DESC_ITEM_KEY, VERITY_DESC_ITEM, NULL) \
+	X(BTRFS_VERITY_MERKLE_ITEM_KEY, VERITY_MERKLE_ITEM, NULL) \
+	X(BTRFS_ORPHAN_ITEM_KEY, ORPHAN_ITEM, print_fixed_text) \
+	X(BTRFS_ROOT_ITEM_KEY, ROOT_ITEM, print_root_item) \
+	X(BTRFS_ROOT_REF_KEY, ROOT_REF, print_root_ref) \
+	X(BTRFS_ROOT_BACKREF_KEY, ROOT_BACKREF, print_root_ref) \
+	X(BTRFS_EXTENT_ITEM_KEY, EXTENT_ITEM, print_extent_item) \
+	X(BTRFS_METADATA_ITEM_KEY, METADATA_ITEM, print_extent_item) \
+	X(BTRFS_TREE_BLOCK_REF_KEY, TREE_BLOCK_REF, print_fixed_text) \
+	X(BTRFS_SHARED_BLOCK_REF_KEY, SHARED_BLOCK_REF, print_fixed_text) \
+	X(BTRFS_EXTENT_DATA_REF_KEY, EXTENT_DATA_REF, print_extent_data_ref) \
+	X(BTRFS_SHARED_DATA_REF_KEY, SHARED_DATA_REF, print_shared_data_ref) \
+	X(BTRFS_EXTENT_REF_V0_KEY, EXTENT_REF_V0, print_fixed_text) \
+	X(CSUM_ITEM_KEY, CSUM_ITEM, print_fixed_text) \
+	X(BTRFS_EXTENT_CSUM_KEY, EXTENT_CSUM, print_extent_csum) \
+	X(BTRFS_EXTENT_DATA_KEY, EXTENT_DATA, print_file_extent) \
+	X(BTRFS_BLOCK_GROUP_ITEM_KEY, BLOCK_GROUP_ITEM, print_block_group) \
+	X(BTRFS_FREE_SPACE_INFO_KEY, FREE_SPACE_INFO, print_free_space_info) \
+	X(BTRFS_FREE_SPACE_EXTENT_KEY, FREE_SPACE_EXTENT, print_fixed_text) \
+	X(BTRFS_FREE_SPACE_BITMAP_KEY, FREE_SPACE_BITMAP, print_fixed_text) \
+	X(BTRFS_CHUNK_ITEM_KEY, CHUNK_ITEM, print_chunk) \
+	X(BTRFS_DEV_ITEM_KEY, DEV_ITEM, print_dev_item) \
+	X(BTRFS_DEV_EXTENT_KEY, DEV_EXTENT, print_dev_extent) \
+	X(BTRFS_TEMPORARY_ITEM_KEY, TEMPORARY_ITEM, print_temporary_item) \
+	X(BTRFS_DEV_REPLACE_KEY, DEV_REPLACE, NULL) \
+	X(BTRFS_STRING_ITEM_KEY, STRING_ITEM, print_string_item) \
+	X(BTRFS_QGROUP_STATUS_KEY, QGROUP_STATUS, print_qgroup_status) \
+	X(BTRFS_QGROUP_RELATION_KEY, QGROUP_RELATION, NULL) \
+	X(BTRFS_QGROUP_INFO_KEY, QGROUP_INFO, print_qgroup_info) \
+	X(BTRFS_QGROUP_LIMIT_KEY, QGROUP_LIMIT, print_qgroup_limit) \
+	X(BTRFS_PERSISTENT_ITEM_KEY, PERSISTENT_ITEM, print_persistent_item) \
+	X(BTRFS_UUID_KEY_SUBVOL, UUID_KEY_SUBVOL, print_uuid_item) \
+	X(BTRFS_UUID_KEY_RECEIVED_SUBVOL, UUID_KEY_RECEIVED_SUBVOL, print_uuid_item)
+#define KT_NUM(num, name, fn) num,
+#define KT_NAME(num, name, fn) #name "\0"
+#define KT_PRINTER(num, name, fn) fn,
+
+static const uint8_t key_type_nums[] = { KEY_TYPES(KT_NUM) };
+static const char key_type_names[] = KEY_TYPES(KT_NAME);
+#define NKEY_TYPES sizeof(key_type_nums)
+
+/* 1 + the index of type in KEY_TYPES, 0 when it has no name. */
+static unsigned key_type_slot(uint8_t type)
+{
+	static uint8_t slot[256];
+	static int ready;
+
+	if (!ready) {
+		for (unsigned i = 0; i < NKEY_TYPES; i++)
+			slot[key_type_nums[i]] = (uint8_t)(i + 1);
+		ready = 1;
+	}
+	return slot[type];
+}
+
+static const char *key_type_name(unsigned slot)
+{
+	static const char *names[NKEY_TYPES];
+	const char *s = key_type_names;
+
+	if (!names[0])
+		for (unsigned i = 0; i < NKEY_TYPES; i++, s += strlen(s) + 1)
+			names[i] = s;
+	return names[slot - 1];
+}
 
 /* Objectids with a name whatever the key type (1 and 256 depend on it, see below). */
 static const struct name_entry objectid_names[] = {
@@ -366,12 +400,12 @@ static void put_objectid(uint64_t objectid, uint8_t type)
 
 static void print_key_type(uint64_t objectid, uint8_t type)
 {
-	const char *name = key_type_names[type];
+	unsigned slot = key_type_slot(type);
 
 	if (type == 0 && objectid == BTRFS_FREE_SPACE_OBJECTID)
 		out_str("UNTYPED");
-	else if (name)
-		out_str(name);
+	else if (slot)
+		out_str(key_type_name(slot));
 	else
 		out_fmt("UNKNOWN.%d", type);
 }
@@ -1146,45 +1180,7 @@ static void print_fixed_text(const struct item *it)
 typedef void item_printer(const struct item *it);
 
 /* Key types whose items have a body the reference prints; others show the key only. */
-static item_printer *const item_printers[256] = {
-	[BTRFS_INODE_ITEM_KEY] = print_inode_item,
-	[BTRFS_INODE_REF_KEY] = print_inode_refs,
-	[BTRFS_INODE_EXTREF_KEY] = print_inode_refs,
-	[BTRFS_DIR_ITEM_KEY] = print_dir_items,
-	[BTRFS_DIR_INDEX_KEY] = print_dir_items,
-	[BTRFS_XATTR_ITEM_KEY] = print_dir_items,
-	[BTRFS_DIR_LOG_INDEX_KEY] = print_dir_log_item,
-	[BTRFS_DIR_LOG_ITEM_KEY] = print_dir_log_item,
-	[BTRFS_ORPHAN_ITEM_KEY] = print_fixed_text,
-	[BTRFS_ROOT_ITEM_KEY] = print_root_item,
-	[BTRFS_ROOT_REF_KEY] = print_root_ref,
-	[BTRFS_ROOT_BACKREF_KEY] = print_root_ref,
-	[BTRFS_EXTENT_ITEM_KEY] = print_extent_item,
-	[BTRFS_METADATA_ITEM_KEY] = print_extent_item,
-	[BTRFS_TREE_BLOCK_REF_KEY] = print_fixed_text,
-	[BTRFS_SHARED_BLOCK_REF_KEY] = print_fixed_text,
-	[BTRFS_EXTENT_DATA_REF_KEY] = print_extent_data_ref,
-	[BTRFS_SHARED_DATA_REF_KEY] = print_shared_data_ref,
-	[BTRFS_EXTENT_REF_V0_KEY] = print_fixed_text,
-	[CSUM_ITEM_KEY] = print_fixed_text,
-	[BTRFS_EXTENT_CSUM_KEY] = print_extent_csum,
-	[BTRFS_EXTENT_DATA_KEY] = print_file_extent,
-	[BTRFS_BLOCK_GROUP_ITEM_KEY] = print_block_group,
-	[BTRFS_FREE_SPACE_INFO_KEY] = print_free_space_info,
-	[BTRFS_FREE_SPACE_EXTENT_KEY] = print_fixed_text,
-	[BTRFS_FREE_SPACE_BITMAP_KEY] = print_fixed_text,
-	[BTRFS_CHUNK_ITEM_KEY] = print_chunk,
-	[BTRFS_DEV_ITEM_KEY] = print_dev_item,
-	[BTRFS_DEV_EXTENT_KEY] = print_dev_extent,
-	[BTRFS_QGROUP_STATUS_KEY] = print_qgroup_status,
-	[BTRFS_QGROUP_INFO_KEY] = print_qgroup_info,
-	[BTRFS_QGROUP_LIMIT_KEY] = print_qgroup_limit,
-	[BTRFS_UUID_KEY_SUBVOL] = print_uuid_item,
-	[BTRFS_UUID_KEY_RECEIVED_SUBVOL] = print_uuid_item,
-	[BTRFS_STRING_ITEM_KEY] = print_string_item,
-	[BTRFS_PERSISTENT_ITEM_KEY] = print_persistent_item,
-	[BTRFS_TEMPORARY_ITEM_KEY] = print_temporary_item,
-};
+static item_printer *const key_type_printers[] = { KEY_TYPES(KT_PRINTER) };
 
 /* ---- tree blocks -------------------------------------------------------------------- */
 
@@ -1247,6 +1243,7 @@ static void print_leaf_items(const struct print_opts *po, const struct bview *v,
 		uint32_t isize = F32(v, ih, struct btrfs_item, size);
 		struct item it = { po, *v, bytenr, LEAF_DATA_OFF + ioff, isize, 0, 0, 0 };
 		item_printer *fn;
+		unsigned slot;
 
 		if (!in_view(v, ih, sizeof(struct btrfs_item)) || ioff > data_size ||
 		    (uint64_t)ioff + isize > data_size) {
@@ -1269,8 +1266,8 @@ static void print_leaf_items(const struct print_opts *po, const struct bview *v,
 		out_char('\n');
 		if (it.type == 0 && it.objectid == BTRFS_FREE_SPACE_OBJECTID)
 			print_free_space_header(&it);
-		fn = item_printers[it.type];
-		if (fn)
+		slot = key_type_slot(it.type);
+		if (slot && (fn = key_type_printers[slot - 1]))
 			fn(&it);
 	}
 }

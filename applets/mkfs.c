@@ -62,7 +62,7 @@
 #define ROOTDIR_USAGE
 #endif
 
-static const char usage[] =
+USAGE(usage) =
 "Usage: mkfs.btrfs [options] <dev> [<dev...>]\n"
 "Create a BTRFS filesystem on a device or partition\n"
 "\n"
@@ -155,7 +155,9 @@ static void list_features(int runtime)
 /* Applies "a,^b,..." to the feature bits. Returns 0, 1 after list-all, -1 on error. */
 static int parse_features(char *list, int runtime, struct mkfs_config *cfg)
 {
-	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+	char *save = NULL;
+
+	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int off = *tok == '^';
 		const char *name = tok + off;
 		size_t i;
@@ -648,23 +650,23 @@ static int resolve_path_opts(struct opts *o)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_CSUM = 256, OPT_SHRINK, OPT_DEVUUID, OPT_COMPRESS, OPT_INODE_FLAGS };
-	static const struct option longopts[] = {
-		{ "data", required_argument, NULL, 'd' }, { "metadata", required_argument, NULL, 'm' },
-		{ "mixed", no_argument, NULL, 'M' }, { "csum", required_argument, NULL, OPT_CSUM },
-		{ "checksum", required_argument, NULL, OPT_CSUM },
-		{ "nodesize", required_argument, NULL, 'n' }, { "sectorsize", required_argument, NULL, 's' },
-		{ "features", required_argument, NULL, 'O' },
-		{ "runtime-features", required_argument, NULL, 'R' },
-		{ "label", required_argument, NULL, 'L' }, { "uuid", required_argument, NULL, 'U' },
-		{ "device-uuid", required_argument, NULL, OPT_DEVUUID },
-		{ "byte-count", required_argument, NULL, 'b' }, { "rootdir", required_argument, NULL, 'r' },
-		{ "shrink", no_argument, NULL, OPT_SHRINK }, { "nodiscard", no_argument, NULL, 'K' },
-		{ "force", no_argument, NULL, 'f' }, { "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' }, { "version", no_argument, NULL, 'V' },
-		{ "compress", required_argument, NULL, OPT_COMPRESS },
-		{ "subvol", required_argument, NULL, 'u' },
-		{ "inode-flags", required_argument, NULL, OPT_INODE_FLAGS },
-		{ NULL, 0, NULL, 0 },
+	static const struct cli_option longopts[] = {
+		{ "data", required_argument, 'd' }, { "metadata", required_argument, 'm' },
+		{ "mixed", no_argument, 'M' }, { "csum", required_argument, OPT_CSUM },
+		{ "checksum", required_argument, OPT_CSUM },
+		{ "nodesize", required_argument, 'n' }, { "sectorsize", required_argument, 's' },
+		{ "features", required_argument, 'O' },
+		{ "runtime-features", required_argument, 'R' },
+		{ "label", required_argument, 'L' }, { "uuid", required_argument, 'U' },
+		{ "device-uuid", required_argument, OPT_DEVUUID },
+		{ "byte-count", required_argument, 'b' }, { "rootdir", required_argument, 'r' },
+		{ "shrink", no_argument, OPT_SHRINK }, { "nodiscard", no_argument, 'K' },
+		{ "force", no_argument, 'f' }, { "quiet", no_argument, 'q' },
+		{ "verbose", no_argument, 'v' }, { "version", no_argument, 'V' },
+		{ "compress", required_argument, OPT_COMPRESS },
+		{ "subvol", required_argument, 'u' },
+		{ "inode-flags", required_argument, OPT_INODE_FLAGS },
+		{ NULL, 0, 0 },
 	};
 	struct mkfs_config *cfg = &o->cfg;
 	uint64_t v;
@@ -790,7 +792,7 @@ static int kernel_supports_sectorsize(uint32_t size)
 static int settle_options(struct opts *o, int ndevs)
 {
 	struct mkfs_config *cfg = &o->cfg;
-	long page = sysconf(_SC_PAGESIZE);
+	long page = getpagesize();
 
 	if (cfg->sectorsize != (uint32_t)page && !kernel_supports_sectorsize(cfg->sectorsize))
 		msg_warn("sectorsize %u does not match host CPU page size %ld: this kernel may not mount it",

@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <linux/loop.h>
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: mount.btrfs SOURCE TARGET [-o OPTIONS] [-r] [-w] [-v] [-n] [-s] [-f]\n"
 	"Mount a btrfs block device or image file (image files through an autoclear loop device).\n"
 	"\n"
@@ -51,7 +51,7 @@ struct mount_req {
 };
 
 /* Generic mount flags: name, MS_ bit, set (1) or clear (0). */
-static const struct { const char *name; unsigned long flag; int set; } flag_opts[] = {
+static const struct { char name[12]; unsigned flag : 31, set : 1; } flag_opts[] = {
 	{ "ro", MS_RDONLY, 1 }, { "rw", MS_RDONLY, 0 },
 	{ "noatime", MS_NOATIME, 1 }, { "atime", MS_NOATIME, 0 },
 	{ "relatime", MS_RELATIME, 1 }, { "norelatime", MS_RELATIME, 0 },
@@ -74,43 +74,27 @@ static const char *const userspace_opts[] = {
 };
 
 /* How a btrfs option's value is checked. */
-enum val { V_NONE, V_UINT, V_SIZE, V_TEXT, V_COMPRESS, V_ENUM, V_RESCUE };
+enum val { V_NONE, V_UINT, V_SIZE, V_TEXT, V_COMPRESS, V_RESCUE, V_ENUM };
 
-/* The options the kernel's btrfs accepts (its mount parameter table). */
-static const struct { const char *name; enum val val; const char *choices; } btrfs_opts[] = {
-	{ "acl", V_NONE, 0 }, { "noacl", V_NONE, 0 },
-	{ "autodefrag", V_NONE, 0 }, { "noautodefrag", V_NONE, 0 },
-	{ "barrier", V_NONE, 0 }, { "nobarrier", V_NONE, 0 },
-	{ "clear_cache", V_NONE, 0 },
-	{ "commit", V_UINT, 0 },
-	{ "compress", V_COMPRESS, 0 }, { "compress-force", V_COMPRESS, 0 },
-	{ "datacow", V_NONE, 0 }, { "nodatacow", V_NONE, 0 },
-	{ "datasum", V_NONE, 0 }, { "nodatasum", V_NONE, 0 },
-	{ "degraded", V_NONE, 0 },
-	{ "device", V_TEXT, 0 },
-	{ "discard", V_ENUM, "sync async" }, { "nodiscard", V_NONE, 0 },
-	{ "enospc_debug", V_NONE, 0 }, { "noenospc_debug", V_NONE, 0 },
-	{ "fatal_errors", V_ENUM, "bug panic" },
-	{ "flushoncommit", V_NONE, 0 }, { "noflushoncommit", V_NONE, 0 },
-	{ "fragment", V_ENUM, "data metadata all" },
-	{ "max_inline", V_SIZE, 0 },
-	{ "nologreplay", V_NONE, 0 }, { "norecovery", V_NONE, 0 },
-	{ "ref_verify", V_NONE, 0 },
-	{ "rescan_uuid_tree", V_NONE, 0 },
-	{ "rescue", V_RESCUE, 0 },
-	{ "skip_balance", V_NONE, 0 },
-	{ "space_cache", V_ENUM, "v1 v2" }, { "nospace_cache", V_NONE, 0 },
-	{ "ssd", V_NONE, 0 }, { "nossd", V_NONE, 0 },
-	{ "ssd_spread", V_NONE, 0 }, { "nossd_spread", V_NONE, 0 },
-	{ "subvol", V_TEXT, 0 }, { "subvolid", V_UINT, 0 },
-	{ "thread_pool", V_UINT, 0 },
-	{ "treelog", V_NONE, 0 }, { "notreelog", V_NONE, 0 },
-	{ "usebackuproot", V_NONE, 0 },
-	{ "user_subvol_rm_allowed", V_NONE, 0 },
-	/* security module options the kernel takes for any filesystem */
-	{ "context", V_TEXT, 0 }, { "fscontext", V_TEXT, 0 },
-	{ "defcontext", V_TEXT, 0 }, { "rootcontext", V_TEXT, 0 },
-	{ "seclabel", V_NONE, 0 },
+/* The options the kernel's btrfs accepts (its mount parameter table), by the value they
+ * take, then those with a choice of values. Security module options (context, ...,
+ * seclabel) the kernel takes for any filesystem. */
+static const char *const btrfs_opts[V_ENUM] = {
+	[V_NONE] = "acl noacl autodefrag noautodefrag barrier nobarrier clear_cache "
+		   "datacow nodatacow datasum nodatasum degraded nodiscard enospc_debug "
+		   "noenospc_debug flushoncommit noflushoncommit nologreplay norecovery "
+		   "ref_verify rescan_uuid_tree skip_balance nospace_cache ssd nossd "
+		   "ssd_spread nossd_spread treelog notreelog usebackuproot "
+		   "user_subvol_rm_allowed seclabel",
+	[V_UINT] = "commit subvolid thread_pool",
+	[V_SIZE] = "max_inline",
+	[V_TEXT] = "device subvol context fscontext defcontext rootcontext",
+	[V_COMPRESS] = "compress compress-force",
+	[V_RESCUE] = "rescue",
+};
+static const struct { char name[16]; char choices[20]; } btrfs_enum_opts[] = {
+	{ "discard", "sync async" }, { "fatal_errors", "bug panic" },
+	{ "fragment", "data metadata all" }, { "space_cache", "v1 v2" },
 };
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -146,7 +130,7 @@ static int compress_ok(const char *v)
 		return in_choices(v, n, "zlib lzo zstd no none");
 	if (!cli_all_digits(colon + 1) || strlen(colon + 1) > 2)
 		return 0;
-	level = atol(colon + 1);
+	level = atoi(colon + 1);
 	if (n == 4 && !strncmp(v, "zlib", 4))
 		return level >= 1 && level <= 9;
 	if (n == 4 && !strncmp(v, "zstd", 4))
@@ -198,12 +182,13 @@ static int btrfs_option_check(const char *opt)
 	size_t n = eq ? (size_t)(eq - opt) : strlen(opt);
 	size_t i;
 
-	for (i = 0; i < ARRAY_LEN(btrfs_opts); i++) {
-		if (strlen(btrfs_opts[i].name) != n || strncmp(btrfs_opts[i].name, opt, n))
-			continue;
-		return value_ok(btrfs_opts[i].val, btrfs_opts[i].choices, eq ? eq + 1 : NULL) ?
-			1 : -1;
-	}
+	for (i = 0; i < V_ENUM; i++)
+		if (in_choices(opt, n, btrfs_opts[i]))
+			return value_ok(i, NULL, eq ? eq + 1 : NULL) ? 1 : -1;
+	for (i = 0; i < ARRAY_LEN(btrfs_enum_opts); i++)
+		if (strlen(btrfs_enum_opts[i].name) == n && !strncmp(btrfs_enum_opts[i].name, opt, n))
+			return value_ok(V_ENUM, btrfs_enum_opts[i].choices, eq ? eq + 1 : NULL) ?
+				1 : -1;
 	return 0;
 }
 
@@ -296,7 +281,7 @@ static int parse_args(int argc, char **argv, struct mount_req *r)
 			continue;
 		}
 		if (!strcmp(a, "--help")) {
-			fputs(usage, stdout);
+			cli_put_usage(usage, stdout);
 			exit(0);
 		}
 		if (!strcmp(a, "--version") || !strcmp(a, "-V")) {

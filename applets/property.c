@@ -173,7 +173,7 @@ static const struct prop {
 	{ "compression", T_INODE, prop_compression, "compression algorithm for the file or directory" },
 };
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs property get [-t <type>] <object> [<name>]\n"
 	"       btrfs property set [-f] [-t <type>] <object> <name> <value>\n"
 	"       btrfs property list [-t <type>] <object>\n\n"

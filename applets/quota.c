@@ -30,6 +30,7 @@
 #include "subvol.h"
 #include "units.h"
 #include "vec.h"
+#include "sort.h"
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -85,7 +86,7 @@ static const char *quota_errstr(void)
 
 /* ---- quota ---- */
 
-static const char ctl_usage[] =
+USAGE(ctl_usage) =
 	"usage: btrfs quota enable [-s|--simple] <path>\n"
 	"       btrfs quota disable <path>\n";
 
@@ -112,7 +113,7 @@ int quota_ctl_main(int argc, char **argv)
 	return ret < 0;
 }
 
-static const char rescan_usage[] =
+USAGE(rescan_usage) =
 	"usage: btrfs quota rescan [-sw] <path>\n\n"
 	"    -s|--status  show the running rescan   -w|--wait  start and wait\n"
 	"    -W|--wait-norescan  wait for a running rescan only\n";
@@ -153,7 +154,7 @@ int quota_rescan_main(int argc, char **argv)
 	return ret != 0;
 }
 
-static const char status_usage[] =
+USAGE(status_usage) =
 	"usage: btrfs quota status [--is-enabled] <path>\n\n"
 	"    --is-enabled  print nothing, exit 0 when quotas are enabled\n";
 
@@ -217,7 +218,7 @@ int quota_status_main(int argc, char **argv)
 
 /* ---- qgroup create, destroy, assign, remove, limit ---- */
 
-static const char create_usage[] =
+USAGE(create_usage) =
 	"usage: btrfs qgroup create|destroy <qgroupid> <path>\n";
 
 int qgroup_create_main(int argc, char **argv)
@@ -243,7 +244,7 @@ int qgroup_create_main(int argc, char **argv)
 	return ret < 0;
 }
 
-static const char assign_usage[] =
+USAGE(assign_usage) =
 	"usage: btrfs qgroup assign|remove [--rescan|--no-rescan] <src> <dst> <path>\n";
 
 int qgroup_assign_main(int argc, char **argv)
@@ -282,7 +283,7 @@ int qgroup_assign_main(int argc, char **argv)
 	return ret != 0;
 }
 
-static const char limit_usage[] =
+USAGE(limit_usage) =
 	"usage: btrfs qgroup limit [options] <size>|none [<qgroupid>] <path>\n\n"
 	"    -c  limit the compressed size (the default)   -e  limit the exclusive size\n";
 
@@ -711,7 +712,7 @@ static int clear_stale(const struct qgroups *g, int fd)
 	return ret;
 }
 
-static const char show_usage[] =
+USAGE(show_usage) =
 	"usage: btrfs qgroup show [options] <path>\n"
 	"       btrfs qgroup clear-stale <path>\n\n"
 	"    -p  parents  -c  children  -r  referenced limit  -e  exclusive limit\n"
@@ -777,7 +778,7 @@ int qgroup_show_main(int argc, char **argv)
 			q[i] = t;
 		}
 	sort_ctx = &s;
-	qsort(q, n, sizeof(*q), qgroup_cmp);
+	sort_stable(q, n, sizeof(*q), qgroup_cmp);
 	if (out_json())
 		print_json(&s, q, n);
 	else

@@ -91,7 +91,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static const struct option undo_opts[] = { { "undo", required_argument, NULL, 'U' }, { 0, 0, 0, 0 } };
 static char usage[600];
 
 /* The usage of a command: "usage: btrfs rescue NAME ARGS", its description, the options. */
@@ -109,7 +108,7 @@ static int parse(int argc, char **argv, const char *opts, int nargs, const char 
 	int c;
 
 	*undo = NULL;
-	while ((c = cli_getopt(argc, argv, opts, undo_opts, usage)) != -1)
+	while ((c = cli_getopt_long(argc, argv, opts, "undo:=U", usage)) != -1)
 		if (c == 'U')
 			*undo = optarg;
 		else

@@ -35,7 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs restore [options] <device> [<device>...] <path>\n"
 	"   or: btrfs restore [options] -l <device> [<device>...]\n\n"
 	"    Copy files out of a damaged or unmountable filesystem into <path>\n\n"
@@ -1174,7 +1174,7 @@ static void raise_fd_limit(void)
 
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		prlimit(0, RLIMIT_NOFILE, &rl, NULL); /* not setrlimit: see applets/receive.c */
 	}
 }
 
@@ -1201,21 +1201,21 @@ struct restore_args {
 static int parse_args(int argc, char **argv, struct restore *r, struct restore_args *a)
 {
 	enum { OPT_PATH_REGEX = 256 };
-	static const struct option longopts[] = {
-		{ "path-regex", required_argument, NULL, OPT_PATH_REGEX },
-		{ "dry-run", no_argument, NULL, 'D' },
-		{ "metadata", no_argument, NULL, 'm' },
-		{ "symlink", no_argument, NULL, 'S' },
-		{ "symlinks", no_argument, NULL, 'S' },
-		{ "snapshots", no_argument, NULL, 's' },
-		{ "xattr", no_argument, NULL, 'x' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "ignore-errors", no_argument, NULL, 'i' },
-		{ "overwrite", no_argument, NULL, 'o' },
-		{ "super", required_argument, NULL, 'u' },
-		{ "root", required_argument, NULL, 'r' },
-		{ "list-roots", no_argument, NULL, 'l' },
-		{ NULL, 0, NULL, 0 }
+	static const struct cli_option longopts[] = {
+		{ "path-regex", required_argument, OPT_PATH_REGEX },
+		{ "dry-run", no_argument, 'D' },
+		{ "metadata", no_argument, 'm' },
+		{ "symlink", no_argument, 'S' },
+		{ "symlinks", no_argument, 'S' },
+		{ "snapshots", no_argument, 's' },
+		{ "xattr", no_argument, 'x' },
+		{ "verbose", no_argument, 'v' },
+		{ "ignore-errors", no_argument, 'i' },
+		{ "overwrite", no_argument, 'o' },
+		{ "super", required_argument, 'u' },
+		{ "root", required_argument, 'r' },
+		{ "list-roots", no_argument, 'l' },
+		{ NULL, 0, 0 }
 	};
 	uint64_t v;
 	int opt;

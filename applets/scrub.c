@@ -23,6 +23,7 @@
 #include "scrub_offline.h"
 #include "scrub_status.h"
 #include "table.h"
+#include "timefmt.h"
 #include "units.h"
 #include "uuid.h"
 #include <errno.h>
@@ -69,7 +70,7 @@ static void print_summary(const struct btrfs_scrub_progress *p, const struct scr
 		struct tm tm;
 
 		localtime_r(&eta, &tm);
-		strftime(t, sizeof(t), "%c", &tm);
+		tm_format(t, sizeof(t), "%c", &tm);
 		out_say("Time left:        %llu:%02llu:%02llu\n", (unsigned long long)left / 3600,
 		    (unsigned long long)(left / 60) % 60, (unsigned long long)left % 60);
 		out_say("ETA:              %s\n", t);
@@ -110,13 +111,13 @@ static void print_stats_head(const struct scrub_stats *s)
 		return;
 	}
 	localtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%c", &tm);
+	tm_format(buf, sizeof(buf), "%c", &tm);
 	out_say("Scrub %s:    %s\n", s->t_resumed ? "resumed" : "started", buf);
 	out_say("Status:           %s\n", s->in_progress ? "running" : s->canceled ? "aborted" :
 	    s->finished ? "finished" : "interrupted");
 	t = (time_t)s->duration;
 	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%M:%S", &tm);
+	tm_format(buf, sizeof(buf), "%M:%S", &tm);
 	out_say("Duration:         %u:%s\n", (unsigned)(s->duration / 3600), buf);
 }
 
@@ -511,14 +512,14 @@ static int scrub_running(const struct target *t)
 
 static int scrub_start(int argc, char **argv, int resume)
 {
-	static const char start_usage[] =
+	USAGE(start_usage) =
 		"usage: btrfs scrub start [-BdqrRf] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n"
 		"       btrfs scrub start [-BdqrRf] <unmounted device or image> [<its other devices>...]\n\n"
 		"    Start a new scrub of every device of the filesystem. An unmounted filesystem is\n"
 		"    scrubbed without the kernel: the devices given are read and repaired.\n\n"
 		START_OPTIONS_HELP
 		"    -f   start even if the status file says a scrub is running\n";
-	static const char resume_usage[] =
+	USAGE(resume_usage) =
 		"usage: btrfs scrub resume [-BdqrR] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n"
 		"       btrfs scrub resume [-BdqrR] <unmounted device or image> [<its other devices>...]\n\n"
 		"    Continue a canceled or interrupted scrub where each device stopped.\n\n"
@@ -638,7 +639,7 @@ int scrub_resume_main(int argc, char **argv)
 	return scrub_start(argc, argv, 1);
 }
 
-static const char cancel_usage[] =
+USAGE(cancel_usage) =
 	"usage: btrfs scrub cancel <path>|<device>\n\n"
 	"    Cancel a running scrub.\n";
 
@@ -702,15 +703,9 @@ static const char *state_name(const struct scrub_stats *s)
 
 static void json_time(struct out *o, const char *name, uint64_t sec)
 {
-	time_t t = (time_t)sec;
 	char buf[64];
-	struct tm tm;
 
-	if (sec && localtime_r(&t, &tm))
-		strftime(buf, sizeof(buf), "%Y-%m-%d %X %z", &tm);
-	else
-		strcpy(buf, "-");
-	out_str(o, NULL, name, buf);
+	out_str(o, NULL, name, local_time_text((int64_t)sec, "%Y-%m-%d %X %z", buf, sizeof(buf)));
 }
 
 static void json_record(struct out *o, const struct btrfs_scrub_progress *p,
@@ -762,7 +757,7 @@ static void json_status(const char *fsid, const struct scrub_record *total, uint
 	out_end(&o);
 }
 
-static const char status_usage[] =
+USAGE(status_usage) =
 	"usage: btrfs scrub status [-dR] [--raw|--human-readable|...] <path>|<device>\n\n"
 	"    Show the status of a running or the last scrub.\n\n"
 	"    -d   per device\n"
@@ -877,7 +872,7 @@ static const char *limit_text(uint64_t limit, char buf[UNITS_BUF + 2])
 	return buf;
 }
 
-static const char limit_usage[] =
+USAGE(limit_usage) =
 	"usage: btrfs scrub limit [options] <path>\n\n"
 	"    -a|--all  all devices   -d|--devid DEVID  one device\n"
 	"    -l|--limit SIZE  the limit per second, 0 for none (needs -a or -d)\n"

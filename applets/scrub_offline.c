@@ -174,7 +174,8 @@ struct scrub_offline *scrub_offline_open(char *const *paths, int n, int writable
 	struct fs_open_opts opts;
 	struct fs_error err;
 	char buf[400];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t cpus;   /* the CPUs this process may run on, as musl's _SC_NPROCESSORS_ONLN */
+	int ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) ? 1 : CPU_COUNT(&cpus);
 
 	fs_open_opts_init(&opts);
 	opts.allow_degraded = 1;
@@ -187,7 +188,7 @@ struct scrub_offline *scrub_offline_open(char *const *paths, int n, int writable
 	o->lockfd = -1;
 	o->readonly = !writable;
 	o->ndev = n;
-	o->workers = cpus > n ? (int)(cpus / n) : 1;
+	o->workers = ncpus > n ? ncpus / n : 1;
 	uuid_unparse(o->fs->fsid, o->fsid);
 	memcpy(fsid, o->fs->fsid, 16);
 	if (fs_missing_devids(o->fs, NULL, 0) && !out_quiet())

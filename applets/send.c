@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <linux/btrfs.h>
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs send [-ve] [-p <parent>] [-c <clone-src>] [-f <outfile>] <subvol> [<subvol>...]\n"
 	"\n"
 	"    Send the subvolume(s) to stdout.\n"
@@ -384,16 +384,16 @@ static int send_all(struct send_ctx *s, const char *parent_path, int explicit_cl
 int send_main(int argc, char **argv)
 {
 	enum { OPT_NO_DATA = 256, OPT_PROTO, OPT_COMPRESSED, OPT_DEVICE };
-	static const struct option longopts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "no-data", no_argument, NULL, OPT_NO_DATA },
-		{ "proto", required_argument, NULL, OPT_PROTO },
-		{ "compressed-data", no_argument, NULL, OPT_COMPRESSED },
+	static const struct cli_option longopts[] = {
+		{ "verbose", no_argument, 'v' },
+		{ "quiet", no_argument, 'q' },
+		{ "no-data", no_argument, OPT_NO_DATA },
+		{ "proto", required_argument, OPT_PROTO },
+		{ "compressed-data", no_argument, OPT_COMPRESSED },
 #if CFG_SEND_OFFLINE
-		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "device", required_argument, OPT_DEVICE },
 #endif
-		{ NULL, 0, NULL, 0 }
+		{ NULL, 0, 0 }
 	};
 	struct send_ctx s;
 	const char *outname = NULL, *parent = NULL;

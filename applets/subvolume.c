@@ -23,6 +23,7 @@
 #include "btrfs_ioctl.h"
 #include "le.h"
 #include "output.h"
+#include "timefmt.h"
 #include "units.h"
 #include "uuid.h"
 #include <errno.h>
@@ -34,6 +35,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include "subvol.h"
+#include "sort.h"
 #include <libgen.h>
 #include <limits.h>
 #include <time.h>
@@ -125,7 +127,7 @@ static void new_subvol_args(struct btrfs_ioctl_vol_args_v2 *args, const char *na
 	args->qgroup_inherit = in->qi;
 }
 
-static const char create_usage[] =
+USAGE(create_usage) =
 	"usage: btrfs subvolume create [-i <qgroupid>] [-p] [<dest>/]<name> [[<dest>/]<name>...]\n\n"
 	"    Create subvolumes <name> in <dest> (default: the current directory); a\n"
 	"    failure on one does not stop the others (exit status 1).\n\n"
@@ -224,7 +226,7 @@ static int commit_and_wait(int fd)
 	return 0;
 }
 
-static const char delete_usage[] =
+USAGE(delete_usage) =
 	"usage: btrfs subvolume delete [options] <subvolume> [<subvolume>...]\n"
 	"       btrfs subvolume delete [options] -i|--subvolid <subvolid> <path>\n\n"
 	"    Delete subvolumes by path, or by id below the mounted filesystem at <path>.\n\n"
@@ -386,13 +388,13 @@ static int delete_beneath(const char *path, const struct delete_opts *o, int *co
 
 int subvol_delete_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "commit-after", no_argument, NULL, 'c' },
-		{ "commit-each", no_argument, NULL, 'C' },
-		{ "subvolid", required_argument, NULL, 'i' },
-		{ "recursive", no_argument, NULL, 'R' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "commit-after", no_argument, 'c' },
+		{ "commit-each", no_argument, 'C' },
+		{ "subvolid", required_argument, 'i' },
+		{ "recursive", no_argument, 'R' },
+		{ "verbose", no_argument, 'v' },
+		{ NULL, 0, 0 }
 	};
 	struct delete_opts o = { 0 };
 	int c, i, ret = 0, commit_fd = -1, recursive = 0;
@@ -437,7 +439,7 @@ int subvol_delete_main(int argc, char **argv)
 	return ret;
 }
 
-static const char snapshot_usage[] =
+USAGE(snapshot_usage) =
 	"usage: btrfs subvolume snapshot [-r] [-i <qgroupid>] <subvolume> { <subdir>/<name> | <subdir> }\n\n"
 	"    Snapshot <subvolume> as <subdir>/<name>, or into <subdir> under the\n"
 	"    subvolume's own name.\n\n"
@@ -541,7 +543,7 @@ struct list_opts {
 	int nsorts;
 };
 
-static const char list_usage[] =
+USAGE(list_usage) =
 	"usage: btrfs subvolume list [options] <path>\n\n"
 	"    List the subvolumes and snapshots of the filesystem mounted at <path>.\n\n"
 	"    -o   only subvolumes below <path>\n"
@@ -682,8 +684,6 @@ static void print_col(const struct row *r, enum list_col c)
 {
 	const struct subvol_entry *e = r->e;
 	char buf[64];
-	struct tm tm;
-	time_t t;
 
 	switch (c) {
 	case COL_ID: printf("%llu", (unsigned long long)e->id); break;
@@ -692,12 +692,7 @@ static void print_col(const struct row *r, enum list_col c)
 	case COL_PARENT: printf("%llu", (unsigned long long)e->parent_id); break;
 	case COL_TOP: printf("%llu", (unsigned long long)r->top_id); break;
 	case COL_OTIME:
-		t = (time_t)e->otime;
-		if (t && localtime_r(&t, &tm))
-			strftime(buf, sizeof(buf), "%Y-%m-%d %X", &tm);
-		else
-			strcpy(buf, "-");
-		printf("%s", buf);
+		fputs(local_time_text(e->otime, "%Y-%m-%d %X", buf, sizeof(buf)), stdout);
 		break;
 	case COL_PUUID: uuid_text(e->parent_uuid, buf); printf("%-36s", buf); break;
 	case COL_RUUID: uuid_text(e->received_uuid, buf); printf("%-36s", buf); break;
@@ -717,8 +712,6 @@ static void json_col(struct out *out, const struct row *r, enum list_col c)
 {
 	const struct subvol_entry *e = r->e;
 	char buf[64];
-	struct tm tm;
-	time_t t;
 
 	switch (c) {
 	case COL_ID: out_u64(out, NULL, col_json[c], e->id); break;
@@ -727,12 +720,8 @@ static void json_col(struct out *out, const struct row *r, enum list_col c)
 	case COL_PARENT: out_u64(out, NULL, col_json[c], e->parent_id); break;
 	case COL_TOP: out_u64(out, NULL, col_json[c], r->top_id); break;
 	case COL_OTIME:
-		t = (time_t)e->otime;
-		if (t && localtime_r(&t, &tm))
-			strftime(buf, sizeof(buf), "%Y-%m-%d %X %z", &tm);
-		else
-			strcpy(buf, "-");
-		out_str(out, NULL, col_json[c], buf);
+		out_str(out, NULL, col_json[c],
+			local_time_text(e->otime, "%Y-%m-%d %X %z", buf, sizeof(buf)));
 		break;
 	case COL_PUUID: out_uuid(out, NULL, col_json[c], e->parent_uuid); break;
 	case COL_RUUID: out_uuid(out, NULL, col_json[c], e->received_uuid); break;
@@ -881,7 +870,7 @@ static int list_subvolumes(int fd, struct list_opts *o, uint64_t top_id)
 			free(r->full_path);
 	}
 	sort_opts = o;
-	qsort(rows, nrows, sizeof(*rows), row_cmp);
+	sort_stable(rows, nrows, sizeof(*rows), row_cmp);
 	print_rows(rows, nrows, o);
 	for (size_t i = 0; i < nrows; i++)
 		free(rows[i].full_path);
@@ -892,9 +881,9 @@ static int list_subvolumes(int fd, struct list_opts *o, uint64_t top_id)
 
 int subvol_list_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "sort", required_argument, NULL, 'S' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "sort", required_argument, 'S' },
+		{ NULL, 0, 0 }
 	};
 	struct list_opts o;
 	int c, all = 0, only_below = 0, fd, ret;
@@ -960,23 +949,13 @@ int subvol_list_main(int argc, char **argv)
 
 /* ---- show ---- */
 
-static const char show_usage[] =
+USAGE(show_usage) =
 	"usage: btrfs subvolume show [options] <path>\n\n"
 	"    Show the subvolume at <path>, or the one with the given id or UUID on\n"
 	"    the filesystem of <path>.\n\n"
 	"    -r|--rootid ID     the subvolume with this id\n"
 	"    -u|--uuid UUID     the subvolume with this UUID\n";
 
-static void time_text(int64_t sec, char *buf, size_t size)
-{
-	time_t t = (time_t)sec;
-	struct tm tm;
-
-	if (sec && localtime_r(&t, &tm))
-		strftime(buf, size, "%Y-%m-%d %X %z", &tm);
-	else
-		snprintf(buf, size, "-");
-}
 
 /* Full paths of all subvolumes (NULL when unreachable), indexed like all[]. */
 static char **full_paths(const struct subvol_entry *all, size_t n)
@@ -1076,7 +1055,7 @@ static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 	out_say("\tParent UUID: \t\t%s\n", buf);
 	uuid_text(sv->received_uuid, buf);
 	out_say("\tReceived UUID: \t\t%s\n", buf);
-	time_text(sv->otime, ctime_buf, sizeof(ctime_buf));
+	local_time_text(sv->otime, "%Y-%m-%d %X %z", ctime_buf, sizeof(ctime_buf));
 	out_say("\tCreation time: \t\t%s\n", ctime_buf);
 	out_say("\tSubvolume ID: \t\t%llu\n", (unsigned long long)sv->id);
 	out_say("\tGeneration: \t\t%llu\n", (unsigned long long)sv->generation);
@@ -1088,7 +1067,7 @@ static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 	/* btrfs-progs 6.2 prints the creation time here; kept for identical output */
 	out_say("\tSend time: \t\t%s\n", ctime_buf);
 	out_say("\tReceive transid: \t%llu\n", (unsigned long long)sv->rtransid);
-	time_text(sv->rtime, buf, sizeof(buf));
+	local_time_text(sv->rtime, "%Y-%m-%d %X %z", buf, sizeof(buf));
 	out_say("\tReceive time: \t\t%s\n", buf);
 	out_say("\tSnapshot(s):\n");
 	paths = full_paths(all, n);
@@ -1100,10 +1079,10 @@ static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 
 int subvol_show_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "rootid", required_argument, NULL, 'r' },
-		{ "uuid", required_argument, NULL, 'u' },
-		{ 0, 0, 0, 0 }
+	static const struct cli_option longopts[] = {
+		{ "rootid", required_argument, 'r' },
+		{ "uuid", required_argument, 'u' },
+		{ NULL, 0, 0 }
 	};
 	struct subvol_entry sv, *all = NULL;
 	const struct subvol_entry *found = NULL;
@@ -1185,7 +1164,7 @@ out:
 
 /* ---- default subvolume, sync ---- */
 
-static const char get_default_usage[] =
+USAGE(get_default_usage) =
 	"usage: btrfs subvolume get-default <path>\n\n"
 	"    Show the default subvolume of the filesystem mounted at <path>.\n";
 
@@ -1227,7 +1206,7 @@ int subvol_get_default_main(int argc, char **argv)
 	return 0;
 }
 
-static const char set_default_usage[] =
+USAGE(set_default_usage) =
 	"usage: btrfs subvolume set-default <subvolume>\n"
 	"       btrfs subvolume set-default <subvolid> <path>\n\n"
 	"    Make a subvolume the one mounted by default.\n";
@@ -1267,7 +1246,7 @@ int subvol_set_default_main(int argc, char **argv)
 
 /* ---- find-new ---- */
 
-static const char find_new_usage[] =
+USAGE(find_new_usage) =
 	"usage: btrfs subvolume find-new <path> <lastgen>\n\n"
 	"    List the file extents of the subvolume at <path> written in generation\n"
 	"    <lastgen> or later.\n";
@@ -1367,7 +1346,7 @@ out:
 	return ret;
 }
 
-static const char sync_usage[] =
+USAGE(sync_usage) =
 	"usage: btrfs subvolume sync <path> [<subvolid>...]\n\n"
 	"    Wait until the given deleted subvolumes (default: all deleted now) are\n"
 	"    cleaned from the filesystem.\n\n"

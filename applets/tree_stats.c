@@ -20,6 +20,7 @@
 #include "output.h"
 #include "units.h"
 #include "vec.h"
+#include "sort.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,7 +136,7 @@ static void print_histogram(struct stats *s)
 	while ((m /= 10))
 		digits++;
 	out_say("\tSeek histogram\n");
-	qsort(s->dist, s->ndist, sizeof(*s->dist), cmp_u64);
+	sort_stable(s->dist, s->ndist, sizeof(*s->dist), cmp_u64);
 	for (i = 0; i < s->ndist; i = j) {
 		uint64_t count, ticks;
 
@@ -222,7 +223,7 @@ static int tree_stats(struct fs *fs, uint64_t id, int inline_data, unsigned mode
 	return 0;
 }
 
-static const char usage[] =
+USAGE(usage) =
 	"usage: btrfs inspect-internal tree-stats [-b] [-t <tree_id>] <device>\n\n"
 	"    -b  raw numbers in bytes   -t <tree_id>  only this tree\n"
 	CLI_UNITS;

@@ -3,6 +3,7 @@
 #include "format.h"
 #include "csum.h"
 #include "le.h"
+#include "sort.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,7 @@ static int bitem_cmp(const void *a, const void *b)
 void items_sort(struct item_list *l)
 {
 	if (l->n > 1)
-		qsort(l->v, l->n, sizeof(*l->v), bitem_cmp);
+		sort_stable(l->v, l->n, sizeof(*l->v), bitem_cmp);
 }
 
 int items_merge_equal(struct item_list *l)

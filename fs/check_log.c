@@ -6,6 +6,7 @@
  * are small (one transaction's fsyncs), so their ranges are kept in memory. */
 #include "check_internal.h"
 #include "le.h"
+#include "sort.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +113,7 @@ static void merge_ranges(struct range_list *l)
 
 	if (!l->n)
 		return;
-	qsort(l->r, l->n, sizeof(*l->r), log_range_cmp);
+	sort_stable(l->r, l->n, sizeof(*l->r), log_range_cmp);
 	for (size_t i = 1; i < l->n; i++) {
 		struct log_range *p = &l->r[n], *r = &l->r[i];
 

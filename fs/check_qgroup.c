@@ -12,6 +12,7 @@
 #include "check_internal.h"
 #include "config.h"
 #include "le.h"
+#include "sort.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,7 @@ static int qg_closures(struct qgroups *q)
 {
 	uint32_t nups = 0, cap = 0;
 
-	qsort(q->g, q->n, sizeof(*q->g), qg_cmp);
+	sort_stable(q->g, q->n, sizeof(*q->g), qg_cmp);
 	q->touched = calloc(q->n ? q->n : 1, sizeof(*q->touched));
 	if (!q->touched)
 		return -ENOMEM;

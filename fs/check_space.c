@@ -40,6 +40,7 @@
 #include "check_internal.h"
 #include "csum.h"
 #include "le.h"
+#include "sort.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -640,8 +641,8 @@ static int v1_load(struct check_ctx *c, const struct check_bg *bg, struct v1_cac
 		for (uint32_t b = 0; b < ss; b++)
 			*free_bytes += (uint64_t)__builtin_popcount(v->bm[i].bits[b]) * ss;
 	}
-	qsort(v->ext, v->next, sizeof(*v->ext), span_cmp);
-	qsort(v->bm, v->nbm, sizeof(*v->bm), span_cmp);
+	sort_stable(v->ext, v->next, sizeof(*v->ext), span_cmp);
+	sort_stable(v->bm, v->nbm, sizeof(*v->bm), span_cmp);
 	for (size_t i = 1; i < v->next; i++)
 		if (v->ext[i].start == v->ext[i - 1].start)
 			return 0;       /* duplicate entries: the kernel drops the cache */

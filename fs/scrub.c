@@ -3,6 +3,7 @@
 #include "csum.h"
 #include "le.h"
 #include "pio.h"
+#include "sort.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -115,7 +116,7 @@ int fs_scrub_parts(const struct fs *fs, uint64_t devid, struct fs_scrub_part **p
 		}
 	}
 	if (cnt)
-		qsort(v, cnt, sizeof(*v), part_cmp);
+		sort_stable(v, cnt, sizeof(*v), part_cmp);
 	*parts = v;
 	*n = cnt;
 	return 0;

@@ -1,3 +1,4 @@
+//build:Oz
 #include "btrfs_ioctl.h"
 #include "cli.h"
 #include "output.h"
@@ -5,6 +6,7 @@
 #include "subvol.h"
 #include "sysfile.h"
 #include "uuid.h"
+#include "sort.h"
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -378,7 +380,7 @@ int btrfs_chunk_usage(int fd, struct btrfs_chunk_usage **out, int *count)
 		free(cu);
 		return ret;
 	}
-	qsort(cu, n, sizeof(*cu), chunk_usage_cmp);
+	sort_stable(cu, n, sizeof(*cu), chunk_usage_cmp);
 	*out = cu;
 	*count = n;
 	return 0;

@@ -1,3 +1,4 @@
+//build:Oz
 #include "output.h"
 #include "cli.h"
 #include "uuid.h"

@@ -1,3 +1,4 @@
+//build:Oz
 #include "regex.h"
 #include <ctype.h>
 #include <stdint.h>

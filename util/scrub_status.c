@@ -1,3 +1,4 @@
+//build:Oz
 #include "scrub_status.h"
 #include <ctype.h>
 #include <errno.h>

@@ -11,6 +11,12 @@
 #define UTIL_SORT_H
 #include <stddef.h>
 
+/* qsort(base, n, size, cmp), but stable: equal elements keep their order, as with
+ * glibc's qsort (a merge sort), whose order the reference tools print. For the small
+ * arrays of the commands (musl's qsort is 2 KB); a merge sort through a buffer of
+ * n * size bytes, an insertion sort when there is no memory for it. */
+void sort_stable(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 #define SORT_DEFINE(name, T, CTX, LESS)                                               \
 static void name(CTX ctx, T *v, size_t n)                                             \
 {                                                                                     \

@@ -1,3 +1,4 @@
+//build:Oz
 #include "subvol.h"
 #include "le.h"
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* Readers for the kernel's text tables (see sysfile.h). */
+//build:Oz
 #include "sysfile.h"
 #include <errno.h>
 #include <fcntl.h>

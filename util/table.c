@@ -1,3 +1,4 @@
+//build:Oz
 #include "table.h"
 #include <stdarg.h>
 #include <stdio.h>

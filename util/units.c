@@ -1,3 +1,4 @@
+//build:Oz
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

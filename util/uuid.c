@@ -1,3 +1,4 @@
+//build:Oz
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>
