@@ -9,6 +9,10 @@ usage: campaign.py bases DIR                 make the clean base images (root, k
        campaign.py run --box BIN --out DIR [-n N] [--seed S] [--timeout T] IMAGE|DIR...
        campaign.py run ... --as-is IMAGE|DIR...   each image once, unchanged
        campaign.py mutate IMAGE SEED          apply the mutation of SEED to IMAGE (a copy!)
+       campaign.py streams --box BIN --out DIR [-n N] [--seed S] STREAM|DIR...
+                                              the same for send streams: receive --dump,
+                                              and receive into a scratch btrfs (root, loop)
+       campaign.py mutate-stream STREAM SEED  mutate a stream file in place
 Images: FILE.img (FILE.img2 beside it: the second device); a DIR adds its *.img and *.raw.
 Findings go to OUT/findings.tsv (seed, image, command, what) with the output in OUT/logs;
 `mutate` on a copy of the image reproduces one. Needs the sanitizer binary for reports
@@ -429,6 +433,12 @@ def run_one(box, argv, timeout, jail=None):
     return rc, out.decode(errors="replace")[-4000:], err.decode(errors="replace")[-20000:], to, time.time() - t0
 
 
+def box_works(box):
+    """The binary dispatches on its name: a copy must still be called btrfsbox."""
+    if subprocess.run([box, "btrfs", "--version"], stdout=subprocess.DEVNULL).returncode:
+        raise SystemExit("%s does not run `btrfs --version` (a copy must be named btrfsbox)" % box)
+
+
 def mtimes(paths):
     return [os.stat(p).st_mtime_ns for p in paths]
 
@@ -472,6 +482,7 @@ def campaign(args):
             images.append(a)
     if not box or not out or not images:
         raise SystemExit(__doc__)
+    box_works(box)
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
     findings = open(os.path.join(out, "findings.tsv"), "a")
     stats = {}
@@ -510,8 +521,213 @@ def campaign(args):
     print("runs per command:", stats, "mutants:", i + 1)
 
 
+# ---- send streams ----
+
+STREAM_HEADER, CMD_HEADER = 17, 10
+EVIL_NAMES = [b"..", b".", b"", b"/", b"a/../../..", b"../x", b"/etc/x", b"n" * 255, b"n" * 256,
+              b"d/" * 2000, b"x\0y", b"\n\t\\ \xff"]
+
+
+def stream_crc(data):
+    c = 0
+    t = bi.crc32c.table
+    for b in data:
+        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c
+
+
+def split_stream(data):
+    """(offset, length) of every command (header included) after the stream header."""
+    out, pos = [], STREAM_HEADER
+    while pos + CMD_HEADER <= len(data):
+        if data[pos:pos + 13] == b"btrfs-stream\0":     # the next stream of the input
+            pos += STREAM_HEADER
+            continue
+        n = struct.unpack_from("<I", data, pos)[0]
+        out.append((pos, min(CMD_HEADER + n, len(data) - pos)))
+        pos += CMD_HEADER + n
+    return out
+
+
+def tlvs(data, start, end):
+    out, pos = [], start
+    while pos + 4 <= end:
+        t, n = struct.unpack_from("<HH", data, pos)
+        out.append((pos, t, min(n, end - pos - 4)))
+        pos += 4 + n
+    return out
+
+
+def fix_crc(data, off, length):
+    struct.pack_into("<I", data, off + 6, 0)
+    struct.pack_into("<I", data, off + 6, stream_crc(bytes(data[off:off + length])))
+
+
+def mutate_stream(data, seed):
+    """1-3 mutations of a stream (bytearray); the commands' crcs are fixed (mostly)."""
+    rng = random.Random(seed)
+    done = []
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        cmds = split_stream(data)
+        if not cmds:
+            break
+        ci = rng.randrange(len(cmds))
+        off, length = cmds[ci]
+        kind = rng.randrange(8)
+        if kind == 0:       # command header: length or type
+            if rng.randrange(2):
+                old = struct.unpack_from("<I", data, off)[0]
+                struct.pack_into("<I", data, off, interesting(rng, old, 4, (16 << 20, (16 << 20) + 1)))
+                done.append("cmd %d len" % ci)
+            else:
+                struct.pack_into("<H", data, off + 4, rng.choice((0, 1, 2, 21, 22, 25, 26, 27, 255,
+                                                                  rng.randrange(30))))
+                done.append("cmd %d type" % ci)
+            continue
+        attrs = tlvs(data, off + CMD_HEADER, off + length)
+        if kind in (1, 2, 3, 4) and attrs:
+            aoff, typ, alen = rng.choice(attrs)
+            if kind == 1:       # TLV header
+                part = rng.randrange(2)
+                old = struct.unpack_from("<H", data, aoff + 2 * part)[0]
+                struct.pack_into("<H", data, aoff + 2 * part,
+                                 interesting(rng, old, 2, (alen + 1, alen - 1, 8, 16, 12)))
+                done.append("cmd %d attr %d %s" % (ci, typ, ("type", "len")[part]))
+            elif kind == 2 and alen in (8, 4, 1):   # integer values
+                fmt = {8: "<Q", 4: "<I", 1: "<B"}[alen]
+                old = struct.unpack_from(fmt, data, aoff + 4)[0]
+                struct.pack_into(fmt, data, aoff + 4, interesting(rng, old, alen))
+                done.append("cmd %d attr %d value" % (ci, typ))
+            elif kind == 3:     # a name: evil or resized
+                name = rng.choice(EVIL_NAMES + [bytes(data[aoff + 4:aoff + 4 + alen]) * 2])
+                new = struct.pack("<HH", typ, len(name) & 0xffff) + name
+                data[aoff:aoff + 4 + alen] = new
+                struct.pack_into("<I", data, off, struct.unpack_from("<I", data, off)[0] + len(new) - 4 - alen)
+                done.append("cmd %d attr %d name" % (ci, typ))
+            else:
+                what = mutate_bytes(rng, data, aoff + 4, aoff + 4 + alen)
+                done.append("cmd %d attr %d %s" % (ci, typ, what))
+        elif kind == 5:     # structure: delete, duplicate, move a command
+            other = rng.randrange(len(cmds))
+            chunk = bytes(data[off:off + length])
+            op = rng.randrange(3)
+            if op == 0:
+                del data[off:off + length]
+            elif op == 1:
+                o2 = cmds[other][0]
+                data[o2:o2] = chunk
+            else:
+                del data[off:off + length]
+                o2 = split_stream(data)[other - (other > ci)][0] if other != ci and split_stream(data) else off
+                data[o2:o2] = chunk
+            done.append("cmd %d %s" % (ci, ("deleted", "duplicated", "moved")[op]))
+            continue
+        elif kind == 6:     # cut the stream
+            cut = rng.randrange(off, off + length + 1)
+            del data[cut:]
+            done.append("cut at %d" % cut)
+            continue
+        else:
+            done.append("cmd %d %s" % (ci, mutate_bytes(rng, data, off + CMD_HEADER, off + length)))
+        cmds = split_stream(data)
+        if ci < len(cmds) and rng.randrange(10):
+            fix_crc(data, *cmds[ci])
+    if rng.randrange(20) == 0:
+        struct.pack_into("<I", data, 13, rng.choice((0, 2, 3, 4, 0xffffffff)))
+        done.append("version")
+    return "; ".join(done) or "nothing"
+
+
+def stream_campaign(args):
+    box, out, n, seed, timeout = None, None, 100, int(time.time()), 60
+    streams = []
+    while args:
+        a = args.pop(0)
+        if a == "--box":
+            box = os.path.abspath(args.pop(0))
+        elif a == "--out":
+            out = args.pop(0)
+        elif a == "-n":
+            n = int(args.pop(0))
+        elif a == "--seed":
+            seed = int(args.pop(0))
+        elif os.path.isdir(a):
+            streams += sorted(os.path.join(a, f) for f in os.listdir(a) if f.endswith(".stream"))
+        else:
+            streams.append(a)
+    if not box or not out or not streams:
+        raise SystemExit(__doc__)
+    box_works(box)
+    os.makedirs(os.path.join(out, "logs"), exist_ok=True)
+    findings = open(os.path.join(out, "findings.tsv"), "a")
+    work = tempfile.mkdtemp(prefix="qafs.", dir="/var/tmp")
+    img, mnt = os.path.join(work, "dst.img"), os.path.join(work, "mnt")
+    os.makedirs(mnt)
+    rng = random.Random(seed)
+
+    def fresh_fs():
+        subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
+        with open(img, "wb") as f:
+            f.truncate(1 << 30)
+        subprocess.run(["mkfs.btrfs", "-q", "-f", img], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["mount", "-o", "loop", img, mnt], check=True)
+        os.makedirs(os.path.join(mnt, "outside"))
+        with open(os.path.join(mnt, "outside", "target"), "w") as f:
+            f.write("original\n")
+
+    def outside():
+        res = []
+        for root, dirs, files in os.walk(mnt):
+            if root == mnt:
+                dirs[:] = [d for d in dirs if d != "r"]
+            for f in dirs + files:
+                st = os.lstat(os.path.join(root, f))
+                res.append((root, f, st.st_mode, st.st_size, st.st_mtime_ns))
+        return sorted(res)
+
+    try:
+        for i in range(n):
+            if i % 200 == 0:
+                fresh_fs()
+            src = rng.choice(streams)
+            mseed = rng.randrange(1 << 32)
+            data = bytearray(open(src, "rb").read())
+            desc = mutate_stream(data, mseed)
+            path = os.path.join(work, "s.stream")
+            with open(path, "wb") as f:
+                f.write(data)
+            dest = os.path.join(mnt, "r", str(i))
+            os.makedirs(dest)
+            before = outside()
+            for name, argv, jail in (("dump", ["btrfs", "receive", "--dump", "-f", path], None),
+                                     ("receive", ["btrfs", "receive", "-E", "0", "-f", path, dest], dest)):
+                rc, o, e, to, dt = run_one(box, argv, timeout, jail)
+                what = classify(rc, e, to)
+                if what is None and jail and outside() != before:
+                    what = "changed-outside"
+                if what:
+                    log = os.path.join(out, "logs", "%d-%s.log" % (mseed, name))
+                    shutil.copy(path, log + ".stream")
+                    with open(log, "w") as f:
+                        f.write("stream %s seed %d\nmutation %s\nargv %s\nrc %d time %.1f\n--- stdout\n%s\n--- stderr\n%s\n"
+                                % (src, mseed, desc, argv, rc, dt, o, e))
+                    findings.write("%d\t%s\t%s\t%s\t%s\n" % (mseed, os.path.basename(src), name, what, desc))
+                    findings.flush()
+                    print("FINDING", mseed, os.path.basename(src), name, what, desc, flush=True)
+            print("stream %d/%d seed %d %s: %s" % (i + 1, n, mseed, os.path.basename(src), desc), flush=True)
+    finally:
+        subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
-    if len(sys.argv) >= 2 and sys.argv[1] == "run":
+    if len(sys.argv) >= 2 and sys.argv[1] == "streams":
+        stream_campaign(sys.argv[2:])
+    elif len(sys.argv) == 4 and sys.argv[1] == "mutate-stream":
+        data = bytearray(open(sys.argv[2], "rb").read())
+        print(mutate_stream(data, int(sys.argv[3])))
+        open(sys.argv[2], "wb").write(data)
+    elif len(sys.argv) >= 2 and sys.argv[1] == "run":
         campaign(sys.argv[2:])
     elif len(sys.argv) == 4 and sys.argv[1] == "mutate":
         print(mutate(image_paths(sys.argv[2]), int(sys.argv[3])))
