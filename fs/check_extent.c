@@ -84,22 +84,26 @@ static void emit_ref(struct walk *w, uint64_t bytenr, uint8_t type, uint64_t a, 
 static int build_seen(struct check_ctx *c)
 {
 	struct fs *fs = c->fs;
+	uint64_t devs = 0;
 
 	c->seen = calloc(fs->num_chunks ? fs->num_chunks : 1, sizeof(*c->seen));
 	if (!c->seen)
 		return -ENOMEM;
+	/* a chunk length is read from the disk: the bitmap stops at what the devices hold */
+	for (int i = 0; i < fs->num_devs; i++)
+		devs += fs->devs[i].size;
 	for (int i = 0; i < fs->num_chunks; i++) {
 		const struct fs_chunk *ch = &fs->chunks[i];
-		uint64_t bits;
+		struct check_seen *s = &c->seen[c->nseen];
 
 		if (!(ch->type & (BTRFS_BLOCK_GROUP_METADATA | BTRFS_BLOCK_GROUP_SYSTEM)))
 			continue;
-		bits = ch->length / fs->sectorsize + 1;
-		c->seen[c->nseen].bits = calloc(bits / 8 + 1, 1);
-		if (!c->seen[c->nseen].bits)
+		s->nbits = (ch->length < devs ? ch->length : devs) / fs->sectorsize + 1;
+		s->bits = calloc(s->nbits / 8 + 1, 1);
+		if (!s->bits)
 			return -ENOMEM;
-		c->seen[c->nseen].start = ch->logical;
-		c->seen[c->nseen].len = ch->length;
+		s->start = ch->logical;
+		s->len = ch->length;
 		c->nseen++;
 	}
 	return 0;
@@ -115,6 +119,8 @@ static int seen_mark(struct check_ctx *c, uint64_t bytenr)
 		if (bytenr < s->start || bytenr - s->start >= s->len)
 			continue;
 		bit = (bytenr - s->start) / c->fs->sectorsize;
+		if (bit >= s->nbits)
+			return 0;       /* beyond the devices: its read fails */
 		if (s->bits[bit / 8] & (1u << (bit % 8)))
 			return 1;
 		s->bits[bit / 8] |= (uint8_t)(1u << (bit % 8));

@@ -24,9 +24,9 @@ struct check_bg {
 };
 
 /* Which tree blocks the extent pass has visited: one bit per sector of each
- * metadata/system chunk. */
+ * metadata/system chunk, up to the size of the devices (no block lies beyond). */
 struct check_seen {
-	uint64_t start, len;
+	uint64_t start, len, nbits;
 	uint8_t *bits;
 };
 

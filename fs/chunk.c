@@ -94,8 +94,10 @@ int fs_chunk_add(struct fs *fs, uint64_t logical, const struct btrfs_chunk *disk
 	ch.stripe_len = get_le64(&c->stripe_len);
 	ch.num_stripes = get_le16(&c->num_stripes);
 	ch.sub_stripes = get_le16(&c->sub_stripes);
+	/* as the kernel's chunk checker: aligned, and below 2^32 stripes of 64 KiB */
 	if (!ch.length || logical + ch.length < logical || !ch.stripe_len ||
 	    (ch.stripe_len & (ch.stripe_len - 1)) || ch.stripe_len > (1ULL << 30) ||
+	    (fs->sectorsize && (logical | ch.length) % fs->sectorsize) || ch.length >= (0xffffffffULL << 16) ||
 	    !chunk_shape_ok(ch.type, ch.num_stripes, ch.sub_stripes))
 		return fs_err_at(&fs->err, -EUCLEAN, BTRFS_CHUNK_TREE_OBJECTID, logical,
 				 "invalid chunk (length %llu, stripe_len %llu, %u stripes, type 0x%llx)",

@@ -965,7 +965,7 @@ static int key_bit(uint8_t type)
  * with what differs in it to the pass. */
 static int diff_trees(struct snd *s)
 {
-	struct cursor a, b;
+	struct cursor a, b = { .end = 1 };	/* b stays empty when a cannot be read */
 	uint64_t ino = 0;
 	int flags = 0, ret = cur_init(s->fs, s->p, &a) ?: cur_init(s->fs, s->s, &b);
 

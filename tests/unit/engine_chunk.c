@@ -112,5 +112,13 @@ TEST(chunk_rejects_bad_shapes)
 	put_le16(&c->num_stripes, 1);
 	put_le64(&c->type, 0);
 	CHECK(fs_chunk_add(&fs, MIB, c, sizeof(buf)) == -EUCLEAN);     /* overlaps */
+	fs.sectorsize = 4096;
+	put_le64(&c->length, MIB + 512);
+	CHECK(fs_chunk_add(&fs, 512 * MIB, c, sizeof(buf)) == -EUCLEAN);       /* unaligned length */
+	put_le64(&c->length, MIB);
+	CHECK(fs_chunk_add(&fs, 512 * MIB + 512, c, sizeof(buf)) == -EUCLEAN); /* unaligned start */
+	put_le64(&c->length, 1ULL << 48);
+	CHECK(fs_chunk_add(&fs, 512 * MIB, c, sizeof(buf)) == -EUCLEAN);       /* 2^32 stripes */
+	CHECK(fs.num_chunks == 1);
 	free_map(&fs);
 }
