@@ -57,7 +57,8 @@ static int set_format(const char *name)
 	else if (CFG_JSON_OUTPUT && !strcmp(name, "json"))
 		cli_globals.format = CLI_FORMAT_JSON;
 	else {
-		msg_error("unrecognized format: %s", name);
+		fprintf(stderr, "error: invalid output format \"%s\"\n\nOptions for --format are: text, json\n",
+			name);
 		return -1;
 	}
 	return 0;

@@ -90,11 +90,11 @@ static int match_child(const char *path, const char *arg, const char **word)
 		found_len = n;
 	}
 	if (ambiguous) {
-		msg_error("ambiguous command '%s', could be:", arg);
+		fprintf(stderr, "%s: ambiguous token '%s'\n\nDid you mean one of these ?\n", path, arg);
 		for (size_t i = 0; i < NCMDS; i++)
 			if ((n = child_word(&cmds[i], path, &w)) && !strncmp(w, arg, alen) &&
 			    !strchr(w, ' '))
-				fprintf(stderr, "\t%s %s\n", path, w);
+				fprintf(stderr, "\t%s\n", w);
 		return -1;
 	}
 	*word = found;
@@ -135,7 +135,7 @@ int cmd_run_group(int argc, char **argv)
 		if (n == 0 && i > 1 && (c = cmd_lookup(path)) && c->fn)
 			break;
 		if (n == 0 || strlen(path) + (size_t)n + 2 > sizeof(path)) {
-			msg_error("unknown command '%s'", argv[i]);
+			fprintf(stderr, "%s: unknown token '%s'\n", path, argv[i]);
 			cmd_print_group_usage(path, 1);
 			return 1;
 		}
@@ -159,7 +159,7 @@ int cmd_run_group(int argc, char **argv)
 		return 0;
 	}
 	if (i < argc)
-		msg_error("unknown command '%s'", argv[i]);
+		fprintf(stderr, "%s: unknown token '%s'\n", path, argv[i]);
 	cmd_print_group_usage(path, 1);
 	return 1;
 }
