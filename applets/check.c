@@ -280,12 +280,10 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 			a->open.backup_root = 0;
 			break;
 		case 'r':
-			if (cli_parse_u64(optarg, &a->open.tree_root))
-				cli_usage_error(usage, "bad tree root bytenr");
+			a->open.tree_root = cli_arg_u64(optarg);
 			break;
 		case OPT_CHUNK_ROOT:
-			if (cli_parse_u64(optarg, &a->open.chunk_root))
-				cli_usage_error(usage, "bad chunk root bytenr");
+			a->open.chunk_root = cli_arg_u64(optarg);
 			break;
 		case 'p':
 			a->progress = 1;
@@ -302,8 +300,10 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 			a->force = 1;
 			break;
 		case OPT_MODE:
-			if (strcmp(optarg, "original") && strcmp(optarg, "lowmem"))
-				cli_usage_error(usage, "unknown mode (original or lowmem)");
+			if (strcmp(optarg, "original") && strcmp(optarg, "lowmem")) {
+				msg_error("unknown mode: %s", optarg);
+				exit(1);
+			}
 			break;
 		case OPT_TMPDIR:
 			a->opts.tmpdir = optarg;
