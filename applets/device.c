@@ -171,12 +171,8 @@ int device_ready_main(int argc, char **argv)
 
 	cli_no_options(argc, argv, 1, 1, ready_usage);
 	path = canonical_path(argv[optind]);
-	if (!path) {
-		msg_error("could not canonicalize pathname '%s': %m", argv[optind]);
-		return 1;
-	}
-	if (!is_block_device(path)) {
-		msg_error("not a block device: %s", path);
+	if (!path || !is_block_device(path)) {
+		msg_error("not a block device: %s", path ? path : argv[optind]);
 		free(path);
 		return 1;
 	}

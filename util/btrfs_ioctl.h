@@ -15,7 +15,8 @@
 int btrfs_open_path(const char *path, int dir_only, int quiet);
 
 /* btrfs_open_path(path, 1, quiet), or for a block device the mount point of the btrfs
- * mounted from it ("ERROR: 'P' is not a mounted btrfs device" when there is none). */
+ * mounted from it ("ERROR: 'P' is not a mounted btrfs device" when there is none, or
+ * after "ERROR: cannot check P: ..." when path does not exist). */
 int btrfs_open_path_or_dev(const char *path, int quiet);
 
 /* An ioctl on /dev/btrfs-control with a struct btrfs_ioctl_vol_args naming path (NULL:
