@@ -528,7 +528,7 @@ static int label_unmounted(const char *path, const char *newlabel, const char *p
 
 	if (m < 0) {
 		errno = -m;
-		msg_error("cannot access %s: %m", path);
+		msg_error("unable to access %s: %m", path);
 		return 1;
 	}
 	if (m && newlabel) {
@@ -554,7 +554,7 @@ int fs_label(const char *path, const char *newlabel, const char *prefix)
 	int fd, ret;
 
 	if (stat(path, &st)) {
-		msg_error("cannot access %s: %m", path);
+		msg_error("unable to access %s: %m", path);
 		return 1;
 	}
 	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
@@ -584,9 +584,10 @@ int fs_label_main(int argc, char **argv)
 	newlabel = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (newlabel && strlen(newlabel) > BTRFS_LABEL_SIZE - 1) {
 		msg_error("label %s is too long (max %d)", newlabel, BTRFS_LABEL_SIZE - 1);
-		return 1;
+		return 255;
 	}
-	return fs_label(argv[optind], newlabel, "");
+	/* btrfs-progs exits -1 on the command's errors */
+	return fs_label(argv[optind], newlabel, "") ? 255 : 0;
 }
 
 /* ---- sync ---------------------------------------------------------------- */
@@ -677,14 +678,12 @@ static int compress_type(const char *s)
 	return -1;
 }
 
-static uint64_t size_arg(const char *s, const char *what)
+static uint64_t size_arg(const char *s)
 {
 	uint64_t v;
 
-	if (parse_size(s, &v)) {
-		msg_error("invalid %s: %s", what, s);
+	if (parse_size_arg(s, &v))
 		exit(1);
-	}
 	return v;
 }
 
@@ -746,10 +745,10 @@ int fs_defrag_main(int argc, char **argv)
 			break;
 		}
 		case 'f': defrag_range.flags |= BTRFS_DEFRAG_RANGE_START_IO; break;
-		case 's': defrag_range.start = size_arg(optarg, "start"); break;
-		case 'l': defrag_range.len = size_arg(optarg, "length"); break;
+		case 's': defrag_range.start = size_arg(optarg); break;
+		case 'l': defrag_range.len = size_arg(optarg); break;
 		case 't':
-			thresh = size_arg(optarg, "target extent size");
+			thresh = size_arg(optarg);
 			if (thresh > UINT32_MAX) {
 				msg_warn("target extent size %llu too big, trimmed to %u",
 					 (unsigned long long)thresh, UINT32_MAX);
