@@ -91,10 +91,15 @@ static int match_child(const char *path, const char *arg, const char **word)
 	}
 	if (ambiguous) {
 		fprintf(stderr, "%s: ambiguous token '%s'\n\nDid you mean one of these ?\n", path, arg);
+		found = NULL;
+		/* each word once: the commands of a group are adjacent */
 		for (size_t i = 0; i < NCMDS; i++)
 			if ((n = child_word(&cmds[i], path, &w)) && !strncmp(w, arg, alen) &&
-			    !strchr(w, ' '))
-				fprintf(stderr, "\t%s\n", w);
+			    (!found || found_len != n || strncmp(found, w, n))) {
+				fprintf(stderr, "\t%.*s\n", (int)n, w);
+				found = w;
+				found_len = n;
+			}
 		return -1;
 	}
 	*word = found;
