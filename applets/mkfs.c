@@ -831,6 +831,11 @@ static int settle_options(struct opts *o, int ndevs)
 	}
 	if (check_nodesize(cfg->nodesize, ss, cfg->mixed))
 		return -1;
+	if ((cfg->data_profile | cfg->meta_profile) & BTRFS_BLOCK_GROUP_RAID56_MASK) {
+		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID56;
+		msg_warn("RAID5/6 support has known problems is strongly discouraged\n"
+			 "\t to be used besides testing or evaluation.\n");
+	}
 	for (int k = 0; k < 2; k++) {
 		uint64_t p = k ? cfg->data_profile : cfg->meta_profile;
 		if (ndevs < profile_min_devs(p)) {
@@ -838,11 +843,6 @@ static int settle_options(struct opts *o, int ndevs)
 				  k ? "data" : "metadata", profile_name(p), ndevs, profile_min_devs(p));
 			return -1;
 		}
-	}
-	if ((cfg->data_profile | cfg->meta_profile) & BTRFS_BLOCK_GROUP_RAID56_MASK) {
-		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID56;
-		msg_warn("RAID5/6 support has known problems is strongly discouraged\n"
-			 "\t to be used besides testing or evaluation.\n");
 	}
 	if ((cfg->data_profile | cfg->meta_profile) & (BTRFS_BLOCK_GROUP_RAID1C3 | BTRFS_BLOCK_GROUP_RAID1C4))
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID1C34;
