@@ -200,8 +200,6 @@ static void features_string(const struct mkfs_config *cfg, int runtime, char *bu
 		    (f->runtime == 2 && cfg->quota == MKFS_QUOTA))
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "", f->name);
 	}
-	if (!n)
-		snprintf(buf, len, "none");
 }
 
 /* ---- option values ---- */
