@@ -10,6 +10,7 @@
 #include "applets.h"
 #include "cli.h"
 #include "config.h"
+#include "output.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,18 @@ static int not_built(const char *what)
 	return 1;
 }
 
+/* The commands with JSON output ("filesystem df", ...: path without "btrfs "). */
+static int json_command(const char *path)
+{
+	static const char json[][16] = { "filesystem df", "filesystem show", "device stats",
+					 "subvolume list", "scrub status", "qgroup show" };
+
+	for (size_t i = 0; i < sizeof(json) / sizeof(json[0]); i++)
+		if (!strcmp(path, json[i]))
+			return 1;
+	return 0;
+}
+
 int cmd_run_group(int argc, char **argv)
 {
 	char path[128];
@@ -152,6 +165,11 @@ int cmd_run_group(int argc, char **argv)
 	if (c && c->fn && cli_globals.dry_run && strcmp(path, "btrfs subvolume delete") &&
 	    strcmp(path, "btrfs help") && strcmp(path, "btrfs version")) {
 		msg_error("--dry-run option not supported for %s\n", strrchr(path, ' ') + 1);
+		return 1;
+	}
+	/* btrfs-progs refuses --format json for the commands of a group that lack it */
+	if (CFG_JSON_OUTPUT && c && c->fn && i > 2 && out_json() && !json_command(path + 6)) {
+		msg_error("output format json is unsupported for this command");
 		return 1;
 	}
 	cli_globals.cmd = path;

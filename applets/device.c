@@ -796,8 +796,6 @@ int replace_start_main(int argc, char **argv)
 				BTRFS_IOCTL_DEV_REPLACE_CONT_READING_FROM_SRCDEV_MODE_AVOID;
 	}
 	cli_check_argc(argc, 3, 3, replace_start_usage);
-	if (out_text_only())
-		return 1;
 	path = argv[optind + 2];
 	fd = btrfs_open_path(path, 1, 0);
 	if (fd < 0)

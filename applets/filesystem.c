@@ -578,8 +578,6 @@ int fs_label_main(int argc, char **argv)
 {
 	const char *newlabel;
 
-	if (out_text_only())
-		return 1;
 	cli_no_options(argc, argv, 1, 2, label_usage);
 	newlabel = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (newlabel && strlen(newlabel) > BTRFS_LABEL_SIZE - 1) {
@@ -600,8 +598,6 @@ int fs_sync_main(int argc, char **argv)
 {
 	int fd, ret;
 
-	if (out_text_only())
-		return 1;
 	cli_no_options(argc, argv, 1, 1, sync_usage);
 	fd = btrfs_open_path(argv[optind], 0, 0);
 	if (fd < 0)
@@ -721,8 +717,6 @@ int fs_defrag_main(int argc, char **argv)
 	uint64_t thresh = 32ULL << 20;
 	int c, i, recursive = 0, level = 0, ctype = 0;
 
-	if (out_text_only())
-		return 1;
 	defrag_range.len = UINT64_MAX;
 	defrag_verbose = cli_globals.verbose > 0;
 	while ((c = cli_getopt(argc, argv, "vrc::fs:l:t:L:", NULL, defrag_usage)) != -1) {
@@ -859,8 +853,6 @@ int fs_resize_main(int argc, char **argv)
 	const char *amount, *path;
 	int i = 1, fd, res;
 
-	if (out_text_only())
-		return 1;
 	/* Own parsing: "-1G" is a size, not an option. */
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--help")) {

@@ -776,5 +776,5 @@ int btrfs_source_is_mounted(const char *path)
 int btrfs_open_cmd_path(int argc, char **argv, int nargs, int dir_only, const char *usage)
 {
 	cli_check_argc(argc, nargs, nargs, usage);
-	return out_text_only() ? -1 : btrfs_open_path(argv[argc - 1], dir_only, 0);
+	return btrfs_open_path(argv[argc - 1], dir_only, 0);
 }

@@ -135,8 +135,8 @@ int btrfs_wait_exclop(int fd, int enqueue, const char *mine);
 int btrfs_check_subvol_path(const char *path);
 
 /* For a command whose last of exactly nargs arguments is a path on a mounted btrfs:
- * cli_check_argc(), the JSON refusal (out_text_only), then btrfs_open_path(that path,
- * dir_only, 0). The fd, or -1 (reported). */
+ * cli_check_argc(), then btrfs_open_path(that path, dir_only, 0). The fd, or -1
+ * (reported). */
 int btrfs_open_cmd_path(int argc, char **argv, int nargs, int dir_only, const char *usage);
 
 /* btrfs_open_path(path, 1, 0), then ioctl(fd, request, arg). Returns the ioctl's
