@@ -461,11 +461,10 @@ int fs_show_main(int argc, char **argv)
 		found = show_mounted(&o, search, &seen, mode);
 	if (!(search && found) && !mounted_only) {
 		found = show_unmounted(&o, search, image, &seen, mode);
-		if (search && !found) {
+		if (search && !found)
 			msg_error("not a valid btrfs filesystem: %s", search);
-			ret = 1;
-		}
 	}
+	ret = search && !found;   /* also after -m, silently */
 	out_group_end(&o);
 	out_end(&o);
 	free(seen.fsid);
