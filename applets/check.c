@@ -270,7 +270,8 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 	while ((c = cli_getopt(argc, argv, "s:br:pQE:", long_opts, usage)) != -1) {
 		switch (c) {
 		case 's':
-			if (cli_parse_u64(optarg, &v) || v >= BTRFS_SUPER_MIRRORS)
+			v = cli_arg_u64(optarg);
+			if (v >= BTRFS_SUPER_MIRRORS)
 				cli_usage_error(usage, "super mirror should be less than 3");
 			a->open.super_mirror = (int)v;
 			printf("using SB copy %llu, bytenr %llu\n", (unsigned long long)v,
