@@ -161,6 +161,11 @@ int cmd_run_group(int argc, char **argv)
 		i++;
 	}
 	c = cmd_lookup(path);
+	/* "btrfs -- -x": no command word (and no recursion into btrfs_main) */
+	if (i == 1 && i < argc && c && c->fn) {
+		fprintf(stderr, "%s: unknown token '%s'\n", path, argv[i]);
+		return 1;
+	}
 	/* --dry-run only where a command knows it (btrfs-progs refuses the others) */
 	if (c && c->fn && cli_globals.dry_run && strcmp(path, "btrfs subvolume delete") &&
 	    strcmp(path, "btrfs help") && strcmp(path, "btrfs version")) {
