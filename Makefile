@@ -62,6 +62,8 @@ LDLIBS := -L$(DEPS)/lib -lzstd -llzo2 -lz
 # static musl programs do not apply RELRO: without it the data segment need not start
 # its own page in the file (2-4 KB of padding less)
 LDSTATIC += -Wl,-z,norelro -Wl,-z,common-page-size=64
+# glibc's strerror() texts (util/errstr.c)
+LDSTATIC += -Wl,--wrap=strerror,-u,__wrap_strerror
 else
 DEPS_STAMP :=
 CFLAGS_DEPS :=

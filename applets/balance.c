@@ -382,8 +382,6 @@ int balance_start_main(int argc, char **argv)
 	struct btrfs_balance_args *types[3] = { &b.data, &b.meta, &b.sys };
 	int c, i, force = 0, filtered = 0, nowarn = 0, bg = 0, enqueue = 0, warned = 0, fd, ret;
 
-	if (out_text_only())
-		return 1;
 	memset(&b, 0, sizeof(b));
 	while ((c = cli_getopt_long(argc, argv, "d::s::m::fv", "data::=d metadata::=m system::=s "
 				    "force=f verbose=v full-balance=F background=B bg=B enqueue=E",
@@ -513,7 +511,7 @@ int balance_status_main(int argc, char **argv)
 	path = argv[argc - 1];
 	fd = btrfs_open_cmd_path(argc, argv, 1, 1, status_usage);
 	if (fd < 0)
-		return out_json() ? 1 : 2;
+		return 2;
 	memset(&b, 0, sizeof(b));
 	if (ioctl(fd, BTRFS_IOC_BALANCE_PROGRESS, &b) < 0) {
 		if (errno == ENOTCONN) {

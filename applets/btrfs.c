@@ -57,7 +57,8 @@ static int set_format(const char *name)
 	else if (CFG_JSON_OUTPUT && !strcmp(name, "json"))
 		cli_globals.format = CLI_FORMAT_JSON;
 	else {
-		msg_error("unrecognized format: %s", name);
+		fprintf(stderr, "error: invalid output format \"%s\"\n\nOptions for --format are: text, json\n",
+			name);
 		return -1;
 	}
 	return 0;
@@ -77,38 +78,65 @@ static int set_log_level(const char *name)
 	return -1;
 }
 
+static const char global_opts[][8] = { "verbose", "quiet", "dry-run", "help", "version", "format", "log" };
+
+/* The global long option named or uniquely abbreviated by the n bytes at a, or -1. */
+static int global_opt(const char *a, size_t n)
+{
+	int k = -1;
+
+	for (int j = 0; j < 7; j++)
+		if (!strncmp(global_opts[j], a, n)) {
+			if (!global_opts[j][n])
+				return j;
+			k = k == -1 ? j : -2;
+		}
+	return k < 0 ? -1 : k;
+}
+
 int btrfs_main(int argc, char **argv)
 {
 	int i;
 
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i], *val = NULL;
-		int has_val = i + 1 < argc;
+	/* as btrfs-progs' getopt_long("+vq"): -v/-q grouped, long names abbreviated, "--" */
+	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		const char *a = argv[i] + 1, *val = NULL;
+		size_t n;
+		int k;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-			return btrfs_help_main(argc, argv);
-		if (!strcmp(a, "--version"))
-			return btrfs_version_main(argc, argv);
-		if (!strncmp(a, "--format", 8) || !strncmp(a, "--log", 5)) {
-			val = strchr(a, '=');
-			val = val ? val + 1 : has_val ? argv[++i] : NULL;
+		if (*a != '-') {
+			if (a[strspn(a, "vq")])
+				goto unknown;
+			for (; *a; a++)
+				if (*a == 'v')
+					cli_be_verbose();
+				else
+					cli_globals.verbose = -1;
+			continue;
 		}
-		if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
-			cli_be_verbose();
-		else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
-			cli_globals.verbose = -1;
-		else if (!strcmp(a, "--dry-run"))
-			cli_globals.dry_run = 1;
-		else if (val && a[2] == 'f' && (a[8] == '=' || !a[8])) {
-			if (set_format(val))
-				return 1;
-		} else if (val && a[2] == 'l' && (a[5] == '=' || !a[5])) {
-			if (set_log_level(val))
-				return 1;
-		} else {
-			fprintf(stderr, "Unknown global option: %s\n", a);
-			return 129;
+		if (!*++a) {
+			i++;
+			break;
 		}
+		n = strcspn(a, "=");
+		k = global_opt(a, n);
+		if (k >= 5)   /* --format, --log: "=VALUE" or the next argument */
+			val = a[n] ? a + n + 1 : i + 1 < argc ? argv[++i] : NULL;
+		if (k < 0 || (k < 5 && a[n]) || (k >= 5 && !val))
+			goto unknown;
+		switch (k) {
+		case 0: cli_be_verbose(); break;
+		case 1: cli_globals.verbose = -1; break;
+		case 2: cli_globals.dry_run = 1; break;
+		case 3: return btrfs_help_main(argc, argv);
+		case 4: return btrfs_version_main(argc, argv);
+		case 5: if (set_format(val)) return 1; break;
+		default: if (set_log_level(val)) return 1;
+		}
+		continue;
+unknown:
+		fprintf(stderr, "Unknown global option: %s\n", argv[i]);
+		return 129;
 	}
 	if (i >= argc) {
 		print_btrfs_usage(1);

@@ -10,6 +10,7 @@
 #include "applets.h"
 #include "cli.h"
 #include "config.h"
+#include "output.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,11 +106,16 @@ static int match_child(const char *path, const char *arg, const char **word)
 		found_len = n;
 	}
 	if (ambiguous) {
-		msg_error("ambiguous command '%s', could be:", arg);
+		fprintf(stderr, "%s: ambiguous token '%s'\n\nDid you mean one of these ?\n", path, arg);
+		found = NULL;
+		/* each word once: the commands of a group are adjacent */
 		for (size_t i = 0; i < NCMDS; i++)
 			if ((n = child_word(&cmds[i], path, &w)) && !strncmp(w, arg, alen) &&
-			    !strchr(w, ' '))
-				fprintf(stderr, "\t%s %s\n", path, w);
+			    (!found || found_len != n || strncmp(found, w, n))) {
+				fprintf(stderr, "\t%.*s\n", (int)n, w);
+				found = w;
+				found_len = n;
+			}
 		return -1;
 	}
 	*word = found;
@@ -134,6 +140,18 @@ static int not_built(const char *what)
 	return 1;
 }
 
+/* The commands with JSON output ("filesystem df", ...: path without "btrfs "). */
+static int json_command(const char *path)
+{
+	static const char json[][16] = { "filesystem df", "filesystem show", "device stats",
+					 "subvolume list", "scrub status", "qgroup show" };
+
+	for (size_t i = 0; i < sizeof(json) / sizeof(json[0]); i++)
+		if (!strcmp(path, json[i]))
+			return 1;
+	return 0;
+}
+
 int cmd_run_group(int argc, char **argv)
 {
 	char path[128];
@@ -150,7 +168,7 @@ int cmd_run_group(int argc, char **argv)
 		if (n == 0 && i > 1 && (c = cmd_lookup(path)) && c->fn)
 			break;
 		if (n == 0 || strlen(path) + (size_t)n + 2 > sizeof(path)) {
-			msg_error("unknown command '%s'", argv[i]);
+			fprintf(stderr, "%s: unknown token '%s'\n", path, argv[i]);
 			cmd_print_group_usage(path, 1);
 			return 1;
 		}
@@ -158,10 +176,20 @@ int cmd_run_group(int argc, char **argv)
 		i++;
 	}
 	c = cmd_lookup(path);
+	/* "btrfs -- -x": no command word (and no recursion into btrfs_main) */
+	if (i == 1 && i < argc && c && c->fn) {
+		fprintf(stderr, "%s: unknown token '%s'\n", path, argv[i]);
+		return 1;
+	}
 	/* --dry-run only where a command knows it (btrfs-progs refuses the others) */
 	if (c && c->fn && cli_globals.dry_run && strcmp(path, "btrfs subvolume delete") &&
 	    strcmp(path, "btrfs help") && strcmp(path, "btrfs version")) {
 		msg_error("--dry-run option not supported for %s\n", strrchr(path, ' ') + 1);
+		return 1;
+	}
+	/* btrfs-progs refuses --format json for the commands of a group that lack it */
+	if (CFG_JSON_OUTPUT && c && c->fn && i > 2 && out_json() && !json_command(path + 6)) {
+		msg_error("output format json is unsupported for this command");
 		return 1;
 	}
 	cli_globals.cmd = path;
@@ -174,7 +202,7 @@ int cmd_run_group(int argc, char **argv)
 		return 0;
 	}
 	if (i < argc)
-		msg_error("unknown command '%s'", argv[i]);
+		fprintf(stderr, "%s: unknown token '%s'\n", path, argv[i]);
 	cmd_print_group_usage(path, 1);
 	return 1;
 }

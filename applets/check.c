@@ -296,7 +296,8 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 	while ((c = cli_getopt(argc, argv, "s:br:pQE:", long_opts, usage)) != -1) {
 		switch (c) {
 		case 's':
-			if (cli_parse_u64(optarg, &v) || v >= BTRFS_SUPER_MIRRORS)
+			v = cli_arg_u64(optarg);
+			if (v >= BTRFS_SUPER_MIRRORS)
 				cli_usage_error(usage, "super mirror should be less than 3");
 			a->open.super_mirror = (int)v;
 			printf("using SB copy %llu, bytenr %llu\n", (unsigned long long)v,
@@ -306,12 +307,10 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 			a->open.backup_root = 0;
 			break;
 		case 'r':
-			if (cli_parse_u64(optarg, &a->open.tree_root))
-				cli_usage_error(usage, "bad tree root bytenr");
+			a->open.tree_root = cli_arg_u64(optarg);
 			break;
 		case OPT_CHUNK_ROOT:
-			if (cli_parse_u64(optarg, &a->open.chunk_root))
-				cli_usage_error(usage, "bad chunk root bytenr");
+			a->open.chunk_root = cli_arg_u64(optarg);
 			break;
 		case 'p':
 			a->progress = 1;
@@ -329,8 +328,10 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 			a->force = 1;
 			break;
 		case OPT_MODE:
-			if (strcmp(optarg, "original") && strcmp(optarg, "lowmem"))
-				cli_usage_error(usage, "unknown mode (original or lowmem)");
+			if (strcmp(optarg, "original") && strcmp(optarg, "lowmem")) {
+				msg_error("unknown mode: %s", optarg);
+				exit(1);
+			}
 			break;
 		case OPT_TMPDIR:
 			a->opts.tmpdir = optarg;

@@ -172,12 +172,8 @@ int device_ready_main(int argc, char **argv)
 
 	cli_no_options(argc, argv, 1, 1, ready_usage);
 	path = canonical_path(argv[optind]);
-	if (!path) {
-		msg_error("could not canonicalize pathname '%s': %m", argv[optind]);
-		return 1;
-	}
-	if (!is_block_device(path)) {
-		msg_error("not a block device: %s", path);
+	if (!path || !is_block_device(path)) {
+		msg_error("not a block device: %s", path ? path : argv[optind]);
 		free(path);
 		return 1;
 	}
@@ -801,8 +797,6 @@ int replace_start_main(int argc, char **argv)
 				BTRFS_IOCTL_DEV_REPLACE_CONT_READING_FROM_SRCDEV_MODE_AVOID;
 	}
 	cli_check_argc(argc, 3, 3, replace_start_usage);
-	if (out_text_only())
-		return 1;
 	path = argv[optind + 2];
 	fd = btrfs_open_path(path, 1, 0);
 	if (fd < 0)

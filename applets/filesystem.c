@@ -462,11 +462,10 @@ int fs_show_main(int argc, char **argv)
 		found = show_mounted(&o, search, &seen, mode);
 	if (!(search && found) && !mounted_only) {
 		found = show_unmounted(&o, search, image, &seen, mode);
-		if (search && !found) {
+		if (search && !found)
 			msg_error("not a valid btrfs filesystem: %s", search);
-			ret = 1;
-		}
 	}
+	ret = search && !found;   /* also after -m, silently */
 	out_group_end(&o);
 	out_end(&o);
 	free(seen.fsid);
@@ -528,7 +527,7 @@ static int label_unmounted(const char *path, const char *newlabel, const char *p
 
 	if (m < 0) {
 		errno = -m;
-		msg_error("cannot access %s: %m", path);
+		msg_error("unable to access %s: %m", path);
 		return 1;
 	}
 	if (m && newlabel) {
@@ -553,7 +552,7 @@ int fs_label(const char *path, const char *newlabel, const char *prefix)
 	int fd, ret;
 
 	if (stat(path, &st)) {
-		msg_error("cannot access %s: %m", path);
+		msg_error("unable to access %s: %m", path);
 		return 1;
 	}
 	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
@@ -577,15 +576,14 @@ int fs_label_main(int argc, char **argv)
 {
 	const char *newlabel;
 
-	if (out_text_only())
-		return 1;
 	cli_no_options(argc, argv, 1, 2, label_usage);
 	newlabel = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (newlabel && strlen(newlabel) > BTRFS_LABEL_SIZE - 1) {
 		msg_error("label %s is too long (max %d)", newlabel, BTRFS_LABEL_SIZE - 1);
-		return 1;
+		return 255;
 	}
-	return fs_label(argv[optind], newlabel, "");
+	/* btrfs-progs exits -1 on the command's errors */
+	return fs_label(argv[optind], newlabel, "") ? 255 : 0;
 }
 
 /* ---- sync ---------------------------------------------------------------- */
@@ -598,8 +596,6 @@ int fs_sync_main(int argc, char **argv)
 {
 	int fd, ret;
 
-	if (out_text_only())
-		return 1;
 	cli_no_options(argc, argv, 1, 1, sync_usage);
 	fd = btrfs_open_path(argv[optind], 0, 0);
 	if (fd < 0)
@@ -704,14 +700,12 @@ static int compress_type(const char *s)
 	return -1;
 }
 
-static uint64_t size_arg(const char *s, const char *what)
+static uint64_t size_arg(const char *s)
 {
 	uint64_t v;
 
-	if (parse_size(s, &v)) {
-		msg_error("invalid %s: %s", what, s);
+	if (parse_size_arg(s, &v))
 		exit(1);
-	}
 	return v;
 }
 
@@ -753,8 +747,6 @@ int fs_defrag_main(int argc, char **argv)
 	uint64_t thresh = 32ULL << 20;
 	int c, i, recursive = 0, level = 0, ctype = 0;
 
-	if (out_text_only())
-		return 1;
 	defrag_range.len = UINT64_MAX;
 	defrag_verbose = cli_globals.verbose > 0;
 	while ((c = cli_getopt(argc, argv, "vrc::fs:l:t:L:", NULL, defrag_usage)) != -1) {
@@ -777,10 +769,10 @@ int fs_defrag_main(int argc, char **argv)
 			break;
 		}
 		case 'f': defrag_range.flags |= BTRFS_DEFRAG_RANGE_START_IO; break;
-		case 's': defrag_range.start = size_arg(optarg, "start"); break;
-		case 'l': defrag_range.len = size_arg(optarg, "length"); break;
+		case 's': defrag_range.start = size_arg(optarg); break;
+		case 'l': defrag_range.len = size_arg(optarg); break;
 		case 't':
-			thresh = size_arg(optarg, "target extent size");
+			thresh = size_arg(optarg);
 			if (thresh > UINT32_MAX) {
 				msg_warn("target extent size %llu too big, trimmed to %u",
 					 (unsigned long long)thresh, UINT32_MAX);
@@ -891,8 +883,6 @@ int fs_resize_main(int argc, char **argv)
 	const char *amount, *path;
 	int i = 1, fd, res;
 
-	if (out_text_only())
-		return 1;
 	/* Own parsing: "-1G" is a size, not an option. */
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--help")) {

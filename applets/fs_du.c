@@ -228,8 +228,6 @@ int fs_du_main(int argc, char **argv)
 	while (cli_getopt_long(argc, argv, "s", "summarize=s", usage) != -1)
 		d.summarize = 1;
 	cli_check_argc(argc, 1, -1, usage);
-	if (out_text_only())
-		return 1;
 	out_say("%10s  %10s  %10s  %s\n", "Total", "Exclusive", "Set shared", "Filename");
 	for (i = optind; i < argc; i++) {
 		total = shared = 0;

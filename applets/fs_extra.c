@@ -59,8 +59,6 @@ int mkswapfile_main(int argc, char **argv)
 		}
 	}
 	cli_check_argc(argc, 1, 1, swap_usage);
-	if (out_text_only())
-		return 1;
 	fd = open(argv[optind], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		msg_error("cannot create new swapfile: %m");

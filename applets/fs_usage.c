@@ -353,8 +353,6 @@ int fs_usage_main(int argc, char **argv)
 	unsigned mode = units_parse_args(&argc, argv, 1);
 	int c, i, tabular = 0, ret = 0;
 
-	if (out_text_only())
-		return 1;
 	while ((c = cli_getopt(argc, argv, "T", NULL, usage_usage)) != -1)
 		tabular = 1;
 	cli_check_argc(argc, 1, -1, usage_usage);

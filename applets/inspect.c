@@ -68,14 +68,6 @@ static int dump_one_super(const char *path, int fd, uint64_t bytenr, int full, i
 	return 0;
 }
 
-static uint64_t parse_u64_or_die(const char *s, const char *usage)
-{
-	uint64_t v;
-
-	if (cli_parse_u64(s, &v))
-		cli_usage_error(usage, "invalid number");
-	return v;
-}
 
 int dump_super_main(int argc, char **argv)
 {
@@ -95,7 +87,7 @@ int dump_super_main(int argc, char **argv)
 		case 'F': force = 1; break;
 		case 'i':
 			msg_warn("option -i is deprecated, please use -s or --super");
-			arg = parse_u64_or_die(optarg, dump_super_usage);
+			arg = cli_arg_u64(optarg);
 			if (arg >= BTRFS_SUPER_MIRRORS) {
 				msg_error("super mirror too big: %llu >= %d", (unsigned long long)arg,
 					  BTRFS_SUPER_MIRRORS);
@@ -104,7 +96,7 @@ int dump_super_main(int argc, char **argv)
 			bytenr = btrfs_super_offset((int)arg);
 			break;
 		case 's':
-			arg = parse_u64_or_die(optarg, dump_super_usage);
+			arg = cli_arg_u64(optarg);
 			if (arg >= BTRFS_SUPER_MIRRORS) {
 				msg_warn("deprecated use of -s <bytenr> with %llu, assuming --bytenr",
 					 (unsigned long long)arg);
@@ -115,7 +107,7 @@ int dump_super_main(int argc, char **argv)
 			all = 0;
 			break;
 		case OPT_BYTENR:
-			bytenr = parse_u64_or_die(optarg, dump_super_usage);
+			bytenr = cli_arg_u64(optarg);
 			all = 0;
 			break;
 		}
@@ -797,7 +789,7 @@ static void parse_dump_tree_opts(int argc, char **argv, struct dump_opts *o, str
 		case 'R': o->roots_only = o->backups = 1; break;
 		case 'u': o->uuid_only = 1; break;
 		case 'b':
-			if (add_block(o, parse_u64_or_die(optarg, dump_tree_usage)))
+			if (add_block(o, cli_arg_u64(optarg)))
 				exit(1);
 			break;
 		case 't': o->tree_id = parse_tree_id(optarg); break;

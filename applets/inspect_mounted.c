@@ -640,8 +640,6 @@ int map_swapfile_main(int argc, char **argv)
 	while (cli_getopt_long(argc, argv, "r", "resume-offset=r", swap_usage) != -1)
 		resume = 1;
 	cli_check_argc(argc, 1, 1, swap_usage);
-	if (out_text_only())
-		return 1;
 	fd = open(argv[optind], O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		msg_error("cannot open %s: %m", argv[optind]);

@@ -170,7 +170,7 @@ static int parse_features(char *list, int runtime, struct mkfs_config *cfg)
 			if (!strcmp(features[i].name, name) && (!runtime || features[i].runtime))
 				break;
 		if (i == NFEATURES) {
-			msg_error("unrecognized %sfeature '%s'", runtime ? "runtime " : "", name);
+			msg_error("unrecognized %s feature '%s'", runtime ? "runtime" : "filesystem", tok);
 			return -1;
 		}
 		if (features[i].runtime == 2) {     /* quota: no superblock bit */
@@ -202,8 +202,6 @@ static void features_string(const struct mkfs_config *cfg, int runtime, char *bu
 		    (f->runtime == 2 && cfg->quota == MKFS_QUOTA))
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "", f->name);
 	}
-	if (!n)
-		snprintf(buf, len, "none");
 }
 
 /* ---- option values ---- */
@@ -463,9 +461,10 @@ struct opts {
 	int nsubvols, niflags;
 };
 
-static int bad_value(const char *what, const char *val)
+/* msg_error(fmt, val), -1 */
+static int bad_value(const char *fmt, const char *val)
 {
-	msg_error("invalid %s: %s", what, val);
+	msg_error(fmt, val);
 	return -1;
 }
 
@@ -504,7 +503,7 @@ static int parse_compress(const char *arg, struct mkfs_config *cfg)
 			return -1;
 		}
 		if (colon && cli_parse_u64(colon + 1, &level))
-			return bad_value("compression level", colon + 1);
+			return bad_value("invalid compression level: %s", colon + 1);
 		if (level > (uint64_t)a[i].max_level) {
 			msg_error("compression level %s out of range [1..%d] for %s", colon + 1,
 				  a[i].max_level, a[i].name);
@@ -515,7 +514,7 @@ static int parse_compress(const char *arg, struct mkfs_config *cfg)
 		cfg->incompat |= a[i].incompat;
 		return 0;
 	}
-	return bad_value("compression (no, zlib[:1..9], lzo, zstd[:1..15])", arg);
+	return bad_value("invalid compression (no, zlib[:1..9], lzo, zstd[:1..15]): %s", arg);
 }
 
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
@@ -674,33 +673,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	while ((c = cli_getopt(argc, argv, "d:m:Mn:s:O:R:L:U:b:r:u:KfqvV", longopts, usage)) != -1) {
 		switch (c) {
-		case 'd':
-			if (parse_profile(optarg, &cfg->data_profile))
-				return bad_value("data profile", optarg);
-			o->data_set = 1;
-			break;
-		case 'm':
-			if (parse_profile(optarg, &cfg->meta_profile))
-				return bad_value("metadata profile", optarg);
-			o->meta_set = 1;
+		case 'd': case 'm':
+			if (parse_profile(optarg, c == 'd' ? &cfg->data_profile : &cfg->meta_profile)) {
+				msg_error("unknown %s profile %s", c == 'd' ? "data" : "metadata", optarg);
+				return -1;
+			}
+			*(c == 'd' ? &o->data_set : &o->meta_set) = 1;
 			break;
 		case 'M':
 			cfg->mixed = 1;
 			break;
 		case OPT_CSUM:
 			if ((cfg->csum_type = parse_csum(optarg)) < 0)
-				return bad_value("checksum type", optarg);
+				return bad_value("unknown csum type %s", optarg);
 			break;
-		case 'n':
-			if (parse_size(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
-				return bad_value("nodesize (a power of two from 4KiB to 64KiB)", optarg);
-			cfg->nodesize = (uint32_t)v;
-			o->nodesize_set = 1;
-			break;
-		case 's':
-			if (parse_size(optarg, &v) || !is_pow2(v) || v < 4096 || v > 65536)
-				return bad_value("sectorsize (a power of two from 4KiB to 64KiB)", optarg);
-			cfg->sectorsize = (uint32_t)v;
+		case 'n': case 's':
+			/* checked against each other by settle_options */
+			if (parse_size_arg(optarg, &v))
+				return -1;
+			*(c == 'n' ? &cfg->nodesize : &cfg->sectorsize) = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+			o->nodesize_set |= c == 'n';
 			break;
 		case 'O': case 'R':
 			r = parse_features(optarg, c == 'R', cfg);
@@ -716,17 +708,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'U':
 			if (uuid_parse(optarg, cfg->fsid))
-				return bad_value("UUID", optarg);
+				return bad_value("could not parse UUID: %s", optarg);
 			o->fsid_set = 1;
 			break;
 		case OPT_DEVUUID:
 			if (uuid_parse(optarg, o->dev_uuid))
-				return bad_value("device UUID", optarg);
+				return bad_value("could not parse device UUID: %s", optarg);
 			o->dev_uuid_set = 1;
 			break;
 		case 'b':
-			if (parse_size(optarg, &o->byte_count))
-				return bad_value("byte count", optarg);
+			if (parse_size_arg(optarg, &o->byte_count))
+				return -1;
 			break;
 		case 'r':
 			if (!CFG_MKFS_ROOTDIR)
@@ -788,54 +780,69 @@ static int kernel_supports_sectorsize(uint32_t size)
 	return 0;
 }
 
+/* The node size against the sector size (power of two, 4-64 KiB), as btrfs-progs words it. */
+static int check_nodesize(uint32_t n, uint32_t ss, int mixed)
+{
+	if (n < ss)
+		msg_error("illegal nodesize %u (smaller than %u)", n, ss);
+	else if (n > 65536)
+		msg_error("illegal nodesize %u (larger than 65536)", n);
+	else if (n & (ss - 1))
+		msg_error("illegal nodesize %u (not aligned to %u)", n, ss);
+	else if (mixed && n != ss)
+		msg_error("illegal nodesize %u (not equal to %u for mixed block group)", n, ss);
+	else if (!is_pow2(n))
+		msg_error("illegal nodesize %u (not a power of 2)", n);
+	else
+		return 0;
+	return -1;
+}
+
 /* Checks that the options fit together; fills in defaults. */
 static int settle_options(struct opts *o, int ndevs)
 {
 	struct mkfs_config *cfg = &o->cfg;
+	uint32_t ss = cfg->sectorsize;
 	long page = getpagesize();
 
-	if (cfg->sectorsize != (uint32_t)page && !kernel_supports_sectorsize(cfg->sectorsize))
-		msg_warn("sectorsize %u does not match host CPU page size %ld: this kernel may not mount it",
-			 cfg->sectorsize, page);
-	if (!o->nodesize_set && cfg->nodesize < cfg->sectorsize)
-		cfg->nodesize = cfg->sectorsize;
+	if (!is_pow2(ss) || ss < 4096 || ss > 65536) {
+		msg_error(is_pow2(ss) ? "invalid sectorsize %u, expected range is [4K, 64K]" :
+			  "invalid sectorsize %u, must be power of 2", ss);
+		return -1;
+	}
+	if (ss != (uint32_t)page && !kernel_supports_sectorsize(ss))
+		msg_warn("the filesystem may not be mountable, sectorsize %u doesn't match page size %ld",
+			 ss, page);
+	if (!o->nodesize_set && cfg->nodesize < ss)
+		cfg->nodesize = ss;
 	if (cfg->mixed || (cfg->incompat & BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS)) {
 		cfg->mixed = 1;
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS;
-		if (o->meta_set && o->data_set && cfg->meta_profile != cfg->data_profile) {
+		/* both single unless given */
+		if (cfg->meta_profile != cfg->data_profile) {
 			msg_error("with mixed block groups data and metadata profiles must be the same");
 			return -1;
 		}
-		if (o->meta_set && !o->data_set)
-			cfg->data_profile = cfg->meta_profile;
-		cfg->meta_profile = cfg->data_profile;
 		if (!o->nodesize_set)
-			cfg->nodesize = cfg->sectorsize;
-		if (cfg->nodesize != cfg->sectorsize) {
-			msg_error("with mixed block groups the node size must equal the sector size");
-			return -1;
-		}
+			cfg->nodesize = ss;
 	} else {
 		if (!o->meta_set)
 			cfg->meta_profile = ndevs > 1 ? BTRFS_BLOCK_GROUP_RAID1 : BTRFS_BLOCK_GROUP_DUP;
 	}
-	if (cfg->nodesize < cfg->sectorsize) {
-		msg_error("nodesize %u is smaller than the sectorsize %u", cfg->nodesize, cfg->sectorsize);
+	if (check_nodesize(cfg->nodesize, ss, cfg->mixed))
 		return -1;
-	}
-	for (int k = 0; k < 2; k++) {
-		uint64_t p = k ? cfg->data_profile : cfg->meta_profile;
-		if (ndevs < profile_min_devs(p)) {
-			msg_error("unable to create FS with %s profile %s (have %d device%s but %d required)",
-				  k ? "data" : "metadata", profile_name(p), ndevs, ndevs > 1 ? "s" : "",
-				  profile_min_devs(p));
-			return -1;
-		}
-	}
 	if ((cfg->data_profile | cfg->meta_profile) & BTRFS_BLOCK_GROUP_RAID56_MASK) {
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID56;
 		msg_warn("RAID5/6 support has known problems is strongly discouraged\n"
 			 "\t to be used besides testing or evaluation.\n");
+	}
+	for (int k = 0; k < 2; k++) {
+		uint64_t p = k ? cfg->data_profile : cfg->meta_profile;
+		if (ndevs < profile_min_devs(p)) {
+			msg_error("unable to create FS with %s profile %s (have %d devices but %d devices are required)",
+				  k ? "data" : "metadata", profile_name(p), ndevs, profile_min_devs(p));
+			return -1;
+		}
 	}
 	if ((cfg->data_profile | cfg->meta_profile) & (BTRFS_BLOCK_GROUP_RAID1C3 | BTRFS_BLOCK_GROUP_RAID1C4))
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID1C34;

@@ -203,8 +203,6 @@ int property_main(int argc, char **argv)
 	}
 	cli_check_argc(argc, set ? 3 : 1, -1, usage);   /* btrfs-progs' two checks */
 	cli_check_argc(argc, 0, list ? 1 : set ? 3 : 2, usage);
-	if (out_text_only())
-		return 1;
 	path = argv[optind];
 	name = argv[optind + 1];
 	value = set ? argv[optind + 2] : NULL;

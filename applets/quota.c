@@ -103,8 +103,6 @@ int quota_ctl_main(int argc, char **argv)
 			args.cmd = BTRFS_QUOTA_CTL_ENABLE_SIMPLE_QUOTA;
 		cli_check_argc(argc, 1, 1, ctl_usage);
 	}
-	if (out_text_only())
-		return 1;
 	ret = btrfs_path_ioctl(argv[optind], BTRFS_IOC_QUOTA_CTL, &args, &fd);
 	if (ret < 0 && fd >= 0)
 		msg_error("quota command failed: %m");
@@ -174,8 +172,6 @@ int quota_status_main(int argc, char **argv)
 	while (cli_getopt_long(argc, argv, "", "is-enabled=e", status_usage) != -1)
 		is_enabled = 1;
 	cli_check_argc(argc, 1, 1, status_usage);
-	if (out_text_only())
-		return 1;
 	fd = btrfs_open_path(argv[optind], 1, is_enabled);
 	if (fd < 0)
 		return 1;
@@ -228,8 +224,6 @@ int qgroup_create_main(int argc, char **argv)
 	int fd, ret;
 
 	cli_no_options(argc, argv, 2, 2, create_usage);
-	if (out_text_only())
-		return 1;
 	if (parse_qgroupid(argv[optind], &id)) {
 		msg_error("invalid qgroupid %s", argv[optind]);
 		return 1;
@@ -256,8 +250,6 @@ int qgroup_assign_main(int argc, char **argv)
 	while ((c = cli_getopt_long(argc, argv, "", "rescan=r no-rescan=n", assign_usage)) != -1)
 		do_rescan = c == 'r';
 	cli_check_argc(argc, 3, 3, assign_usage);
-	if (out_text_only())
-		return 1;
 	args.src = qgroupid_or_path(argv[optind]);
 	args.dst = qgroupid_or_path(argv[optind + 1]);
 	if (QG_LEVEL(args.src) >= QG_LEVEL(args.dst)) {
@@ -303,8 +295,6 @@ int qgroup_limit_main(int argc, char **argv)
 	cli_check_argc(argc, 2, -1, limit_usage);
 	if (argc - optind > 3)
 		cli_usage_error(limit_usage, NULL);
-	if (out_text_only())
-		return 1;
 	if (strcasecmp(argv[optind], "none") && parse_size_arg(argv[optind], &size))
 		return 1;
 	args.lim.flags |= excl ? BTRFS_QGROUP_LIMIT_MAX_EXCL : BTRFS_QGROUP_LIMIT_MAX_RFER;
@@ -747,8 +737,6 @@ int qgroup_show_main(int argc, char **argv)
 		}
 	}
 	cli_check_argc(argc, 1, 1, show_usage);
-	if (stale ? out_text_only() : 0)
-		return 1;
 	fd = btrfs_open_path(argv[optind], 1, 0);
 	if (fd < 0)
 		return 1;

@@ -245,7 +245,7 @@ static int dump_stream(int fd)
 	ss_reader_init(&r, fd);
 	ret = ss_read_header(&r);
 	if (ret == 1) {
-		msg_error("failed to dump the send stream: empty stream");
+		msg_error("failed to dump the send stream: No data available");
 		ret = -1;
 	}
 	while (ret == 0) {

@@ -1238,10 +1238,7 @@ static int parse_args(int argc, char **argv, struct restore *r, struct restore_a
 		case 'f':
 		case 'r':
 		case 'u':
-			if (cli_parse_u64(optarg, &v)) {
-				msg_error("invalid number: %s", optarg);
-				return -1;
-			}
+			v = cli_arg_u64(optarg);
 			if (opt == 't')
 				a->tree_location = v;
 			else if (opt == 'f')

@@ -906,7 +906,7 @@ int scrub_limit_main(int argc, char **argv)
 		msg_error("--%s and --limit must be set together", devid ? "devid" : "all");
 	else if (set && !devid && !all)
 		msg_error("--limit must be used with either --all or --devid");
-	else if ((fd = out_text_only() ? -1 : btrfs_open_path(argv[optind], 0, 0)) >= 0) {
+	else if ((fd = btrfs_open_path(argv[optind], 0, 0)) >= 0) {
 		if (btrfs_dev_infos(fd, &fi, &di, &n) || !n) {
 			msg_error(n ? "failed to read filesystem info: %m" : "no devices found");
 			goto out;

@@ -408,7 +408,7 @@ int subvol_delete_main(int argc, char **argv)
 			o.commit = COMMIT_EACH;
 		else if (c == 'v')
 			cli_globals.verbose++;
-		else if (c == 'i' && (cli_parse_u64(optarg, &o.subvolid) || !o.subvolid)) {
+		else if (c == 'i' && !(o.subvolid = cli_arg_u64(optarg))) {
 			msg_error("invalid subvolume id: %s", optarg);
 			return 1;
 		}
@@ -803,7 +803,6 @@ static int add_filter(struct list_opts *o, enum filter_kind k, uint64_t data)
 static int add_gen_filter(struct list_opts *o, const char *arg, enum filter_kind eq)
 {
 	enum filter_kind k = eq;
-	uint64_t v;
 
 	if (*arg == '+') {
 		k = eq + 2;
@@ -812,11 +811,7 @@ static int add_gen_filter(struct list_opts *o, const char *arg, enum filter_kind
 		k = eq + 1;
 		arg++;
 	}
-	if (cli_parse_u64(arg, &v)) {
-		msg_error("invalid generation: %s", arg);
-		return -1;
-	}
-	return add_filter(o, k, v);
+	return add_filter(o, k, cli_arg_u64(arg));
 }
 
 static int parse_sort(struct list_opts *o, char *arg)
@@ -1096,10 +1091,8 @@ int subvol_show_main(int argc, char **argv)
 	unsigned mode = units_parse_args(&argc, argv, 1);
 
 	while ((c = cli_getopt(argc, argv, "r:u:", longopts, show_usage)) != -1) {
-		if (c == 'r' && cli_parse_u64(optarg, &rootid)) {
-			msg_error("invalid subvolume id: %s", optarg);
-			return 1;
-		}
+		if (c == 'r')
+			rootid = cli_arg_u64(optarg);
 		if (c == 'u') {
 			memset(uuid, 0, sizeof(uuid));
 			uuid_parse(optarg, uuid);
@@ -1133,9 +1126,9 @@ int subvol_show_main(int argc, char **argv)
 			if (all[i].has_root_item && !memcmp(all[i].uuid, uuid, 16))
 				found = &all[i];
 		if (!found) {
-			char text[37];
+			char text[UUID_STR_LEN];
 
-			uuid_text(uuid, text);
+			uuid_unparse(uuid, text);
 			msg_error("can't find uuid '%s' on '%s'", text, real);
 			goto out;
 		}
@@ -1220,11 +1213,7 @@ int subvol_set_default_main(int argc, char **argv)
 	cli_no_options(argc, argv, 1, 2, set_default_usage);
 	path = argv[argc - 1];
 	if (argc - optind == 2) {
-		if (cli_parse_u64(argv[optind], &id)) {
-			msg_error("invalid subvolume id: %s", argv[optind]);
-			return 1;
-		}
-		if (!id)
+		if (!(id = cli_arg_u64(argv[optind])))
 			id = BTRFS_FS_TREE_OBJECTID;
 	} else if (check_subvol_path(path)) {
 		return 1;
@@ -1378,11 +1367,8 @@ int subvol_sync_main(int argc, char **argv)
 	} else {
 		ids = calloc(count, sizeof(*ids));
 		for (i = 0; ids && i < count; i++) {
-			if (cli_parse_u64(argv[optind + i], &ids[i])) {
-				msg_error("unrecognized subvolume id %s", argv[optind + i]);
-				goto out;
-			}
-			if (ids[i] < BTRFS_FIRST_FREE_OBJECTID || ids[i] > BTRFS_LAST_FREE_OBJECTID) {
+			if (cli_parse_u64(argv[optind + i], &ids[i]) ||
+			    ids[i] < BTRFS_FIRST_FREE_OBJECTID || ids[i] > BTRFS_LAST_FREE_OBJECTID) {
 				msg_error("subvolume id %s out of range", argv[optind + i]);
 				goto out;
 			}

@@ -247,8 +247,6 @@ int tree_stats_main(int argc, char **argv)
 			id = cli_arg_u64(optarg);
 	}
 	cli_check_argc(argc, 1, 1, usage);
-	if (out_text_only())
-		return 1;
 	if (fs_path_mounted(argv[optind]) > 0)
 		msg_warn("%s already mounted, results may be inaccurate", argv[optind]);
 	fs_open_opts_init(&o);

@@ -559,9 +559,15 @@ int btrfs_open_path_or_dev(const char *path, int quiet)
 	struct stat st;
 	int fd;
 
-	if (stat(path, &st) || !S_ISBLK(st.st_mode))
+	if (stat(path, &st)) {
+		if (!quiet)
+			msg_error("cannot check %s: %m", path);
+		goto not_mounted;
+	}
+	if (!S_ISBLK(st.st_mode))
 		return btrfs_open_path(path, 1, quiet);
 	if (btrfs_mount_of_device(path, mnt, sizeof(mnt)) && mount_of_fsid_on(path, mnt, sizeof(mnt))) {
+not_mounted:
 		if (!quiet)
 			msg_error("'%s' is not a mounted btrfs device", path);
 		return -1;
@@ -734,5 +740,5 @@ int btrfs_check_subvol_path(const char *path)
 int btrfs_open_cmd_path(int argc, char **argv, int nargs, int dir_only, const char *usage)
 {
 	cli_check_argc(argc, nargs, nargs, usage);
-	return out_text_only() ? -1 : btrfs_open_path(argv[argc - 1], dir_only, 0);
+	return btrfs_open_path(argv[argc - 1], dir_only, 0);
 }

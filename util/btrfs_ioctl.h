@@ -15,7 +15,8 @@
 int btrfs_open_path(const char *path, int dir_only, int quiet);
 
 /* btrfs_open_path(path, 1, quiet), or for a block device the mount point of the btrfs
- * mounted from it ("ERROR: 'P' is not a mounted btrfs device" when there is none). */
+ * mounted from it ("ERROR: 'P' is not a mounted btrfs device" when there is none, or
+ * after "ERROR: cannot check P: ..." when path does not exist). */
 int btrfs_open_path_or_dev(const char *path, int quiet);
 
 /* An ioctl on /dev/btrfs-control with a struct btrfs_ioctl_vol_args naming path (NULL:
@@ -131,8 +132,8 @@ int btrfs_wait_exclop(int fd, int enqueue, const char *mine);
 int btrfs_check_subvol_path(const char *path);
 
 /* For a command whose last of exactly nargs arguments is a path on a mounted btrfs:
- * cli_check_argc(), the JSON refusal (out_text_only), then btrfs_open_path(that path,
- * dir_only, 0). The fd, or -1 (reported). */
+ * cli_check_argc(), then btrfs_open_path(that path, dir_only, 0). The fd, or -1
+ * (reported). */
 int btrfs_open_cmd_path(int argc, char **argv, int nargs, int dir_only, const char *usage);
 
 /* btrfs_open_path(path, 1, 0), then ioctl(fd, request, arg). Returns the ioctl's

@@ -11,14 +11,6 @@ int out_json(void)
 	return cli_globals.format == CLI_FORMAT_JSON;
 }
 
-int out_text_only(void)
-{
-	if (!out_json())
-		return 0;
-	msg_error("output format json is unsupported for this command");
-	return 1;
-}
-
 int out_quiet(void)
 {
 	return cli_globals.verbose < 0;

@@ -41,11 +41,6 @@ struct out {
 /* 1 when the global format is JSON (to choose between free text and the emitter). */
 int out_json(void);
 
-/* For commands without JSON output: in JSON mode prints "ERROR: output format json is
- * unsupported for this command" (as btrfs-progs) and returns 1, else returns 0.
- * Usage: if (out_text_only()) return 1; */
-int out_text_only(void);
-
 /* 1 after the global -q (cli_globals.verbose < 0): normal output is silenced. */
 int out_quiet(void);
 /* Free-form text on stdout (printf), nothing when out_quiet(). */
