@@ -11,9 +11,11 @@ struct cli_globals cli_globals;
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	fflush(stdout);
+	flockfile(stderr);      /* one line, also with a second thread writing */
 	fputs(prefix, stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void msg_error(const char *fmt, ...)
