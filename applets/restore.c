@@ -255,16 +255,24 @@ struct file_job {
 	int failed;                     /* an output error happened */
 };
 
-static int write_out(struct file_job *j, const void *buf, uint64_t len, uint64_t off)
+/* Cuts [off, off + *len) to the file's size: 0 when nothing is left to write. */
+static int clip(struct file_job *j, uint64_t off, uint64_t *len)
 {
 	if (off >= j->isize)
 		return 0;
-	if (len > j->isize - off)
-		len = j->isize - off;
-	if (off > (uint64_t)INT64_MAX - len) {
+	if (*len > j->isize - off)
+		*len = j->isize - off;
+	if (off > (uint64_t)INT64_MAX - *len) {
 		lose(j->r, "extent at impossible offset %llu skipped", (unsigned long long)off);
 		return 0;
 	}
+	return 1;
+}
+
+static int write_out(struct file_job *j, const void *buf, uint64_t len, uint64_t off)
+{
+	if (!clip(j, off, &len))
+		return 0;
 	if (rout_write(&j->r->out, j->fd, buf, (size_t)len, off, cur_path(j->r))) {
 		j->failed = 1;
 		return -1;
@@ -360,7 +368,23 @@ static void copy_compressed(struct file_job *j, uint64_t off, const struct fs_fi
 		     (unsigned long long)fe->ram_bytes, (unsigned long long)fe->offset);
 		return;
 	}
-	/* decompressed into the write queue when there is one */
+	uint64_t len = fe->num_bytes;
+	if (len > fe->ram_bytes - fe->offset)
+		len = fe->ram_bytes - fe->offset;
+	if (!clip(j, off, &len))
+		return;
+	/* a single copy (nothing else to try when it does not decompress) is read here,
+	 * decompressed and written by the writer thread */
+	uint8_t *z = fs_num_copies(r->fs, fe->disk_bytenr) == 1 ?
+		     rout_buffer(&r->out, (size_t)fe->disk_num_bytes) : NULL;
+	if (z) {
+		if (!read_data(r, fe->disk_bytenr, z, (size_t)fe->disk_num_bytes, off))
+			rout_write_compressed(&r->out, j->fd, fe->compression, z, (size_t)fe->disk_num_bytes,
+					      (size_t)fe->ram_bytes, (size_t)fe->offset, (size_t)len, off);
+		rout_progress(&r->out, cur_path(r));
+		return;
+	}
+	/* else decompressed here, into the write queue when there is one */
 	uint8_t *out = rout_buffer(&r->out, (size_t)fe->ram_bytes);
 	if (grow(&r->zbuf, &r->zcap, (size_t)fe->disk_num_bytes) ||
 	    (!out && grow(&r->rbuf, &r->rcap, (size_t)fe->ram_bytes))) {
@@ -371,9 +395,6 @@ static void copy_compressed(struct file_job *j, uint64_t off, const struct fs_fi
 		out = r->rbuf;
 	if (inflate_extent(j, off, fe, out))
 		return;
-	uint64_t len = fe->num_bytes;
-	if (len > fe->ram_bytes - fe->offset)
-		len = fe->ram_bytes - fe->offset;
 	write_out(j, out + fe->offset, len, off);
 	rout_progress(&r->out, cur_path(r));
 }
@@ -1387,11 +1408,10 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 	raise_fd_limit();
 	/* file data is written by a second thread while this one reads the next */
 	if (!r->out.dry_run && sysconf(_SC_NPROCESSORS_ONLN) > 1)
-		rout_writer_start(&r->out);
+		rout_writer_start(&r->out, r->fs->sectorsize);
 	if (restore_dir(r, &root, top, outfd))
 		r->lost = 1;
-	rout_writer_stop(&r->out);
-	if (rout_late_errors(&r->out))
+	if (rout_writer_stop(&r->out) || rout_late_errors(&r->out))
 		r->lost = 1;
 	summary(r);
 out:

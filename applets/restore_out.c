@@ -3,6 +3,7 @@
 #if CFG_APPLET_RESTORE
 #include "restore_out.h"
 #include "cli.h"
+#include "fs.h"
 #include "le.h"
 #include "units.h"
 #include <errno.h>
@@ -292,14 +293,18 @@ static int set_xattr(const struct rout *o, int fd, const char *name, const void 
 #define MAX_OPEN 256                    /* files queued and not closed yet */
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
-enum { OP_PATH, OP_WRITE, OP_SIZE, OP_OWNER, OP_MODE_TIMES, OP_XATTR, OP_CLOSE, OP_WRAP };
+enum { OP_PATH, OP_WRITE, OP_INFLATE, OP_SIZE, OP_OWNER, OP_MODE_TIMES, OP_XATTR, OP_CLOSE,
+       OP_WRAP };
 
 struct qrec {
 	uint32_t op;
 	uint32_t skip;          /* the data starts this far after the header's end */
 	int fd;
-	uint64_t off;           /* OP_WRITE: file offset; OP_SIZE: the size */
+	uint64_t off;           /* OP_WRITE, OP_INFLATE: file offset; OP_SIZE: the size */
 	uint64_t len;           /* data bytes (after skip) */
+	/* OP_INFLATE: the data is compressed (type), ram_len bytes decompressed, of
+	 * which count from from go to off */
+	uint32_t type, ram_len, from, count;
 };
 
 struct rout_writer {
@@ -313,6 +318,11 @@ struct rout_writer {
 	int open, stop;
 	int writer_idle, queuer_waits;  /* who sleeps (wakeups cost a system call each) */
 	int halted;             /* (the writer's own) a failure without -i: skip the rest */
+	struct fs_inflater inflater;    /* (the writer's own) for OP_INFLATE, into out */
+	uint8_t *out;
+	size_t out_cap;
+	uint32_t sectorsize;
+	int losses;             /* extents that did not decompress (reported) */
 	int errors, reported;   /* files whose writing failed; how many rout_late_errors told */
 	struct qrec *room;      /* what rout_buffer reserved, and for how many bytes */
 	size_t room_len;
@@ -399,20 +409,56 @@ static void queue_path(struct rout_writer *w, int fd, const char *path)
 	queue(w, OP_PATH, fd, 0, path, strlen(path) + 1);
 }
 
+/* The operation whose room (rout_buffer) holds [p, p + len), skip set; else NULL. */
+static struct qrec *in_room(struct rout_writer *w, const void *p, size_t len)
+{
+	struct qrec *q = w->room;
+	const uint8_t *room = q ? (const uint8_t *)(q + 1) : NULL;
+
+	w->room = NULL;
+	if (!room || (const uint8_t *)p < room || (const uint8_t *)p + len > room + w->room_len)
+		return NULL;
+	q->skip = (uint32_t)((const uint8_t *)p - room);
+	return q;
+}
+
 static void queue_write(struct rout_writer *w, int fd, const uint8_t *buf, size_t len, uint64_t off)
 {
-	const uint8_t *room = w->room ? (const uint8_t *)(w->room + 1) : NULL;
+	struct qrec *q = in_room(w, buf, len);
 
-	if (room && buf >= room && buf + len <= room + w->room_len) {
-		w->room->skip = (uint32_t)(buf - room);
-		commit(w, w->room, OP_WRITE, fd, off, len);
-		w->room = NULL;
+	if (q) {
+		commit(w, q, OP_WRITE, fd, off, len);
 		return;
 	}
 	for (size_t n; len; buf += n, off += n, len -= n) {
 		n = len < RING_MAX_DATA ? len : RING_MAX_DATA;
 		queue(w, OP_WRITE, fd, off, buf, n);
 	}
+}
+
+/* Decompresses an OP_INFLATE's data into w->out (zero-filled past what it gave);
+ * -1 after reporting a damaged extent. */
+static int inflate(struct rout_writer *w, const struct qrec *q, const uint8_t *data, const char *path)
+{
+	size_t got = 0;
+	int ret = -ENOMEM;
+
+	if (q->ram_len > w->out_cap) {
+		uint8_t *p = realloc(w->out, q->ram_len);
+		if (p)
+			w->out = p, w->out_cap = q->ram_len;
+	}
+	if (q->ram_len <= w->out_cap)
+		ret = fs_decompress(&w->inflater, (int)q->type, data, (size_t)q->len, w->out, q->ram_len,
+				    &got, w->sectorsize);
+	if (!ret) {
+		memset(w->out + got, 0, q->ram_len - got);
+		return 0;
+	}
+	msg_error("%s: cannot decompress extent at file offset %llu: %s", rout_shown(w->o, path),
+		  (unsigned long long)q->off, ret == -ENOTSUP ? "compression type not supported" : strerror(-ret));
+	w->losses++;
+	return -1;
 }
 
 /* Runs one operation on file f; 1 when the file failed with it. After a failure
@@ -432,6 +478,10 @@ static int run_op(struct rout_writer *w, const struct qrec *q, struct rout_file 
 	switch (q->op) {
 	case OP_WRITE:
 		ret = write_data(o, f, data, (size_t)q->len, q->off, path);
+		break;
+	case OP_INFLATE:
+		if (!inflate(w, q, data, path))
+			ret = write_data(o, f, w->out + q->from, q->count, q->off, path);
 		break;
 	case OP_SIZE:
 		ret = set_size(o, f, q->off, path);
@@ -515,7 +565,7 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int rout_writer_start(struct rout *o)
+int rout_writer_start(struct rout *o, uint32_t sectorsize)
 {
 	struct rout_writer *w = calloc(1, sizeof(*w));
 	int ret = -ENOMEM;
@@ -523,6 +573,7 @@ int rout_writer_start(struct rout *o)
 	if (!w || !(w->ring = malloc(RING)))
 		goto fail;
 	w->o = o;
+	w->sectorsize = sectorsize;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->more, NULL);
 	pthread_cond_init(&w->less, NULL);
@@ -538,12 +589,13 @@ fail:
 	return ret;
 }
 
-void rout_writer_stop(struct rout *o)
+int rout_writer_stop(struct rout *o)
 {
 	struct rout_writer *w = o->writer;
+	int losses;
 
 	if (!w)
-		return;
+		return 0;
 	pthread_mutex_lock(&w->lock);
 	w->stop = 1;
 	pthread_cond_signal(&w->more);
@@ -553,8 +605,12 @@ void rout_writer_stop(struct rout *o)
 	o->file.fd = -1;
 	/* errors not told yet stay countable */
 	o->late_errors += w->errors - w->reported;
+	losses = w->losses;
+	fs_inflater_free(&w->inflater);
+	free(w->out);
 	free(w->ring);
 	free(w);
+	return losses;
 }
 
 int rout_late_errors(struct rout *o)
@@ -589,6 +645,28 @@ void *rout_buffer(struct rout *o, size_t len)
 static struct rout_writer *queued(const struct rout *o, int fd)
 {
 	return fd >= 0 && fd == o->file.fd && o->file_queued ? o->writer : NULL;
+}
+
+int rout_queued(const struct rout *o, int fd)
+{
+	return queued(o, fd) != NULL;
+}
+
+int rout_write_compressed(struct rout *o, int fd, int type, const void *z, size_t zlen,
+			  size_t ram_len, size_t from, size_t len, uint64_t off)
+{
+	struct rout_writer *w = queued(o, fd);
+	struct qrec *q = w ? in_room(w, z, zlen) : NULL;
+
+	if (!q)
+		return -1;
+	o->bytes += len;
+	q->type = (uint32_t)type;
+	q->ram_len = (uint32_t)ram_len;
+	q->from = (uint32_t)from;
+	q->count = (uint32_t)len;
+	commit(w, q, OP_INFLATE, fd, off, zlen);
+	return 0;
 }
 
 void rout_close(struct rout *o, int fd)

@@ -84,9 +84,16 @@ int rout_xattr(struct rout *o, int fd, const char *name, const void *value, size
  * the next data. Errors of queued operations are reported by that thread and counted
  * (rout_late_errors); the calls themselves then return 0. Returns 0, or -errno (and
  * everything stays synchronous). */
-int rout_writer_start(struct rout *o);
-/* Waits until everything queued is done and ends the thread. */
-void rout_writer_stop(struct rout *o);
+int rout_writer_start(struct rout *o, uint32_t sectorsize);
+/* Waits until everything queued is done and ends the thread. Returns how many
+ * compressed extents it could not decompress (reported). */
+int rout_writer_stop(struct rout *o);
+/* Queues the decompression of zlen bytes z (compression type, ram_len bytes when
+ * decompressed), read into a rout_buffer, and the writing of len of its bytes from
+ * offset from on at file offset off. The writer reports an extent that does not
+ * decompress. -1 (nothing done) when z is not in the buffer rout_buffer gave last. */
+int rout_write_compressed(struct rout *o, int fd, int type, const void *z, size_t zlen,
+			  size_t ram_len, size_t from, size_t len, uint64_t off);
 /* Queued operations that failed since the last call. */
 int rout_late_errors(struct rout *o);
 /* Room for len bytes of file data: the next rout_write of this buffer queues it
