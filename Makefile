@@ -6,10 +6,18 @@
 #   make defconfig | tinyconfig | oldconfig | menuconfig
 #   make size | sizes  stripped size and what each part contributes
 #   make bench | fuzz
+#   make ARCH=mips|mipsel|armhf|aarch64 [sizes|cross-test]   other CPUs (config/cross.mk)
+#   make initramfs | vm-test   rescue initramfs; boot test on Debian's kernel in qemu
 # V=1 shows full commands; BUILD=dir puts objects elsewhere; CONFIG_FILE picks a config.
 
 ifeq ($(origin CC),default)
 CC := musl-gcc
+endif
+# make ARCH=mips|mipsel|armhf|aarch64: cross builds (config/cross.mk)
+ifeq ($(origin ARCH),command line)
+ifneq ($(ARCH),)
+include config/cross.mk
+endif
 endif
 BUILD ?= build
 BIN ?= btrfsbox
@@ -26,7 +34,10 @@ UNIT_SRCS := $(filter-out tests/unit/unit_main.c,$(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
 
 WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
-OPT ?= -Os
+# SIZE_OVER_SPEED (tinyconfig): -Oz and link-time optimization (see applets/btrfsbox.c)
+ifeq ($(origin OPT),undefined)
+OPT = $(if $(shell grep -sx 'CONFIG_SIZE_OVER_SPEED=y' $(CONFIG_FILE)),-Oz -flto=auto,-Os)
+endif
 CFLAGS_BASE := -std=gnu11 $(WARN) -ffunction-sections -fdata-sections -D_GNU_SOURCE \
 	-I$(GEN) -I. -Iutil -Ifs
 ifeq ($(SANITIZE),1)
@@ -55,8 +66,8 @@ DEPS_STAMP :=
 CFLAGS_DEPS :=
 LDLIBS := -lzstd -llzo2 -lz
 endif
-ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS_DEPS) $(OPT) $(CFLAGS)
-LDFLAGS_ALL = $(LDSTATIC) -Wl,--gc-sections $(STRIP) $(OPT) $(LDFLAGS)
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS_DEPS) $(OPT) $(CROSS_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(LDSTATIC) -Wl,--gc-sections $(STRIP) $(OPT) $(CROSS_LDFLAGS) $(LDFLAGS)
 
 all: $(BIN)
 
@@ -70,7 +81,7 @@ $(GEN)/stamp: $(CONFIG_FILE) $(SRCS) config/gen.sh config/gen.awk
 
 $(DEPS_STAMP): config/deps.sh
 	$(call say,DEPS,$(DEPS))
-	$(Q)sh config/deps.sh $(DEPS) $(CC)
+	$(Q)$(DEPS_ENV) sh config/deps.sh $(DEPS) $(CC)
 
 # Rebuild everything when the compiler or its flags change (e.g. CC=gcc after musl-gcc).
 $(BUILD)/cflags: FORCE
@@ -87,7 +98,7 @@ $(BIN): $(OBJS) $(BUILD)/cflags $(DEPS_STAMP)
 	$(Q)$(CC) $(LDFLAGS_ALL) -Wl,-Map=$(BUILD)/btrfsbox.map -o $@ $(OBJS) $(LDLIBS)
 
 $(BUILD)/libbox.a: $(LIB_OBJS)
-	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
+	$(Q)rm -f $@ && $(AR) rcs $@ $(LIB_OBJS)
 
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/unit_main.c tests/unit/unit.h $(BUILD)/libbox.a
 	$(call say,UNIT,$@)
@@ -119,10 +130,17 @@ fuzz:
 size: $(BIN)
 	$(Q)sh config/size.sh $(BIN) $(BUILD)/btrfsbox.map
 
-sizes:
-	$(Q)$(MAKE) --no-print-directory BUILD=build/defconfig CONFIG_FILE=build/defconfig/.config BIN=build/defconfig/btrfsbox defconfig all
-	$(Q)$(MAKE) --no-print-directory BUILD=build/tinyconfig CONFIG_FILE=build/tinyconfig/.config BIN=build/tinyconfig/btrfsbox tinyconfig all
-	$(Q)printf 'defconfig  %9d bytes\ntinyconfig %9d bytes\n' $$(stat -c %s build/defconfig/btrfsbox) $$(stat -c %s build/tinyconfig/btrfsbox)
+# each configuration in its own sub-make (in parallel with -j2); the .config is written
+# before the build starts (as one make, both goals wrote it at the same time)
+sizes: sizes-defconfig sizes-tinyconfig
+	$(Q)printf 'defconfig  %9d bytes\ntinyconfig %9d bytes\n' $$(stat -c %s $(BUILD)/defconfig/btrfsbox) $$(stat -c %s $(BUILD)/tinyconfig/btrfsbox)
+
+sizes-defconfig sizes-tinyconfig: sizes-%: | $(DEPS_STAMP)
+	$(Q)$(call make_in,$(BUILD),$*) $*
+	$(Q)$(call make_in,$(BUILD),$*) all
+
+# make_in BUILD CONFIG: a sub-make building into BUILD/CONFIG with BUILD/CONFIG/.config
+make_in = $(MAKE) --no-print-directory BUILD=$(1)/$(2) CONFIG_FILE=$(1)/$(2)/.config BIN=$(1)/$(2)/btrfsbox
 
 defconfig tinyconfig:
 	$(Q)mkdir -p $(dir $(CONFIG_FILE))
@@ -136,10 +154,47 @@ menuconfig:
 	$(Q)command -v kconfig-mconf >/dev/null || { echo "menuconfig needs kconfig-mconf (apt-get install kconfig-frontends-nox)"; exit 1; }
 	$(Q)KCONFIG_CONFIG=$(CONFIG_FILE) kconfig-mconf config/Config.in
 
+# ---- other CPUs and a rescue boot: cross-test, vm-test, initramfs (tests/cross, tests/vm) ----
+# make cross-test ARCH=...  the target's defconfig build: unit tests and tests/cross/*.test
+#                           under qemu-ARCH-static, compared with the native build/defconfig
+# make vm-test              boots Debian's kernel in qemu-system-x86_64 on the initramfs
+# make initramfs            build/initramfs.cpio.gz: static btrfsbox, applet links, /init
+$(BUILD)/tools/%: tests/cross/%.c $(BUILD)/libbox.a
+	$(call say,TOOL,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDSTATIC) -o $@ $< $(BUILD)/libbox.a $(LDLIBS)
+
+# the native defconfig build (build/defconfig): what the targets are compared with
+native-defconfig:
+	$(Q)$(call make_in,build,defconfig) ARCH= defconfig
+	$(Q)$(call make_in,build,defconfig) ARCH= all cross-tools
+
+cross-test: $(if $(CROSS_TRIPLET),sizes native-defconfig,cross-test-needs-arch)
+	$(Q)$(call make_in,$(BUILD),defconfig) units cross-tools
+	$(Q)ARCH=$(ARCH) QEMU=$(QEMU) CROSS_TRIPLET=$(CROSS_TRIPLET) TEST_CC=$(CC) \
+	 BOX=$(abspath $(BUILD)/defconfig/btrfsbox) TINY_BOX=$(abspath $(BUILD)/tinyconfig/btrfsbox) \
+	 NATIVE_BOX=$(abspath build/defconfig/btrfsbox) TOOLS=$(abspath $(BUILD)/defconfig/tools) \
+	 NATIVE_TOOLS=$(abspath build/defconfig/tools) UNIT_DIR=$(abspath $(BUILD)/defconfig/unit) \
+	 UNIT_RUNNER=$(QEMU) TESTS='tests/cross/*.test' sh tests/run.sh $(T)
+
+cross-tools: $(BUILD)/tools/recv_plain
+	@:
+
+initramfs: $(BIN)
+	$(Q)sh config/initramfs.sh $(BIN) $(BUILD)/initramfs.cpio.gz $(BUILD)/vm
+
+vm-test: native-defconfig
+	$(Q)BOX=$(abspath build/defconfig/btrfsbox) VM_CACHE=$(abspath build/vm) UNIT_DIR=/nonexistent \
+	 TESTS='tests/vm/*.test' sh tests/run.sh $(T)
+
+cross-test-needs-arch:
+	@echo "cross-test: name the target: make cross-test ARCH=mips|mipsel|armhf|aarch64"; exit 2
+
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/gen $(BUILD)/unit $(BUILD)/sanitize $(BUILD)/defconfig $(BUILD)/tinyconfig $(BUILD)/libbox.a $(BIN)
 
 FORCE:
-.PHONY: FORCE all test units sanitize demo bench fuzz size sizes defconfig tinyconfig oldconfig menuconfig clean
+.PHONY: FORCE all test units sanitize demo bench fuzz size sizes sizes-defconfig sizes-tinyconfig \
+	cross-test cross-tools cross-test-needs-arch native-defconfig initramfs vm-test defconfig tinyconfig oldconfig menuconfig clean
 .DELETE_ON_ERROR:
 -include $(OBJS:.o=.d)

@@ -21,17 +21,19 @@
 #include "cli.h"
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static const char btrfs_usage_head[] =
-	"usage: btrfs [--help] [--version] [--format <format>] [-v|--verbose] [-q|--quiet] "
-	"<group> [<group>...] <command> [<args>]\n\n";
+	"usage: btrfs [global options] <group> [<group>...] <command> [<args>]\n\n"
+	"    --format <format>  text or json, for the commands that support it\n"
+	"    -v|--verbose       more output; -q|--quiet  errors only\n"
+	"    --log <level>      default, info, verbose, debug or quiet\n"
+	"    --dry-run          do nothing that changes the filesystem (where supported)\n\n";
 
 static void print_btrfs_usage(int to_stderr)
 {
 	fputs(btrfs_usage_head, to_stderr ? stderr : stdout);
 	cmd_print_group_usage("btrfs", to_stderr);
-	fputs("\nCommand groups: subvolume, filesystem, device, scrub, send, receive, restore, "
-	      "check, inspect-internal.\n", to_stderr ? stderr : stdout);
 }
 
 int btrfs_help_main(int argc, char **argv)
@@ -61,31 +63,51 @@ static int set_format(const char *name)
 	return 0;
 }
 
+/* --log LEVEL as a -v count: quiet -1 (as -q), default 1 ... debug 4 (btrfs-progs). */
+static int set_log_level(const char *name)
+{
+	static const char levels[][8] = { "quiet", "", "default", "info", "verbose", "debug" };
+
+	for (int i = 0; i < 6; i++)
+		if (i != 1 && !strcasecmp(name, levels[i])) {
+			cli_globals.verbose = i - 1;
+			return 0;
+		}
+	msg_error("unrecognized log level: %s", name);
+	return -1;
+}
+
 int btrfs_main(int argc, char **argv)
 {
 	int i;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *val = NULL;
+		int has_val = i + 1 < argc;
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
 			return btrfs_help_main(argc, argv);
 		if (!strcmp(a, "--version"))
 			return btrfs_version_main(argc, argv);
+		if (!strncmp(a, "--format", 8) || !strncmp(a, "--log", 5)) {
+			val = strchr(a, '=');
+			val = val ? val + 1 : has_val ? argv[++i] : NULL;
+		}
 		if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
-			cli_globals.verbose++;
+			cli_be_verbose();
 		else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
 			cli_globals.verbose = -1;
-		else if (!strncmp(a, "--format=", 9)) {
-			if (set_format(a + 9))
+		else if (!strcmp(a, "--dry-run"))
+			cli_globals.dry_run = 1;
+		else if (val && a[2] == 'f' && (a[8] == '=' || !a[8])) {
+			if (set_format(val))
 				return 1;
-		} else if (!strcmp(a, "--format") && i + 1 < argc) {
-			if (set_format(argv[++i]))
+		} else if (val && a[2] == 'l' && (a[5] == '=' || !a[5])) {
+			if (set_log_level(val))
 				return 1;
 		} else {
-			msg_error("unknown global option: %s", a);
-			print_btrfs_usage(1);
-			return 1;
+			fprintf(stderr, "Unknown global option: %s\n", a);
+			return 129;
 		}
 	}
 	if (i >= argc) {

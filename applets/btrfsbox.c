@@ -1,6 +1,12 @@
 /* The multicall entry point: basename(argv[0]) (or `btrfsbox APPLET`) picks the applet
  * from the command table generated from the //cmd: lines of applets/ (build/gen/commands.h,
  * sorted by command words). */
+//config:config SIZE_OVER_SPEED
+//config:	bool "Smallest binary (-Oz, link-time optimization)"
+//config:	default n
+//config:	help
+//config:	  Build with -Oz and -flto instead of -Os: about 2.5 KB smaller, somewhat
+//config:	  slower. For routers where every flash byte counts (tinyconfig sets it).
 #include "applets.h"
 #include "cli.h"
 #include "config.h"
@@ -125,6 +131,9 @@ int cmd_run_group(int argc, char **argv)
 		n = match_child(path, argv[i], &word);
 		if (n < 0)
 			return 1;
+		/* a group that is a command too ("btrfs balance PATH") takes the word */
+		if (n == 0 && i > 1 && (c = cmd_lookup(path)) && c->fn)
+			break;
 		if (n == 0 || strlen(path) + (size_t)n + 2 > sizeof(path)) {
 			msg_error("unknown command '%s'", argv[i]);
 			cmd_print_group_usage(path, 1);
@@ -134,6 +143,13 @@ int cmd_run_group(int argc, char **argv)
 		i++;
 	}
 	c = cmd_lookup(path);
+	/* --dry-run only where a command knows it (btrfs-progs refuses the others) */
+	if (c && c->fn && cli_globals.dry_run && strcmp(path, "btrfs subvolume delete") &&
+	    strcmp(path, "btrfs help") && strcmp(path, "btrfs version")) {
+		msg_error("--dry-run option not supported for %s\n", strrchr(path, ' ') + 1);
+		return 1;
+	}
+	cli_globals.cmd = path;
 	if (c && c->fn)
 		return c->fn(argc - i + 1, argv + i - 1);
 	if (c || !has_children(path, 1))

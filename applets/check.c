@@ -155,7 +155,9 @@ static void on_problem(void *ctx, const struct check_problem *p)
 	struct out_state *o = ctx;
 
 	end_progress_line(o);
-	if (p->warning)
+	if (p->raw)
+		fprintf(stderr, "%s\n", p->msg);
+	else if (p->warning)
 		msg_warn("%s", p->msg);
 	else
 		msg_error("%s", p->msg);
@@ -255,106 +257,6 @@ static int is_mounted(const char *path)
 	return sysfile_each_mount(mount_is_query, &q);
 }
 
-struct dev_list {
-	const char **paths;
-	char **owned;
-	int n, nowned;
-};
-
-static void dev_list_add(struct dev_list *l, const char *path, int own)
-{
-	l->paths[l->n++] = own ? (l->owned[l->nowned++] = strdup(path)) : path;
-	if (!l->paths[l->n - 1])
-		l->n--;
-}
-
-struct scan_ctx {
-	struct dev_list *l;
-	int max;
-	const struct btrfs_super_block *sb;
-};
-
-/* Adds the partition to the list when it holds another device of the filesystem. */
-static int scan_one_device(unsigned maj, unsigned min, uint64_t blocks, const char *name, void *ctx)
-{
-	struct scan_ctx *c = ctx;
-	struct btrfs_super_block other;
-	struct fs_error e;
-	char path[256];
-	int dup = 0;
-
-	(void)maj;
-	(void)min;
-	if (!blocks)
-		return 0;
-	snprintf(path, sizeof(path), "/dev/%s", name);
-	if (fs_super_read(path, 0, &other, &e) < 0 ||
-	    memcmp(other.fsid, c->sb->fsid, BTRFS_FSID_SIZE))
-		return 0;
-	for (int i = 0; i < c->l->n; i++) {
-		struct stat a, b;
-
-		if (stat(c->l->paths[i], &a) == 0 && stat(path, &b) == 0 && S_ISBLK(a.st_mode) &&
-		    a.st_rdev == b.st_rdev)
-			dup = 1;
-		if (get_le64(&other.dev_item.devid) == 0)
-			dup = 1;
-	}
-	if (!dup)
-		dev_list_add(c->l, path, 1);
-	return c->l->n >= c->max;
-}
-
-/* The filesystem's other devices among the block devices in /proc/partitions
- * (loop devices included), like the reference's device scan. */
-static void scan_devices(struct dev_list *l, int max, const struct btrfs_super_block *sb)
-{
-	struct scan_ctx c = { l, max, sb };
-
-	if (l->n < max)
-		sysfile_each_partition(scan_one_device, &c);
-}
-
-/* The devices to open: the one given, plus the others found by scanning when
- * the filesystem has more than one. */
-static int collect_devices(struct dev_list *l, const char *path)
-{
-	struct btrfs_super_block sb;
-	struct fs_error e;
-	int max = 64;
-
-	l->paths = calloc((size_t)max + 1, sizeof(*l->paths));
-	l->owned = calloc((size_t)max + 1, sizeof(*l->owned));
-	if (!l->paths || !l->owned)
-		return -ENOMEM;
-	dev_list_add(l, path, 0);
-	if (fs_super_read(path, 0, &sb, &e) == 0 && get_le64(&sb.num_devices) > 1) {
-		/* skip the given device itself: same devid on another node */
-		uint64_t devid = get_le64(&sb.dev_item.devid);
-		int before = l->n;
-
-		scan_devices(l, max, &sb);
-		for (int i = before; i < l->n; i++) {
-			struct btrfs_super_block o;
-
-			if (fs_super_read(l->paths[i], 0, &o, &e) == 0 &&
-			    get_le64(&o.dev_item.devid) == devid) {
-				l->paths[i] = l->paths[--l->n];
-				i--;
-			}
-		}
-	}
-	return 0;
-}
-
-static void dev_list_free(struct dev_list *l)
-{
-	for (int i = 0; i < l->nowned; i++)
-		free(l->owned[i]);
-	free(l->owned);
-	free(l->paths);
-}
-
 /* ---- main ----------------------------------------------------------------------- */
 
 static void parse_args(int argc, char **argv, struct check_args *a)
@@ -444,6 +346,12 @@ static int run_check(struct fs *fs, struct check_args *a, const char *path)
 	a->opts.ctx = &o;
 	uuid_unparse(fs->fsid, uuid);
 	printf("Checking filesystem on %s\nUUID: %s\n", path, uuid);
+	/* btrfs-image dumps hold no data: every data checksum would mismatch */
+	if (a->opts.check_data_csum &&
+	    (get_le64(&fs->sb.flags) & (BTRFS_SUPER_FLAG_METADUMP | BTRFS_SUPER_FLAG_METADUMP_V2))) {
+		printf("skip data csum verification for metadata dump\n");
+		a->opts.check_data_csum = 0;
+	}
 	fflush(stdout);
 	ret = check_fs(fs, &a->opts, &st);
 	finish_stage(&o);
@@ -460,13 +368,15 @@ static int run_check(struct fs *fs, struct check_args *a, const char *path)
 int check_main(int argc, char **argv)
 {
 	struct check_args a;
-	struct dev_list devs = { 0 };
 	struct fs_error err;
+	uint64_t missing[8];
 	struct fs *fs;
 	const char *path;
 	int ret;
 
 	parse_args(argc, argv, &a);
+	a.open.scan = 1;
+	a.open.allow_degraded = 1;
 	path = argv[optind];
 	if (a.writes) {
 		msg_error("%s is not supported yet: this btrfs check is read-only, nothing was written",
@@ -491,21 +401,17 @@ int check_main(int argc, char **argv)
 	}
 	if (ret > 0)
 		msg_warn("filesystem mounted, continuing because of --force");
-	if (collect_devices(&devs, path) < 0) {
-		msg_error("out of memory");
-		return 1;
-	}
-	fs = fs_open(devs.paths, devs.n, &a.open, &err);
+	fs = fs_open(&path, 1, &a.open, &err);
 	if (!fs) {
 		char buf[300];
 
 		msg_error("cannot open file system: %s", fs_error_format(&err, buf, sizeof(buf)));
-		dev_list_free(&devs);
 		return 1;
 	}
+	for (int i = 0, n = fs_missing_devids(fs, missing, 8); i < n && i < 8; i++)
+		printf("warning, device %llu is missing\n", (unsigned long long)missing[i]);
 	ret = run_check(fs, &a, path);
 	fs_close(fs);
-	dev_list_free(&devs);
 	return ret;
 }
 #endif

@@ -13,9 +13,21 @@
 //cmd:APPLET_DEVICE device_add_main btrfs device add|Add devices to a mounted filesystem
 //cmd:APPLET_DEVICE device_remove_main btrfs device remove|Remove a device from a filesystem
 //cmd:APPLET_DEVICE device_remove_main btrfs device delete|Remove a device from a filesystem (alias of remove)
+//config:
+//config:config APPLET_REPLACE
+//config:	bool "btrfs replace (btrfs device replace)"
+//config:	default y
+//config:	depends on APPLET_DEVICE
+//config:	help
+//config:	  Replace a device of a mounted filesystem by another one, online.
+//cmd:APPLET_REPLACE replace_start_main btrfs replace start|Replace device of a btrfs filesystem
+//cmd:APPLET_REPLACE replace_status_main btrfs replace status|Show the progress of a device replace
+//cmd:APPLET_REPLACE replace_cancel_main btrfs replace cancel|Cancel a running device replace operation
+//cmd:APPLET_REPLACE replace_alias_main btrfs device replace|Replace a device (alias of btrfs replace)
 
 #include "config.h"
 #if CFG_APPLET_DEVICE
+#include "applets.h"
 #include "cli.h"
 #include "btrfs_ioctl.h"
 #include "output.h"
@@ -28,6 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -185,50 +199,6 @@ static const char remove_usage[] =
 	"    (degraded), 'cancel' stops a running removal.\n\n"
 	"    --enqueue   wait for a running exclusive operation (balance, ...) to end\n";
 
-/* 0 when no other exclusive operation runs (after waiting for it with enqueue);
- * balance paused does not stop a device add. */
-static int wait_exclop(int fd, int enqueue, const char *mine)
-{
-	char op[64];
-
-	for (;;) {
-		/* the kernel's exclusive operation: "none", "balance", "device add", ...;
-		 * empty when unknown */
-		btrfs_sysfs_read(fd, "exclusive_operation", op, sizeof(op));
-		if (!op[0] || !strcmp(op, "none") ||
-		    (!strcmp(mine, "device add") && !strcmp(op, "balance paused")))
-			return 0;
-		if (!enqueue) {
-			msg_error("unable to start %s, another exclusive operation '%s' in progress",
-				  mine, op);
-			return -1;
-		}
-		sleep(1);
-	}
-}
-
-/* Texts of the kernel's positive BTRFS_ERROR_DEV_* results (enum btrfs_err_code). */
-static const char *dev_error_text(int code)
-{
-	static const char *const text[] = {
-		[BTRFS_ERROR_DEV_RAID1_MIN_NOT_MET] = "unable to go below two devices on raid1",
-		[BTRFS_ERROR_DEV_RAID10_MIN_NOT_MET] = "unable to go below two devices on raid10",
-		[BTRFS_ERROR_DEV_RAID5_MIN_NOT_MET] = "unable to go below two devices on raid5",
-		[BTRFS_ERROR_DEV_RAID6_MIN_NOT_MET] = "unable to go below three devices on raid6",
-		[BTRFS_ERROR_DEV_TGT_REPLACE] = "unable to remove the dev_replace target dev",
-		[BTRFS_ERROR_DEV_MISSING_NOT_FOUND] = "no missing devices found to remove",
-		[BTRFS_ERROR_DEV_ONLY_WRITABLE] = "unable to remove the only writeable device",
-		[BTRFS_ERROR_DEV_EXCL_RUN_IN_PROGRESS] =
-			"add/delete/balance/replace/resize operation in progress",
-		[BTRFS_ERROR_DEV_RAID1C3_MIN_NOT_MET] = "unable to go below three devices on raid1c3",
-		[BTRFS_ERROR_DEV_RAID1C4_MIN_NOT_MET] = "unable to go below four devices on raid1c4",
-	};
-
-	if (code > 0 && code < (int)(sizeof(text) / sizeof(text[0])) && text[code])
-		return text[code];
-	return "unknown error";
-}
-
 /* Removes one device (a devid, a block device, "missing" or "cancel"). 0 or 1. */
 static int remove_one(int fd, const char *what, int cancel)
 {
@@ -260,10 +230,10 @@ static int remove_one(int fd, const char *what, int cancel)
 		return 0;
 	if (by_id)
 		msg_error("error removing devid %llu: %s", (unsigned long long)args.devid,
-			  ret > 0 ? dev_error_text(ret) : strerror(errno));
+			  ret > 0 ? btrfs_err_str(ret) : strerror(errno));
 	else
 		msg_error("error removing device '%s': %s", what,
-			  ret > 0 ? dev_error_text(ret) : strerror(errno));
+			  ret > 0 ? btrfs_err_str(ret) : strerror(errno));
 	return 1;
 }
 
@@ -293,7 +263,7 @@ int device_remove_main(int argc, char **argv)
 			out_say("Request to cancel running device deletion\n");
 		}
 	}
-	if (!cancel && wait_exclop(fd, enqueue, "device remove")) {
+	if (!cancel && btrfs_wait_exclop(fd, enqueue, "device remove")) {
 		close(fd);
 		return 1;
 	}
@@ -381,19 +351,16 @@ fail:
 	return -1;
 }
 
-/* The checks before a device may join: a block device, not mounted, not in use by the
- * kernel (exclusive open), no btrfs on it unless forced. Returns an O_RDWR fd or -1. */
+/* The checks before a device may join, in btrfs-progs' order: it exists, no btrfs on it
+ * unless forced, not mounted, not in use (exclusive open), a block device. Returns an
+ * O_RDWR fd or -1 (reported). */
 static int open_new_device(const char *path, int force, struct stat *st)
 {
 	char mnt[PATH_MAX];
 	int fd;
 
-	if (stat(path, st) || !S_ISBLK(st->st_mode)) {
-		msg_error("not a block device: %s", path);
-		return -1;
-	}
-	if (btrfs_mount_of_device(path, mnt, sizeof(mnt)) == 0) {
-		msg_error("%s is mounted", path);
+	if (stat(path, st)) {
+		msg_error("checking status of %s: %m", path);
 		return -1;
 	}
 	if (!force && has_btrfs(path)) {
@@ -401,9 +368,18 @@ static int open_new_device(const char *path, int force, struct stat *st)
 		msg_error("use the -f option to force overwrite of %s", path);
 		return -1;
 	}
+	if (btrfs_mount_of_device(path, mnt, sizeof(mnt)) == 0) {
+		msg_error("%s is mounted", path);
+		return -1;
+	}
 	fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC);
 	if (fd < 0)
-		msg_error("unable to open device '%s': %m", path);
+		msg_error("unable to open %s: %m", path);
+	else if (!S_ISBLK(st->st_mode)) {
+		msg_error("%s is not a block device", path);
+		close(fd);
+		fd = -1;
+	}
 	return fd;
 }
 
@@ -429,7 +405,7 @@ int device_add_main(int argc, char **argv)
 	fd = btrfs_open_path(argv[argc - 1], 1, 0);
 	if (fd < 0)
 		return 1;
-	if (wait_exclop(fd, enqueue, "device add")) {
+	if (btrfs_wait_exclop(fd, enqueue, "device add")) {
 		close(fd);
 		return 1;
 	}
@@ -723,4 +699,288 @@ int device_usage_main(int argc, char **argv)
 	}
 	return ret != 0;
 }
+
+#if CFG_APPLET_REPLACE
+/* ---- replace ---- */
+
+/* BTRFS_IOC_DEV_REPLACE with cmd; args->result is set to "no result" (-1) first, as
+ * btrfs-progs does to tell kernel results from ioctl errors. */
+static int replace_ioctl(int fd, uint64_t cmd, struct btrfs_ioctl_dev_replace_args *args)
+{
+	args->cmd = cmd;
+	args->result = (uint64_t)-1;
+	return ioctl(fd, BTRFS_IOC_DEV_REPLACE, args);
+}
+
+static const char *replace_result_str(uint64_t result)
+{
+	static const char *const text[] = { "no error", "not started", "already started",
+					    "scrub is in progress" };
+
+	return result < 4 ? text[result] : "<illegal result value>";
+}
+
+/* "ERROR: ioctl(DEV_REPLACE_NAME) failed on "PATH": ERRNO" and ", RESULT" when the kernel
+ * gave one. */
+static void replace_ioctl_error(const char *name, const char *path,
+				const struct btrfs_ioctl_dev_replace_args *args)
+{
+	msg_error("ioctl(DEV_REPLACE_%s) failed on \"%s\": %m%s%s", name, path,
+		  args->result != (uint64_t)-1 ? ", " : "",
+		  args->result != (uint64_t)-1 ? replace_result_str(args->result) : "");
+}
+
+static int replace_cancel_fd = -1;
+
+/* Ctrl-C during a replace cancels it (as btrfs-progs). */
+static void replace_sigint(int sig)
+{
+	struct btrfs_ioctl_dev_replace_args args = { 0 };
+
+	(void)sig;
+	if (replace_ioctl(replace_cancel_fd, BTRFS_IOCTL_DEV_REPLACE_CMD_CANCEL, &args) < 0)
+		perror("Device replace cancel failed");
+}
+
+/* The size of the source device (a devid of the filesystem or a block device) and the
+ * start arguments naming it. 0 or -1 (reported). */
+static int replace_source(int fd, const char *src, const char *path,
+			  struct btrfs_ioctl_dev_replace_args *args, uint64_t *size)
+{
+	struct btrfs_ioctl_dev_info_args di;
+	uint64_t devid;
+
+	if (cli_all_digits(src)) {
+		if (cli_parse_u64(src, &devid) || btrfs_dev_info(fd, devid, &di)) {
+			msg_error("'%s' is not a valid devid for filesystem '%s'", src, path);
+			return -1;
+		}
+		args->start.srcdevid = devid;
+		*size = di.total_bytes;
+		return 0;
+	}
+	if (!is_block_device(src) || strlen(src) > BTRFS_DEVICE_PATH_NAME_MAX) {
+		msg_error("source device must be a block device or a devid");
+		return -1;
+	}
+	strcpy((char *)args->start.srcdev_name, src);
+	*size = btrfs_device_size(src);
+	return 0;
+}
+
+static const char replace_start_usage[] =
+	"usage: btrfs replace start [-Bfr] <srcdev>|<devid> <targetdev> <mount_point>\n\n"
+	"    -r  read <srcdev> only when no other good mirror exists\n"
+	"    -f  overwrite a btrfs on <targetdev>   -B  do not background\n"
+	"    -K|--nodiscard  no TRIM of <targetdev>   --enqueue  wait for other operations\n";
+
+int replace_start_main(int argc, char **argv)
+{
+	struct btrfs_ioctl_dev_replace_args args = { 0 };
+	int c, fd, dfd, force = 0, fg = 0, discard = 1, enqueue = 0, ret = 1;
+	uint64_t src_size;
+	char *target = NULL;
+	const char *path;
+	struct stat st;
+
+	args.start.cont_reading_from_srcdev_mode =
+		BTRFS_IOCTL_DEV_REPLACE_CONT_READING_FROM_SRCDEV_MODE_ALWAYS;
+	while ((c = cli_getopt_long(argc, argv, "BKrf", "enqueue=E nodiscard=K",
+				    replace_start_usage)) != -1) {
+		if (c == 'B')
+			fg = 1;
+		else if (c == 'K')
+			discard = 0;
+		else if (c == 'f')
+			force = 1;
+		else if (c == 'E')
+			enqueue = 1;
+		else
+			args.start.cont_reading_from_srcdev_mode =
+				BTRFS_IOCTL_DEV_REPLACE_CONT_READING_FROM_SRCDEV_MODE_AVOID;
+	}
+	cli_check_argc(argc, 3, 3, replace_start_usage);
+	if (out_text_only())
+		return 1;
+	path = argv[optind + 2];
+	fd = btrfs_open_path(path, 1, 0);
+	if (fd < 0)
+		return 1;
+	if (btrfs_wait_exclop(fd, enqueue, "device replace"))
+		goto out;
+	/* refused before going to the background: a replace that runs already */
+	if (replace_ioctl(fd, BTRFS_IOCTL_DEV_REPLACE_CMD_STATUS, &args) < 0) {
+		replace_ioctl_error("STATUS", path, &args);
+		goto out;
+	}
+	if (args.result != BTRFS_IOCTL_DEV_REPLACE_RESULT_NO_ERROR) {
+		msg_error("ioctl(DEV_REPLACE_STATUS) on '%s' returns error: %s", path,
+			  replace_result_str(args.result));
+		goto out;
+	}
+	if (args.status.replace_state == BTRFS_IOCTL_DEV_REPLACE_STATE_STARTED) {
+		msg_error("device replace on '%s' already started", path);
+		goto out;
+	}
+	memset(&args.status, 0, sizeof(args.status));
+	target = canonical_path(argv[optind + 1]);   /* as given when it does not resolve */
+	if (!target && !(target = strdup(argv[optind + 1])))
+		goto out;
+	if (replace_source(fd, argv[optind], path, &args, &src_size) ||
+	    (dfd = open_new_device(target, force, &st)) < 0)
+		goto out;
+	if (src_size > btrfs_device_size(target)) {
+		msg_error("target device smaller than source device (required %llu bytes)",
+			  (unsigned long long)src_size);
+		close(dfd);
+		goto out;
+	}
+	c = prepare_device(dfd, target, &st, discard);
+	close(dfd);
+	if (c || strlen(target) > BTRFS_DEVICE_PATH_NAME_MAX)
+		goto out;
+	strcpy((char *)args.start.tgtdev_name, target);
+	replace_cancel_fd = fd;
+	signal(SIGINT, replace_sigint);
+	if (!fg && daemon(0, 0) < 0) {
+		msg_error("backgrounding failed: %m");
+		goto out;
+	}
+	c = replace_ioctl(fd, BTRFS_IOCTL_DEV_REPLACE_CMD_START, &args);
+	ret = 0;
+	if (!fg)
+		goto out;
+	ret = 1;
+	if (c < 0) {
+		replace_ioctl_error("START", path, &args);
+		if (errno == EOPNOTSUPP)
+			msg_warn("device replace of RAID5/6 not supported with this kernel");
+	} else if (c > 0) {
+		msg_error("ioctl(DEV_REPLACE_START) '%s': %s", path, btrfs_err_str(c));
+	} else if (args.result != (uint64_t)-1 && args.result) {
+		msg_error("ioctl(DEV_REPLACE_START) on '%s' returns error: %s", path,
+			  replace_result_str(args.result));
+	} else {
+		ret = 0;
+	}
+out:
+	free(target);
+	close(fd);
+	return ret;
+}
+
+/* "%e.%b %T" of a replace start or stop time (local time). */
+static const char *replace_time(uint64_t t, char *buf, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	strftime(buf, size, "%e.%b %T", localtime_r(&tt, &tm));
+	return buf;
+}
+
+static const char replace_status_usage[] =
+	"usage: btrfs replace status [-1] <mount_point>\n\n"
+	"    -1  print once, not until the replace ends\n";
+
+int replace_status_main(int argc, char **argv)
+{
+	struct btrfs_ioctl_dev_replace_args args = { 0 };
+	struct btrfs_ioctl_dev_replace_status_params *st = &args.status;
+	int fd, once = 0, len;
+	char t1[64], t2[64];
+	const char *path;
+
+	while (cli_getopt(argc, argv, "1", NULL, replace_status_usage) != -1)
+		once = 1;
+	path = argv[argc - 1];
+	fd = btrfs_open_cmd_path(argc, argv, 1, 1, replace_status_usage);
+	if (fd < 0)
+		return 1;
+	for (;;) {
+		if (replace_ioctl(fd, BTRFS_IOCTL_DEV_REPLACE_CMD_STATUS, &args) < 0) {
+			replace_ioctl_error("STATUS", path, &args);
+			break;
+		}
+		if (args.result) {
+			msg_error("ioctl(DEV_REPLACE_STATUS) on '%s' returns error: %s", path,
+				  replace_result_str(args.result));
+			break;
+		}
+		switch (st->replace_state) {
+		case BTRFS_IOCTL_DEV_REPLACE_STATE_STARTED:
+			len = printf("%llu.%llu%% done", (unsigned long long)st->progress_1000 / 10,
+				     (unsigned long long)st->progress_1000 % 10);
+			break;
+		case BTRFS_IOCTL_DEV_REPLACE_STATE_NEVER_STARTED:
+			printf("Never started\n");
+			close(fd);
+			return 0;
+		case BTRFS_IOCTL_DEV_REPLACE_STATE_FINISHED:
+		case BTRFS_IOCTL_DEV_REPLACE_STATE_CANCELED:
+		case BTRFS_IOCTL_DEV_REPLACE_STATE_SUSPENDED:
+			once = 1;
+			printf("Started on %s, %s on %s", replace_time(st->time_started, t1, sizeof(t1)),
+			       st->replace_state == BTRFS_IOCTL_DEV_REPLACE_STATE_FINISHED ? "finished" :
+			       st->replace_state == BTRFS_IOCTL_DEV_REPLACE_STATE_CANCELED ? "canceled" :
+			       "suspended", replace_time(st->time_stopped, t2, sizeof(t2)));
+			if (st->replace_state != BTRFS_IOCTL_DEV_REPLACE_STATE_FINISHED)
+				printf(" at %llu.%llu%%", (unsigned long long)st->progress_1000 / 10,
+				       (unsigned long long)st->progress_1000 % 10);
+			len = 0;
+			break;
+		default:
+			msg_error("unknown status from ioctl DEV_REPLACE_STATUS on '%s': %llu", path,
+				  (unsigned long long)st->replace_state);
+			close(fd);
+			return 1;
+		}
+		len += printf(", %llu write errs, %llu uncorr. read errs",
+			      (unsigned long long)st->num_write_errors,
+			      (unsigned long long)st->num_uncorrectable_read_errors);
+		if (once) {
+			putchar('\n');
+			close(fd);
+			return 0;
+		}
+		fflush(stdout);
+		sleep(1);
+		while (len-- > 0)  /* the next line over this one */
+			putchar('\b');
+	}
+	close(fd);
+	return 1;
+}
+
+static const char replace_cancel_usage[] = "usage: btrfs replace cancel <mount_point>\n";
+
+int replace_cancel_main(int argc, char **argv)
+{
+	struct btrfs_ioctl_dev_replace_args args = { 0 };
+	int fd, ret;
+
+	cli_no_options(argc, argv, 1, 1, replace_cancel_usage);
+	fd = btrfs_open_cmd_path(argc, argv, 1, 1, replace_cancel_usage);
+	if (fd < 0)
+		return 1;
+	ret = replace_ioctl(fd, BTRFS_IOCTL_DEV_REPLACE_CMD_CANCEL, &args);
+	close(fd);
+	if (ret < 0) {
+		replace_ioctl_error("CANCEL", argv[optind], &args);
+		return 1;
+	}
+	if (args.result == BTRFS_IOCTL_DEV_REPLACE_RESULT_NOT_STARTED) {
+		printf("INFO: ioctl(DEV_REPLACE_CANCEL)\"%s\": %s\n", argv[optind],
+		       replace_result_str(args.result));
+		return 2;
+	}
+	return 0;
+}
+
+int replace_alias_main(int argc, char **argv)
+{
+	argv[0] = "btrfs replace";
+	return cmd_run_group(argc, argv);
+}
+#endif
 #endif

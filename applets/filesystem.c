@@ -17,6 +17,7 @@
 #include "config.h"
 #if CFG_APPLET_FILESYSTEM
 #include "btrfs_ioctl.h"
+#include "applets.h"
 #include "cli.h"
 #include "fs.h"
 #include "le.h"
@@ -25,7 +26,6 @@
 #include "sysfile.h"
 #include "units.h"
 #include "uuid.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -479,51 +479,11 @@ static const char label_usage[] =
 	"Print the label of a filesystem, or set it to <newlabel>. A device or image file\n"
 	"must not be mounted; a mounted filesystem is named by its mount point.\n";
 
-/* 1 when path (a block device or an image file) is mounted, through a loop device
- * for a file; 0 when not; -errno. */
-static int source_is_mounted(const char *path)
-{
-	char mnt[PATH_MAX], dev[300], back[PATH_MAX], real[PATH_MAX];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int ret = 0;
-
-	if (stat(path, &st))
-		return -errno;
-	if (S_ISBLK(st.st_mode))
-		return btrfs_mount_of_device(path, mnt, sizeof(mnt)) == 0;
-	if (!realpath(path, real))
-		return -errno;
-	d = opendir("/sys/block");
-	if (!d)
-		return 0;
-	while (!ret && (de = readdir(d))) {
-		char p[300];
-		FILE *f;
-
-		if (strncmp(de->d_name, "loop", 4))
-			continue;
-		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		if (fgets(back, sizeof(back), f)) {
-			back[strcspn(back, "\n")] = 0;
-			snprintf(dev, sizeof(dev), "/dev/%s", de->d_name);
-			ret = !strcmp(back, real) && btrfs_mount_of_device(dev, mnt, sizeof(mnt)) == 0;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return ret;
-}
-
 /* Why a device has no usable superblock: none at all, or a read error. */
 static void no_btrfs_error(const char *path, int ret)
 {
 	if (ret == -EUCLEAN || ret == -ENOENT || ret == -EIO) {
-		msg_error("no valid btrfs filesystem on %s", path);
+		fprintf(stderr, "No valid Btrfs found on %s\n", path);   /* btrfs-progs' words */
 		return;
 	}
 	errno = -ret;
@@ -561,10 +521,10 @@ static int set_label_siblings(const struct btrfs_super_block *sb, const char *la
 	return ret;
 }
 
-static int label_unmounted(const char *path, const char *newlabel)
+static int label_unmounted(const char *path, const char *newlabel, const char *prefix)
 {
 	struct btrfs_super_block sb;
-	int m = source_is_mounted(path), ret;
+	int m = btrfs_source_is_mounted(path), ret;
 
 	if (m < 0) {
 		errno = -m;
@@ -581,17 +541,25 @@ static int label_unmounted(const char *path, const char *newlabel)
 		return 1;
 	}
 	if (!newlabel) {
-		printf("%.*s\n", BTRFS_LABEL_SIZE - 1, sb.label);
+		printf("%s%.*s\n", prefix, BTRFS_LABEL_SIZE - 1, sb.label);
 		return 0;
 	}
 	return set_label_siblings(&sb, newlabel) || set_label_reporting(path, newlabel);
 }
 
-static int label_mounted(const char *path, const char *newlabel)
+int fs_label(const char *path, const char *newlabel, const char *prefix)
 {
 	char label[BTRFS_LABEL_SIZE];
-	int fd = btrfs_open_path(path, 0, 0), ret;
+	struct stat st;
+	int fd, ret;
 
+	if (stat(path, &st)) {
+		msg_error("cannot access %s: %m", path);
+		return 1;
+	}
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return label_unmounted(path, newlabel, prefix);
+	fd = btrfs_open_path(path, 0, 0);
 	if (fd < 0)
 		return 1;
 	ret = newlabel ? btrfs_set_label_fd(fd, newlabel) : btrfs_get_label_fd(fd, label);
@@ -602,31 +570,23 @@ static int label_mounted(const char *path, const char *newlabel)
 		return 1;
 	}
 	if (!newlabel)
-		printf("%s\n", label);
+		printf("%s%s\n", prefix, label);
 	return 0;
 }
 
 int fs_label_main(int argc, char **argv)
 {
-	const char *path, *newlabel;
-	struct stat st;
+	const char *newlabel;
 
 	if (out_text_only())
 		return 1;
 	cli_no_options(argc, argv, 1, 2, label_usage);
-	path = argv[optind];
 	newlabel = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (newlabel && strlen(newlabel) > BTRFS_LABEL_SIZE - 1) {
 		msg_error("label %s is too long (max %d)", newlabel, BTRFS_LABEL_SIZE - 1);
 		return 1;
 	}
-	if (stat(path, &st)) {
-		msg_error("cannot access %s: %m", path);
-		return 1;
-	}
-	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
-		return label_unmounted(path, newlabel);
-	return label_mounted(path, newlabel);
+	return fs_label(argv[optind], newlabel, "");
 }
 
 /* ---- sync ---------------------------------------------------------------- */

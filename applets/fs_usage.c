@@ -7,9 +7,9 @@
 #include "btrfs_ioctl.h"
 #include "cli.h"
 #include "output.h"
+#include "table.h"
 #include "units.h"
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,59 +281,6 @@ static void print_linear(const struct usage *u, unsigned mode)
 				   mode | UNITS_NEGATIVE));
 }
 
-/* A text table: cells are "<text" (left aligned), ">text" (right aligned) or "*-"
- * (a rule as wide as the column); columns are as wide as their widest cell. */
-struct table {
-	int ncols, nrows;
-	char **cells;
-};
-
-static void table_set(struct table *t, int col, int row, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void table_set(struct table *t, int col, int row, const char *fmt, ...)
-{
-	va_list ap;
-	char **cell = &t->cells[row * t->ncols + col];
-
-	free(*cell);
-	va_start(ap, fmt);
-	if (vasprintf(cell, fmt, ap) < 0)
-		*cell = NULL;
-	va_end(ap);
-}
-
-static void table_print(const struct table *t)
-{
-	int widths[t->ncols], c, r;
-
-	for (c = 0; c < t->ncols; c++) {
-		widths[c] = 0;
-		for (r = 0; r < t->nrows; r++) {
-			const char *s = t->cells[r * t->ncols + c];
-			int len = s ? (int)strlen(s) - 1 : 0;
-
-			if (s && s[0] != '*' && len > widths[c])
-				widths[c] = len;
-		}
-	}
-	for (r = 0; r < t->nrows; r++) {
-		for (c = 0; c < t->ncols; c++) {
-			const char *s = t->cells[r * t->ncols + c];
-
-			if (!s || !*s)
-				printf("%*s", widths[c], "");
-			else if (s[0] == '*')
-				for (int k = 0; k < widths[c]; k++)
-					putchar(s[1]);
-			else
-				printf("%*s", s[0] == '<' ? -widths[c] : widths[c], s + 1);
-			if (c != t->ncols - 1)
-				putchar(' ');
-		}
-		putchar('\n');
-	}
-}
-
 /* Columns: Id, Path, one per block group type, Unallocated, Total, Slack. Rows: two
  * header lines, a rule, one per device, a rule, Total and Used. */
 static void print_table(const struct usage *u, unsigned mode)
@@ -345,10 +292,7 @@ static void print_table(const struct usage *u, unsigned mode)
 
 	for (i = 0; i < u->sa->total_spaces; i++)
 		ntypes += !(u->sa->spaces[i].flags & BTRFS_SPACE_INFO_GLOBAL_RSV);
-	t.ncols = first + ntypes + 3;
-	t.nrows = head + u->ndevs + 3;
-	t.cells = calloc((size_t)t.ncols * t.nrows, sizeof(char *));
-	if (!t.cells)
+	if (table_init(&t, first + ntypes + 3, head + u->ndevs + 3))
 		return;
 	table_set(&t, 0, 1, "<Id");
 	table_set(&t, 1, 1, "<Path");
@@ -399,10 +343,8 @@ static void print_table(const struct usage *u, unsigned mode)
 	table_set(&t, col + 1, head + u->ndevs + 1, ">%s", pretty_size(total_sum, mode | UNITS_NEGATIVE));
 	table_set(&t, col + 2, head + u->ndevs + 1, ">%s", pretty_size(slack_sum, mode | UNITS_NEGATIVE));
 	table_set(&t, 1, head + u->ndevs + 2, "<Used");
-	table_print(&t);
-	for (c = 0; c < t.ncols * t.nrows; c++)
-		free(t.cells[c]);
-	free(t.cells);
+	table_print(&t, 1);
+	table_free(&t);
 }
 
 int fs_usage_main(int argc, char **argv)

@@ -715,31 +715,9 @@ static int read_any_super(const char *path, struct btrfs_super_block *sb)
 
 struct dev_list {
 	const char **paths;
-	char **owned;           /* paths found by scanning, freed at the end */
 	uint64_t *devids;
-	int n, nowned;
+	int n;
 };
-
-static int dev_list_add(struct dev_list *l, const char *path, uint64_t devid, int owned)
-{
-	const char **p = realloc(l->paths, (l->n + 1) * sizeof(*p));
-	uint64_t *ids = p ? realloc(l->devids, (l->n + 1) * sizeof(*ids)) : NULL;
-	char **own = ids ? realloc(l->owned, (l->nowned + 1) * sizeof(*own)) : NULL;
-
-	if (p)
-		l->paths = p;
-	if (ids)
-		l->devids = ids;
-	if (own)
-		l->owned = own;
-	if (!own || (owned && !(path = strdup(path))))
-		return -1;
-	if (owned)
-		l->owned[l->nowned++] = (char *)path;
-	l->paths[l->n] = path;
-	l->devids[l->n++] = devid;
-	return 0;
-}
 
 static int dev_list_has(const struct dev_list *l, uint64_t devid)
 {
@@ -751,47 +729,22 @@ static int dev_list_has(const struct dev_list *l, uint64_t devid)
 
 static void dev_list_free(struct dev_list *l)
 {
-	for (int i = 0; i < l->nowned; i++)
-		free(l->owned[i]);
-	free(l->owned);
 	free(l->paths);
 	free(l->devids);
 }
 
-struct scan_ctx {
-	struct dev_list *l;
-	const struct btrfs_super_block *first;
-};
-
-static int add_if_same_fs(const char *path, void *arg)
-{
-	struct scan_ctx *c = arg;
-	struct btrfs_super_block sb;
-
-	if (read_any_super(path, &sb) || memcmp(sb.fsid, c->first->fsid, BTRFS_FSID_SIZE) ||
-	    dev_list_has(c->l, get_le64(&sb.dev_item.devid)))
-		return 0;
-	if (dev_list_add(c->l, path, get_le64(&sb.dev_item.devid), 1))
-		return -ENOMEM;
-	return (uint64_t)c->l->n >= get_le64(&c->first->num_devices); /* all found: stop */
-}
-
-/* The filesystem's other devices among the block devices (loop devices included), as
- * the reference's device scan finds them. */
-static void scan_for_devices(struct dev_list *l, const struct btrfs_super_block *first)
-{
-	struct scan_ctx c = { l, first };
-
-	if ((uint64_t)l->n < get_le64(&first->num_devices))
-		btrfs_each_block_device(add_if_same_fs, &c);
-}
-
-/* The given devices (each must hold a btrfs superblock), plus the missing ones found by
- * scanning unless --noscan. */
-static int collect_devices(struct dev_list *l, char **args, int n, int noscan)
+/* The given devices (each must hold a btrfs superblock) of the filesystem on the first;
+ * the missing ones are found by fs_open's scan unless --noscan. */
+static int collect_devices(struct dev_list *l, char **args, int n)
 {
 	struct btrfs_super_block first, sb;
 
+	l->paths = malloc((size_t)n * sizeof(*l->paths));
+	l->devids = malloc((size_t)n * sizeof(*l->devids));
+	if (!l->paths || !l->devids) {
+		msg_error("out of memory");
+		return -1;
+	}
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 
@@ -808,41 +761,15 @@ static int collect_devices(struct dev_list *l, char **args, int n, int noscan)
 		}
 		if (i == 0)
 			first = sb;
-		else if (memcmp(sb.fsid, first.fsid, BTRFS_FSID_SIZE))
+		else if (memcmp(sb.dev_item.fsid, first.dev_item.fsid, BTRFS_FSID_SIZE) &&
+			 !(get_le64(&sb.flags) & BTRFS_SUPER_FLAG_SEEDING))
 			continue; /* another filesystem: the reference only registers it */
 		if (dev_list_has(l, get_le64(&sb.dev_item.devid)))
 			continue;
-		if (dev_list_add(l, args[i], get_le64(&sb.dev_item.devid), 0)) {
-			msg_error("out of memory");
-			return -1;
-		}
+		l->paths[l->n] = args[i];
+		l->devids[l->n++] = get_le64(&sb.dev_item.devid);
 	}
-	if (!noscan)
-		scan_for_devices(l, &first);
 	return 0;
-}
-
-/* "warning, device N is missing" (on stdout, as the reference) for each devid that
- * chunks use but no given or scanned device provides, in devid order. */
-static void print_missing_devices(const struct fs *fs)
-{
-	uint64_t last = 0;
-
-	for (;;) {
-		uint64_t next = UINT64_MAX;
-
-		for (int i = 0; i < fs->num_chunks; i++)
-			for (int s = 0; s < fs->chunks[i].num_stripes; s++) {
-				const struct fs_chunk_stripe *st = &fs->chunks[i].stripes[s];
-
-				if (!st->dev && st->devid > last && st->devid < next)
-					next = st->devid;
-			}
-		if (next == UINT64_MAX)
-			return;
-		printf("warning, device %llu is missing\n", (unsigned long long)next);
-		last = next;
-	}
 }
 
 static void parse_dump_tree_opts(int argc, char **argv, struct dump_opts *o, struct print_opts *po)
@@ -894,24 +821,28 @@ int dump_tree_main(int argc, char **argv)
 	struct fs_open_opts oo;
 	struct fs_error err;
 	char why[320];
+	uint64_t missing[8];
 	int ret = 1;
 
 	parse_dump_tree_opts(argc, argv, &o, &d.po);
 	/* dumps run to megabytes: write in large chunks (messages flush stdout first) */
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	if (collect_devices(&devs, argv + optind, argc - optind, o.noscan))
+	if (collect_devices(&devs, argv + optind, argc - optind))
 		goto out;
 	printf("btrfs-progs v%s compatible (btrfsbox v%s)\n", BTRFS_PROGS_COMPAT, BTRFSBOX_VERSION);
 	fs_open_opts_init(&oo);
 	oo.partial = 1;
 	oo.allow_degraded = 1;
+	oo.scan = !o.noscan;
 	d.fs = fs_open(devs.paths, devs.n, &oo, &err);
 	if (!d.fs) {
 		msg_error("unable to open %s: %s", argv[optind], fs_error_format(&err, why, sizeof(why)));
 		goto out;
 	}
-	print_missing_devices(d.fs);
+	/* on stdout, as the reference */
+	for (int i = 0, n = fs_missing_devids(d.fs, missing, 8); i < n && i < 8; i++)
+		printf("warning, device %llu is missing\n", (unsigned long long)missing[i]);
 	d.o = &o;
 	d.po.nodesize = d.fs->nodesize;
 	d.po.sectorsize = d.fs->sectorsize;

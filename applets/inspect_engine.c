@@ -89,6 +89,7 @@ static struct fs *open_fs(int argc, char **argv, int degraded)
 
 	fs_open_opts_init(&o);
 	o.allow_degraded = degraded;
+	o.scan = 1;
 	fs = fs_open((const char *const *)argv + optind, argc - optind, &o, &err);
 	if (!fs)
 		report(&err);

@@ -18,7 +18,6 @@
 #include "btrfs_ioctl.h"
 #include "cli.h"
 #include "regex.h"
-#include "devscan.h"
 #include "fs.h"
 #include "le.h"
 #include "range.h"
@@ -1035,29 +1034,6 @@ static int find_first_dir(struct restore *r, const struct fs_root *root, uint64_
 	return 0;
 }
 
-/* Devices of the filesystem on paths[0] that were not given, found by a scan. */
-static int add_scanned(const char **paths, int n, int max)
-{
-	struct btrfs_super_block sb;
-	uint64_t given[16];
-	char *found[16];
-	int ng = 0, nf;
-
-	for (int i = 0; i < n && ng < 16; i++)
-		for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++)
-			if (!fs_super_read(paths[i], m, &sb, NULL)) {
-				given[ng++] = get_le64(&sb.dev_item.devid);
-				break;
-			}
-	if (!ng || fs_super_read(paths[0], 0, &sb, NULL))
-		for (int m = 1; m < BTRFS_SUPER_MIRRORS && fs_super_read(paths[0], m, &sb, NULL); m++)
-			;
-	nf = fs_scan_devices(sb.fsid, given, ng, found, max - n < 16 ? max - n : 16);
-	for (int i = 0; i < nf; i++)
-		paths[n + i] = found[i];
-	return n + nf;
-}
-
 /* The backup root slots of the superblock on path, newest first, without the one
  * the superblock itself uses. Returns how many. */
 static int backup_roots_newest_first(const char *path, int *slots)
@@ -1090,12 +1066,12 @@ static int backup_roots_newest_first(const char *path, int *slots)
 /* Opens the filesystem, then makes sure tree `rootid` can be read; when the root
  * tree (or that tree's root) is unreadable, tries the superblock's backup roots,
  * newest first, saying which one it used. */
-static struct fs *open_fs(const char **paths, int n, int max_paths,
-			  struct fs_open_opts *o, uint64_t rootid, struct fs_root *root, int *stale)
+static struct fs *open_fs(const char **paths, int n, struct fs_open_opts *o, uint64_t rootid,
+			  struct fs_root *root, int *stale)
 {
 	struct fs_error err;
 	char buf[320];
-	int slots[BTRFS_NUM_BACKUP_ROOTS + 1], nslots = 1, scanned = 0;
+	int slots[BTRFS_NUM_BACKUP_ROOTS + 1], nslots = 1;
 	struct fs *fs = NULL;
 
 	slots[0] = -1;
@@ -1104,14 +1080,13 @@ static struct fs *open_fs(const char **paths, int n, int max_paths,
 	for (int s = 0; s < nslots; s++) {
 		o->backup_root = slots[s];
 		fs = fs_open(paths, n, o, &err);
-		if (!fs && err.code == -ENODEV && !scanned) {
-			int m = add_scanned(paths, n, max_paths);
-			scanned = 1;
-			if (m == n) {
-				msg_warn("%s; restoring from the devices present", err.msg);
-				o->allow_degraded = 1;
-			}
-			n = m;
+		if (!fs && err.code == -ENODEV && !o->allow_degraded) {
+			char *why = strstr(err.msg, " (a degraded");
+
+			if (why)
+				*why = 0;
+			msg_warn("%s; restoring from the devices present", err.msg);
+			o->allow_degraded = 1;
 			s--;
 			continue;
 		}
@@ -1331,7 +1306,7 @@ static int parse_args(int argc, char **argv, struct restore *r, struct restore_a
 static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 {
 	int ndev = argc - optind - (a->list_roots ? 0 : 1), outfd = -1;
-	const char *paths[64];
+	const char *paths[48];
 	struct fs_open_opts o;
 	struct fs_root root;
 	uint64_t rootid = a->root_objectid ? a->root_objectid : BTRFS_FS_TREE_OBJECTID;
@@ -1352,7 +1327,8 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 	o.super_mirror = a->super_mirror ? a->super_mirror : -1;
 	o.tree_root = a->tree_location;
 	o.cache_bytes = 16u << 20;
-	r->fs = open_fs(paths, ndev, 64, &o, a->list_roots || a->fs_location ? 0 : rootid, &root,
+	o.scan = 1;
+	r->fs = open_fs(paths, ndev, &o, a->list_roots || a->fs_location ? 0 : rootid, &root,
 			&r->lost);
 	if (!r->fs)
 		return 1;

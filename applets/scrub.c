@@ -1,6 +1,7 @@
 /* btrfs scrub: start, resume, cancel, status. One thread per device runs
- * BTRFS_IOC_SCRUB while the main thread polls BTRFS_IOC_SCRUB_PROGRESS and records
- * it in the status file shared with btrfs-progs (scrub.status.FSID). */
+ * BTRFS_IOC_SCRUB (or, for an unmounted device or image, the offline scrub of
+ * scrub_offline.c) while the main thread polls the progress and records it in the
+ * status file shared with btrfs-progs (scrub.status.FSID). */
 //config:config APPLET_SCRUB
 //config:	bool "btrfs scrub"
 //config:	default y
@@ -12,13 +13,16 @@
 //cmd:APPLET_SCRUB scrub_cancel_main btrfs scrub cancel|Cancel a running scrub
 //cmd:APPLET_SCRUB scrub_resume_main btrfs scrub resume|Resume a canceled or interrupted scrub
 //cmd:APPLET_SCRUB scrub_status_main btrfs scrub status|Show the status of a running or finished scrub
+//cmd:APPLET_SCRUB scrub_limit_main btrfs scrub limit|Show or set the scrub speed limits
 
 #include "config.h"
 #if CFG_APPLET_SCRUB
 #include "cli.h"
 #include "btrfs_ioctl.h"
 #include "output.h"
+#include "scrub_offline.h"
 #include "scrub_status.h"
+#include "table.h"
 #include "units.h"
 #include "uuid.h"
 #include <errno.h>
@@ -130,7 +134,7 @@ static void print_dev(const struct btrfs_ioctl_dev_info_args *di, const struct b
 
 /* Adds the counters of from to to (not last_physical, a position, nor
  * unverified_errors, which the status file does not keep). */
-static void progress_add(struct btrfs_scrub_progress *to, const struct btrfs_scrub_progress *from)
+void scrub_progress_add(struct btrfs_scrub_progress *to, const struct btrfs_scrub_progress *from)
 {
 #define ADD(name) to->name += from->name;
 	ADD(data_extents_scrubbed) ADD(tree_extents_scrubbed) ADD(data_bytes_scrubbed)
@@ -144,7 +148,7 @@ static void progress_add(struct btrfs_scrub_progress *to, const struct btrfs_scr
 static void add_to_total(struct scrub_record *t, const struct btrfs_scrub_progress *p,
 			 const struct scrub_stats *s)
 {
-	progress_add(&t->p, p);
+	scrub_progress_add(&t->p, p);
 	t->p.last_physical = p->last_physical;
 	if (!t->s.t_start || t->s.t_start > s->t_start)
 		t->s.t_start = s->t_start;
@@ -173,11 +177,22 @@ struct dev_scrub {
 	struct btrfs_ioctl_scrub_args args;   /* the thread's ioctl argument */
 	struct btrfs_ioctl_scrub_args live;   /* last progress poll */
 	const struct scrub_record *resumed;   /* earlier record continued, or NULL */
+	struct scrub_offline *off;            /* an unmounted filesystem, else NULL */
 	struct scrub_stats s;
 	int fd, skip, started, ret, err;
 	volatile int done;
 	pthread_t thread;
 	int ioprio;
+};
+
+/* The filesystem scrubbed: a mount (fd) or an unmounted one (off), its devices. */
+struct target {
+	int fd;
+	struct scrub_offline *off;
+	uint8_t fsid[16];
+	char fsid_str[UUID_STR_LEN];
+	struct btrfs_ioctl_dev_info_args *di;
+	int ndev;
 };
 
 static int scrub_running_in_kernel(int fd, const struct btrfs_ioctl_dev_info_args *di, uint64_t n)
@@ -204,7 +219,10 @@ static void *scrub_thread(void *arg)
 	/* ioprio is per thread; a failure only makes the scrub less polite */
 	if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, d->ioprio) && !out_quiet())
 		msg_warn("setting ioprio failed: %s (ignored)", strerror(errno));
-	d->ret = ioctl(d->fd, BTRFS_IOC_SCRUB, &d->args);
+	if (CFG_SCRUB_OFFLINE && d->off)
+		d->ret = scrub_offline_dev(d->off, &d->args);
+	else
+		d->ret = ioctl(d->fd, BTRFS_IOC_SCRUB, &d->args);
 	d->err = errno;
 	clock_gettime(CLOCK_REALTIME, &now);
 	d->s.duration = (uint64_t)now.tv_sec - d->s.t_start;
@@ -229,7 +247,7 @@ static void record_of(const struct dev_scrub *d, int use_live, struct scrub_reco
 	}
 	if (!d->resumed)
 		return;
-	progress_add(&r->p, &d->resumed->p);
+	scrub_progress_add(&r->p, &d->resumed->p);
 	r->s.t_resumed = d->s.t_start;
 	r->s.t_start = d->resumed->s.t_start;
 	r->s.duration = d->resumed->s.duration + d->s.duration;
@@ -250,7 +268,9 @@ static int record_progress(const char *dir, const char *fsid, struct dev_scrub *
 
 		if (!final && d[i].started && !finished) {
 			d[i].live.devid = d[i].args.devid;
-			if (ioctl(d[i].fd, BTRFS_IOC_SCRUB_PROGRESS, &d[i].live) == 0)
+			if (CFG_SCRUB_OFFLINE && d[i].off)
+				scrub_offline_progress(d[i].off, d[i].args.devid, &d[i].live.progress);
+			if ((CFG_SCRUB_OFFLINE && d[i].off) || ioctl(d[i].fd, BTRFS_IOC_SCRUB_PROGRESS, &d[i].live) == 0)
 				d[i].s.duration = (uint64_t)now.tv_sec - d[i].s.t_start;
 		}
 		record_of(&d[i], !final && !finished, &v[i]);
@@ -262,10 +282,14 @@ static int record_progress(const char *dir, const char *fsid, struct dev_scrub *
 }
 
 static int cancel_fd = -1;
+static struct scrub_offline *cancel_off;
 static void cancel_on_signal(int sig)
 {
 	(void)sig;
-	ioctl(cancel_fd, BTRFS_IOC_SCRUB_CANCEL, NULL);
+	if (CFG_SCRUB_OFFLINE && cancel_off)
+		scrub_offline_cancel(cancel_off);
+	else
+		ioctl(cancel_fd, BTRFS_IOC_SCRUB_CANCEL, NULL);
 }
 
 struct start_opts {
@@ -284,6 +308,9 @@ static int run_scrubs(const char *path, const char *fsid, const char *dir, int f
 	struct timespec now;
 
 	cancel_fd = fd;
+	cancel_off = d[0].off;
+	if (CFG_SCRUB_OFFLINE && cancel_off)
+		scrub_offline_mark_running(cancel_off);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	for (i = 0; i < n; i++) {
@@ -305,13 +332,14 @@ static int run_scrubs(const char *path, const char *fsid, const char *dir, int f
 	}
 	/* poll the progress until every thread is done */
 	for (unsigned tick = 0; remaining; tick++) {
-		struct timespec pause = { 0, 200 * 1000 * 1000 };
+		/* short naps: a scrub that is done is noticed at once; progress every 2 s */
+		struct timespec pause = { 0, 20 * 1000 * 1000 };
 
 		nanosleep(&pause, NULL);
 		remaining = 0;
 		for (i = 0; i < n; i++)
 			remaining += d[i].started && !__atomic_load_n(&d[i].done, __ATOMIC_ACQUIRE);
-		if (remaining && tick % 10 == 9)
+		if (remaining && tick % 100 == 99)
 			record_progress(dir, fsid, d, n, 0);
 	}
 	for (i = 0; i < n; i++) {
@@ -387,18 +415,18 @@ static int run_scrubs(const char *path, const char *fsid, const char *dir, int f
 
 /* Sets up each device: a fresh scrub, a continued one, or one to skip on resume.
  * Returns the number of devices that will run. */
-static size_t plan_devices(struct dev_scrub *d, int fd, const struct btrfs_ioctl_dev_info_args *di,
-			   size_t n, struct scrub_record *past, size_t npast,
-			   const struct start_opts *o)
+static size_t plan_devices(struct dev_scrub *d, const struct target *t, struct scrub_record *past,
+			   size_t npast, const struct start_opts *o)
 {
 	size_t run = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct scrub_record *last = scrub_status_find(past, npast, di[i].devid);
+	for (size_t i = 0; i < (size_t)t->ndev; i++) {
+		const struct scrub_record *last = scrub_status_find(past, npast, t->di[i].devid);
 
 		memset(&d[i], 0, sizeof(d[i]));
-		d[i].fd = fd;
-		d[i].args.devid = di[i].devid;
+		d[i].fd = t->fd;
+		d[i].off = t->off;
+		d[i].args.devid = t->di[i].devid;
 		d[i].args.end = (uint64_t)-1;
 		d[i].args.flags = o->readonly ? BTRFS_SCRUB_READONLY : 0;
 		if (o->resume) {
@@ -420,26 +448,55 @@ static size_t plan_devices(struct dev_scrub *d, int fd, const struct btrfs_ioctl
 	return run;
 }
 
-/* The filesystem of path (a mount point or one of its devices) and the devices a scrub
- * covers (only that one for a device). Returns the open fd, or -1 after an error
- * message (about the devices only when not quiet). */
-static int open_scrub_target(const char *path, int quiet, struct btrfs_ioctl_fs_info_args *fi,
-			     struct btrfs_ioctl_dev_info_args **di, int *ndev)
+/* The filesystem of paths[0] (a mount point or one of its devices, or an unmounted
+ * device or image with more of its devices after it) and the devices a scrub covers
+ * (only the devices given, for devices). 0, or -1 after an error message (about the
+ * devices only when not quiet). writable: an offline scrub may repair. */
+static int open_scrub_target(char **paths, int n, int quiet, int writable, struct target *t)
 {
-	int fd = btrfs_open_path_or_dev(path, 0), ret;
+	struct btrfs_ioctl_fs_info_args fi;
+	const char *path = paths[0];
+	int ret;
 
-	if (fd < 0)
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	if (CFG_SCRUB_OFFLINE && scrub_offline_target(&path)) {
+		t->off = scrub_offline_open(paths, n, writable, t->fsid, &t->di, &t->ndev);
+		uuid_unparse(t->fsid, t->fsid_str);
+		return t->off ? 0 : -1;
+	}
+	if (n > 1) {
+		msg_error("more than one device is only for an unmounted filesystem");
 		return -1;
-	ret = btrfs_dev_infos_of_path(fd, path, fi, di, ndev);
-	if (!ret && *ndev)
-		return fd;
+	}
+	if ((t->fd = btrfs_open_path_or_dev(path, 0)) < 0)
+		return -1;
+	ret = btrfs_dev_infos_of_path(t->fd, path, &fi, &t->di, &t->ndev);
+	memcpy(t->fsid, fi.fsid, sizeof(t->fsid));
+	uuid_unparse(t->fsid, t->fsid_str);
+	if (!ret && t->ndev)
+		return 0;
 	if (!quiet)
 		msg_error(ret ? "getting dev info for scrub failed: %s" : "no devices found%s",
 			  ret ? strerror(-ret) : "");
-	free(*di);
-	*di = NULL;
-	close(fd);
 	return -1;
+}
+
+static void close_scrub_target(struct target *t)
+{
+	free(t->di);
+	if (t->fd >= 0)
+		close(t->fd);
+	if (CFG_SCRUB_OFFLINE)
+		scrub_offline_close(t->off);
+}
+
+/* A scrub of the target runs now (in the kernel, or offline in another process). */
+static int scrub_running(const struct target *t)
+{
+	if (CFG_SCRUB_OFFLINE && t->off)
+		return scrub_offline_running(t->fsid_str) != 0;
+	return scrub_running_in_kernel(t->fd, t->di, (uint64_t)t->ndev);
 }
 
 /* The options start and resume share. */
@@ -455,25 +512,25 @@ static int open_scrub_target(const char *path, int quiet, struct btrfs_ioctl_fs_
 static int scrub_start(int argc, char **argv, int resume)
 {
 	static const char start_usage[] =
-		"usage: btrfs scrub start [-BdqrRf] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n\n"
-		"    Start a new scrub of every device of the filesystem.\n\n"
+		"usage: btrfs scrub start [-BdqrRf] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n"
+		"       btrfs scrub start [-BdqrRf] <unmounted device or image> [<its other devices>...]\n\n"
+		"    Start a new scrub of every device of the filesystem. An unmounted filesystem is\n"
+		"    scrubbed without the kernel: the devices given are read and repaired.\n\n"
 		START_OPTIONS_HELP
 		"    -f   start even if the status file says a scrub is running\n";
 	static const char resume_usage[] =
-		"usage: btrfs scrub resume [-BdqrR] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n\n"
+		"usage: btrfs scrub resume [-BdqrR] [-c ioprio_class -n ioprio_classdata] <path>|<device>\n"
+		"       btrfs scrub resume [-BdqrR] <unmounted device or image> [<its other devices>...]\n\n"
 		"    Continue a canceled or interrupted scrub where each device stopped.\n\n"
 		START_OPTIONS_HELP;
 	const char *usage = resume ? resume_usage : start_usage;
 	struct start_opts o = { .background = 1, .ioprio_class = IOPRIO_CLASS_IDLE, .resume = resume };
-	struct btrfs_ioctl_dev_info_args *di = NULL;
-	struct btrfs_ioctl_fs_info_args fi;
 	struct scrub_record *past = NULL;
 	struct dev_scrub *d = NULL;
-	const char *path, *dir;
+	struct target t;
+	const char *path, *dir, *fsid;
 	size_t npast = 0, nrun;
-	int ndev = 0;
-	char fsid[UUID_STR_LEN];
-	int c, fd, fell_back, ret = 1;
+	int c, fell_back, ret = 1;
 
 	while ((c = cli_getopt(argc, argv, resume ? "BdqrRc:n:" : "BdqrRc:n:f", NULL, usage)) != -1) {
 		switch (c) {
@@ -487,7 +544,7 @@ static int scrub_start(int argc, char **argv, int resume)
 		case 'f': o.force = 1; break;
 		}
 	}
-	cli_check_argc(argc, 1, 1, usage);
+	cli_check_argc(argc, 1, CFG_SCRUB_OFFLINE ? -1 : 1, usage);
 	if (out_quiet())
 		o.print = 0;
 	path = argv[optind];
@@ -498,14 +555,13 @@ static int scrub_start(int argc, char **argv, int resume)
 			 strerror(errno));
 	else if (fell_back && !out_quiet())
 		msg_warn("%s is not writable, scrub status is kept in %s", SCRUB_STATUS_DIR, dir);
-	fd = open_scrub_target(path, out_quiet(), &fi, &di, &ndev);
-	if (fd < 0)
+	if (open_scrub_target(argv + optind, argc - optind, out_quiet(), !o.readonly, &t))
 		return 1;
-	uuid_unparse(fi.fsid, fsid);
+	fsid = t.fsid_str;
 	ret = scrub_status_read(fsid, &past, &npast);
 	if (ret && !out_quiet())
 		msg_warn("failed to read status file: %s", strerror(-ret));
-	if (scrub_running_in_kernel(fd, di, (size_t)ndev) && !o.force) {
+	if (scrub_running(&t) && !o.force) {
 		int unfinished = 0;
 
 		for (size_t i = 0; i < npast; i++)
@@ -518,19 +574,19 @@ static int scrub_start(int argc, char **argv, int resume)
 			goto out;
 		}
 	}
-	d = calloc((size_t)ndev, sizeof(*d));
+	d = calloc((size_t)t.ndev, sizeof(*d));
 	if (!d) {
 		msg_error("out of memory");
 		ret = 1;
 		goto out;
 	}
-	nrun = plan_devices(d, fd, di, (size_t)ndev, past, npast, &o);
+	nrun = plan_devices(d, &t, past, npast, &o);
 	if (!nrun) {
 		out_say("scrub: nothing to resume for %s, fsid %s\n", path, fsid);
 		ret = 2;
 		goto out;
 	}
-	if (dir && (ret = record_progress(dir, fsid, d, (size_t)ndev, 1))) {
+	if (dir && (ret = record_progress(dir, fsid, d, (size_t)t.ndev, 1))) {
 		if (!out_quiet())
 			msg_warn("failed to write the progress status file: %s. Status recording disabled",
 				 strerror(-ret));
@@ -562,14 +618,13 @@ static int scrub_start(int argc, char **argv, int resume)
 			if (null > 2)
 				close(null);
 		}
-		_exit(run_scrubs(path, fsid, dir, fd, di, d, (size_t)ndev, &o));
+		_exit(run_scrubs(path, fsid, dir, t.fd, t.di, d, (size_t)t.ndev, &o));
 	}
-	ret = run_scrubs(path, fsid, dir, fd, di, d, (size_t)ndev, &o);
+	ret = run_scrubs(path, fsid, dir, t.fd, t.di, d, (size_t)t.ndev, &o);
 out:
 	free(d);
 	free(past);
-	free(di);
-	close(fd);
+	close_scrub_target(&t);
 	return ret;
 }
 
@@ -589,10 +644,14 @@ static const char cancel_usage[] =
 
 int scrub_cancel_main(int argc, char **argv)
 {
+	const char *path;
 	int fd;
 
 	cli_no_options(argc, argv, 1, 1, cancel_usage);
-	fd = btrfs_open_path_or_dev(argv[optind], 0);
+	path = argv[optind];
+	if (CFG_SCRUB_OFFLINE && scrub_offline_target(&path))
+		return scrub_offline_cancel_path(path);
+	fd = btrfs_open_path_or_dev(path, 0);
 	if (fd < 0)
 		return 1;
 	if (ioctl(fd, BTRFS_IOC_SCRUB_CANCEL, NULL) < 0) {
@@ -609,12 +668,19 @@ int scrub_cancel_main(int argc, char **argv)
 }
 
 /* Used bytes times copies over all space infos: what a full scrub reads. */
-static int used_bytes_on_disk(int fd, uint64_t *total)
+static int used_bytes_on_disk(const struct target *t, uint64_t *total)
 {
 	struct btrfs_ioctl_space_args *sa;
-	int ret = btrfs_space_info(fd, &sa);
+	int ret;
 
-	if (ret)
+	*total = 0;
+	if (CFG_SCRUB_OFFLINE && t->off) {
+		/* offline: what the devices have allocated, as start reports */
+		for (int i = 0; i < t->ndev; i++)
+			*total += t->di[i].bytes_used;
+		return 0;
+	}
+	if ((ret = btrfs_space_info(t->fd, &sa)))
 		return ret;
 	*total = 0;
 	for (uint64_t i = 0; i < sa->total_spaces; i++)
@@ -706,13 +772,13 @@ static const char status_usage[] =
 
 int scrub_status_main(int argc, char **argv)
 {
-	struct btrfs_ioctl_dev_info_args *di = NULL;
-	struct btrfs_ioctl_fs_info_args fi;
 	struct scrub_record *past = NULL, total;
-	int c, fd, per_dev = 0, raw = 0, in_progress, ret = 1, ndev = 0;
+	struct btrfs_ioctl_dev_info_args *di;
+	struct target t;
+	int c, per_dev = 0, raw = 0, in_progress, ret = 1, ndev;
 	uint64_t bytes = 0;
 	size_t npast = 0;
-	char fsid[UUID_STR_LEN];
+	const char *fsid;
 
 	unit_mode = units_parse_args(&argc, argv, 0);
 	while ((c = cli_getopt(argc, argv, "dR", NULL, status_usage)) != -1) {
@@ -721,16 +787,17 @@ int scrub_status_main(int argc, char **argv)
 		else if (c == 'R')
 			raw = 1;
 	}
-	cli_check_argc(argc, 1, 1, status_usage);
-	fd = open_scrub_target(argv[optind], 0, &fi, &di, &ndev);
-	if (fd < 0)
+	cli_check_argc(argc, 1, CFG_SCRUB_OFFLINE ? -1 : 1, status_usage);
+	if (open_scrub_target(argv + optind, argc - optind, 0, 0, &t))
 		return 1;
-	if ((ret = used_bytes_on_disk(fd, &bytes))) {
+	di = t.di;
+	ndev = t.ndev;
+	fsid = t.fsid_str;
+	if ((ret = used_bytes_on_disk(&t, &bytes))) {
 		msg_error("cannot get space info: %s", strerror(-ret));
 		ret = 1;
 		goto out;
 	}
-	uuid_unparse(fi.fsid, fsid);
 	ret = scrub_status_read(fsid, &past, &npast);
 	if (ret == -EINVAL || ret == -EIO) {
 		msg_warn("failed to read status: %s", strerror(-ret));
@@ -739,7 +806,7 @@ int scrub_status_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	in_progress = scrub_running_in_kernel(fd, di, (size_t)ndev);
+	in_progress = scrub_running(&t);
 	memset(&total, 0, sizeof(total));
 	total.s.finished = 1;
 	total.s.in_progress = in_progress;
@@ -773,8 +840,122 @@ int scrub_status_main(int argc, char **argv)
 	ret = 0;
 out:
 	free(past);
-	free(di);
-	close(fd);
+	close_scrub_target(&t);
+	return ret;
+}
+/* ---- limit: the devices' scrub_speed_max in sysfs ---- */
+
+/* devinfo/DEVID/scrub_speed_max of the filesystem of fd: read into *limit, or written
+ * from *limit with set. 0 or -errno. */
+static int scrub_speed_max(int fd, uint64_t devid, uint64_t *limit, int set)
+{
+	char name[64], path[BTRFS_SYSFS_PATH], buf[32];
+	int sfd, ret;
+
+	snprintf(name, sizeof(name), "devinfo/%llu/scrub_speed_max", (unsigned long long)devid);
+	if (!set) {
+		ret = btrfs_sysfs_read(fd, name, buf, sizeof(buf));
+		*limit = strtoull(buf, NULL, 10);
+		return ret;
+	}
+	if ((ret = btrfs_sysfs_path(fd, name, path)))
+		return ret;
+	if ((sfd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)*limit);
+	ret = write(sfd, buf, strlen(buf)) < 0 ? -errno : 0;
+	close(sfd);
+	return ret;
+}
+
+/* "10.00MiB/s" or "unlimited" */
+static const char *limit_text(uint64_t limit, char buf[UNITS_BUF + 2])
+{
+	if (!limit)
+		return "unlimited";
+	strcat(strcpy(buf, pretty_size(limit, unit_mode)), "/s");
+	return buf;
+}
+
+static const char limit_usage[] =
+	"usage: btrfs scrub limit [options] <path>\n\n"
+	"    -a|--all  all devices   -d|--devid DEVID  one device\n"
+	"    -l|--limit SIZE  the limit per second, 0 for none (needs -a or -d)\n"
+	CLI_UNITS;
+
+int scrub_limit_main(int argc, char **argv)
+{
+	struct btrfs_ioctl_dev_info_args *di = NULL;
+	struct btrfs_ioctl_fs_info_args fi;
+	uint64_t devid = 0, limit = 0, old;
+	int c, fd, n = 0, all = 0, set = 0, ret = 1, i;
+	char fsid[UUID_STR_LEN], b1[UNITS_BUF + 2], b2[UNITS_BUF + 2];
+	struct table t;
+
+	unit_mode = units_parse_args(&argc, argv, 0);
+	while ((c = cli_getopt_long(argc, argv, "ad:l:", "all=a devid:=d limit:=l",
+				    limit_usage)) != -1) {
+		if (c == 'a')
+			all = 1;
+		else if (c == 'd')
+			devid = cli_arg_u64(optarg);
+		else if (parse_size_arg(optarg, &limit))
+			return 1;
+		else
+			set = 1;
+	}
+	cli_check_argc(argc, 1, 1, limit_usage);
+	if (devid && all)
+		msg_error("--all and --devid cannot be used at the same time");
+	else if ((devid || all) && !set)
+		msg_error("--%s and --limit must be set together", devid ? "devid" : "all");
+	else if (set && !devid && !all)
+		msg_error("--limit must be used with either --all or --devid");
+	else if ((fd = out_text_only() ? -1 : btrfs_open_path(argv[optind], 0, 0)) >= 0) {
+		if (btrfs_dev_infos(fd, &fi, &di, &n) || !n) {
+			msg_error(n ? "failed to read filesystem info: %m" : "no devices found");
+			goto out;
+		}
+		uuid_unparse(fi.fsid, fsid);
+		out_say("UUID: %s\n", fsid);
+		for (i = 0; devid && i < n && di[i].devid != devid; i++)
+			;
+		if (i == n) {
+			msg_error("device with devid %llu not found", (unsigned long long)devid);
+			goto out;
+		}
+		if (table_init(&t, 3, n + 2))
+			goto out;
+		table_set(&t, 0, 0, ">Id");
+		table_set(&t, 1, 0, ">Limit");
+		table_set(&t, 2, 0, ">Path");
+		ret = 0;
+		for (i = 0; i < 3; i++)
+			table_set(&t, i, 1, "*-");
+		for (i = 0; i < n; i++) {
+			if (devid && di[i].devid != devid)
+				continue;
+			scrub_speed_max(fd, di[i].devid, &old, 0);
+			if (set) {
+				out_say("Set scrub limit of devid %llu from %s to %s\n",
+					(unsigned long long)di[i].devid, limit_text(old, b1), limit_text(limit, b2));
+				if ((c = scrub_speed_max(fd, di[i].devid, &limit, 1))) {
+					errno = -c;
+					msg_error("cannot write to the sysfs file: %m");
+				}
+				continue;
+			}
+			table_set(&t, 0, i + 2, ">%llu", (unsigned long long)di[i].devid);
+			table_set(&t, 1, i + 2, ">%s", old ? pretty_size(old, unit_mode) : "-");
+			table_set(&t, 2, i + 2, "<%s", (const char *)di[i].path);
+		}
+		if (!set)
+			table_print(&t, 2);
+		table_free(&t);
+out:
+		free(di);
+		close(fd);
+	}
 	return ret;
 }
 #endif

@@ -1,5 +1,6 @@
 /* btrfs send: the kernel (BTRFS_IOC_SEND) writes the stream of a read-only subvolume into
- * a pipe; a thread copies it to the output file or stdout. */
+ * a pipe; a thread copies it to the output file or stdout. With --device the stream of
+ * an unmounted filesystem is made by send_offline.c instead. */
 //config:config APPLET_SEND
 //config:	bool "btrfs send"
 //config:	default y
@@ -10,6 +11,8 @@
 #if CFG_APPLET_SEND
 #include "btrfs_ioctl.h"
 #include "cli.h"
+#include "send_offline.h"
+#include "sendstream.h"
 #include "subvol.h"
 #include "subvol_lookup.h"
 #include "sysfile.h"
@@ -40,9 +43,16 @@ static const char usage[] =
 	"    --proto N         use protocol version N, 0 for the highest the kernel supports (default 1)\n"
 	"    --compressed-data send compressed data without decompressing it (implies --proto 2)\n"
 	"    -v|--verbose      more messages\n"
-	"    -q|--quiet        no messages\n";
+	"    -q|--quiet        no messages\n"
+#if CFG_SEND_OFFLINE
+	"    --device <dev>    send from the unmounted filesystem on <dev>, a device or image\n"
+	"                      file (repeat for its other devices); <subvol>, -p and -c are then\n"
+	"                      paths from its top level, e.g. --device disk.img /snaps/1\n"
+#endif
+	;
 
 #define MAX_CLONE_SOURCES 256
+#define MAX_DEVICES 16
 
 struct send_ctx {
 	int out_fd;
@@ -162,8 +172,7 @@ static int find_good_parent(struct send_ctx *s, int fd, uint64_t root_id, uint64
 
 struct copier { int in, out; int err; };
 
-/* 0 or the errno of a failed write. */
-static int write_all(int fd, const char *p, size_t n)
+int write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);
@@ -374,18 +383,22 @@ static int send_all(struct send_ctx *s, const char *parent_path, int explicit_cl
 
 int send_main(int argc, char **argv)
 {
-	enum { OPT_NO_DATA = 256, OPT_PROTO, OPT_COMPRESSED };
+	enum { OPT_NO_DATA = 256, OPT_PROTO, OPT_COMPRESSED, OPT_DEVICE };
 	static const struct option longopts[] = {
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "no-data", no_argument, NULL, OPT_NO_DATA },
 		{ "proto", required_argument, NULL, OPT_PROTO },
 		{ "compressed-data", no_argument, NULL, OPT_COMPRESSED },
+#if CFG_SEND_OFFLINE
+		{ "device", required_argument, NULL, OPT_DEVICE },
+#endif
 		{ NULL, 0, NULL, 0 }
 	};
 	struct send_ctx s;
 	const char *outname = NULL, *parent = NULL;
-	int c, end_semantic = 0, explicit_clones = 0, proto_given = 0, ret;
+	char *clones[MAX_CLONE_SOURCES], *devices[MAX_DEVICES];
+	int c, end_semantic = 0, nclones = 0, ndev = 0, proto_given = 0, ret;
 	uint64_t v;
 
 	memset(&s, 0, sizeof(s));
@@ -398,18 +411,20 @@ int send_main(int argc, char **argv)
 		case 'v': s.verbose++; break;
 		case 'q': s.verbose = 0; break;
 		case 'e': end_semantic = 1; break;
-		case 'c': {
-			uint64_t id;
-			int fd = open_ro_subvol(&s, optarg, "cloned subvolume", &id);
-
-			if (fd < 0)
+		case 'c':
+			if (nclones == MAX_CLONE_SOURCES) {
+				msg_error("too many clone sources (at most %d)", MAX_CLONE_SOURCES);
 				return 1;
-			close(fd);
-			if (add_clone_source(&s, id))
-				return 1;
-			explicit_clones = 1;
+			}
+			clones[nclones++] = optarg;
 			break;
-		}
+		case OPT_DEVICE:
+			if (ndev == MAX_DEVICES) {
+				msg_error("too many devices (at most %d)", MAX_DEVICES);
+				return 1;
+			}
+			devices[ndev++] = optarg;
+			break;
 		case 'f': outname = optarg; break;
 		case 'p':
 			if (parent) {
@@ -434,7 +449,7 @@ int send_main(int argc, char **argv)
 		}
 	}
 	cli_check_argc(argc, 1, -1, usage);
-	s.proto_supported = kernel_send_version();
+	s.proto_supported = ndev ? SS_MAX_VERSION : kernel_send_version();
 	if (s.proto_supported == 1 && s.proto > 1) {
 		msg_error("requested version %u but kernel supports only %u", s.proto,
 			  s.proto_supported);
@@ -463,7 +478,22 @@ int send_main(int argc, char **argv)
 	}
 	if (s.verbose >= 2 && (s.flags & BTRFS_SEND_FLAG_NO_FILE_DATA))
 		fprintf(stderr, "Mode NO_FILE_DATA enabled\n");
-	ret = send_all(&s, parent, explicit_clones, argv + optind, argc - optind, end_semantic);
+	if (CFG_SEND_OFFLINE && ndev) {
+		struct send_offline_args a = { devices, ndev, parent, clones, nclones, argv + optind, argc - optind,
+					       s.proto, s.flags, end_semantic, s.verbose, s.out_fd };
+
+		ret = send_offline(&a);
+		goto out;
+	}
+	for (ret = 0; ret < nclones; ret++) {
+		uint64_t id;
+		int fd = open_ro_subvol(&s, clones[ret], "cloned subvolume", &id);
+
+		if (fd < 0 || (close(fd), add_clone_source(&s, id)))
+			return 1;
+	}
+	ret = send_all(&s, parent, nclones > 0, argv + optind, argc - optind, end_semantic);
+out:
 	if (outname)
 		close(s.out_fd);
 	return ret ? 1 : 0;

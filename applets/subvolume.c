@@ -72,11 +72,7 @@ static void split_path(const char *path, char **dir, char **name)
  * the root of a subvolume. */
 static int check_subvol_path(const char *path)
 {
-	int err = subvol_check_path(path);
-
-	if (err)
-		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
-	return err;
+	return btrfs_check_subvol_path(path);
 }
 
 static int valid_subvol_name(const char *name)
@@ -130,19 +126,49 @@ static void new_subvol_args(struct btrfs_ioctl_vol_args_v2 *args, const char *na
 }
 
 static const char create_usage[] =
-	"usage: btrfs subvolume create [-i <qgroupid>] [<dest>/]<name> [[<dest>/]<name>...]\n\n"
+	"usage: btrfs subvolume create [-i <qgroupid>] [-p] [<dest>/]<name> [[<dest>/]<name>...]\n\n"
 	"    Create subvolumes <name> in <dest> (default: the current directory); a\n"
 	"    failure on one does not stop the others (exit status 1).\n\n"
-	"    -i <qgroupid>   add the new subvolume to this qgroup (repeatable)\n";
+	"    -i <qgroupid>   add the new subvolume to this qgroup (repeatable)\n"
+	"    -p|--parents    create missing parent directories (like mkdir -p)\n";
 
-/* Creates one subvolume; 0, or 1 after printing the error. */
-static int create_one(const char *path, const struct inherit *in)
+/* mkdir -p of the directories above path (create -p). 0 or -1 (reported). */
+static int make_parents(const char *path)
+{
+	char p[PATH_MAX];
+	size_t i;
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (i = 1; p[i]; i++) {
+		if (p[i] != '/' || p[i - 1] == '/')
+			continue;
+		p[i] = 0;
+		if (stat(p, &st) && errno == ENOENT && mkdir(p, 0777)) {
+			msg_error("failed to create directory %s: %m", p);
+			return -1;
+		}
+		if (stat(p, &st) || !S_ISDIR(st.st_mode)) {
+			errno = errno ? errno : ENOTDIR;
+			msg_error("failed to check directory %s before creation: %m", p);
+			return -1;
+		}
+		p[i] = '/';
+	}
+	return 0;
+}
+
+/* Creates one subvolume (and with parents the directories above it); 0, or 1 after
+ * printing the error. */
+static int create_one(const char *path, const struct inherit *in, int parents)
 {
 	struct btrfs_ioctl_vol_args_v2 args;
 	char *dir, *name;
 	struct stat st;
 	int fd, ret = 1;
 
+	if (parents && make_parents(path))
+		return 1;
 	if (stat(path, &st) == 0) {
 		msg_error("target path already exists: %s", path);
 		return 1;
@@ -173,14 +199,16 @@ static int create_one(const char *path, const struct inherit *in)
 int subvol_create_main(int argc, char **argv)
 {
 	struct inherit in = { 0 };
-	int c, ret = 0;
+	int c, ret = 0, parents = 0;
 
-	while ((c = cli_getopt(argc, argv, "i:", NULL, create_usage)) != -1)
-		if (c == 'i' && inherit_add(&in, optarg))
+	while ((c = cli_getopt_long(argc, argv, "i:p", "parents=p", create_usage)) != -1)
+		if (c == 'p')
+			parents = 1;
+		else if (inherit_add(&in, optarg))
 			return 1;
 	cli_check_argc(argc, 1, -1, create_usage);
 	for (int i = optind; i < argc; i++)
-		ret |= create_one(argv[i], &in);
+		ret |= create_one(argv[i], &in, parents);
 	free(in.qi);
 	return ret;
 }
@@ -275,6 +303,10 @@ static int delete_one(const char *path, const struct delete_opts *o, int *commit
 		out_say("'%s/%s'\n", path, subpath);
 	else
 		out_say("subvolid=%llu\n", (unsigned long long)o->subvolid);
+	if (cli_globals.dry_run) {  /* btrfs --dry-run: the message only */
+		ret = 0;
+		goto out;
+	}
 	memset(&args, 0, sizeof(args));
 	if (o->subvolid) {
 		args.flags = BTRFS_SUBVOL_SPEC_BY_ID;

@@ -6,7 +6,15 @@
 # Result:  OUTDIR/include/{zlib.h,zconf.h,lzo/*.h,zstd.h,zstd_errors.h}
 #          OUTDIR/lib/{libz.a,liblzo2.a,libzstd.a}
 #          OUTDIR/kinc/{linux,asm,asm-generic} -> /usr/include/...
-# Cached: nothing happens while OUTDIR/.recipe matches RECIPE and CC.
+#
+# Cross builds (make ARCH=...): with DEPS_TARGET set to a GNU triplet (mips-linux-gnu),
+# musl itself is built first from Debian's source package with Debian's cross compiler
+# (DEPS_TARGET-gcc) into OUTDIR/musl, and CC must be OUTDIR/musl/bin/musl-gcc, the wrapper
+# that build installs; kinc links the target's UAPI headers (/usr/DEPS_TARGET/include, from
+# linux-libc-dev-ARCH-cross): the host's asm/ would encode ioctl numbers the host's way.
+# DEPS_CFLAGS are added to every file of zlib, lzo2 and zstd (e.g. -mips16), DEPS_MUSL_CFLAGS
+# to musl's.
+# Cached: nothing happens while OUTDIR/.recipe matches RECIPE, CC and the target.
 # Bump RECIPE whenever a source list, version or flag below changes.
 set -eu
 RECIPE=3
@@ -17,7 +25,8 @@ die() { echo "deps: ERROR: $*" >&2; exit 1; }
 out=$1
 shift
 cc=$*
-stamp="RECIPE=$RECIPE CC=$cc"
+target=${DEPS_TARGET-}
+stamp="RECIPE=$RECIPE CC=$cc${target:+ TARGET=$target CFLAGS=${DEPS_CFLAGS-} MUSL_CFLAGS=${DEPS_MUSL_CFLAGS-}}"
 if [ -f "$out/.recipe" ] && [ "$(cat "$out/.recipe")" = "$stamp" ]; then
 	touch "$out/.recipe"	# up to date: tell make so
 	exit 0
@@ -26,11 +35,12 @@ fi
 # Debian bookworm release versions; used when the default (possibly security
 # pool) version of a source package cannot be fetched.
 ZLIB_VERSION=1:1.2.13.dfsg-1
+MUSL_VERSION=1.2.3-1
 LZO2_VERSION=2.10-2
 ZSTD_VERSION=1.5.4+dfsg2-5
 
 CFLAGS="-Os -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables
-	-fno-unwind-tables -fno-stack-protector -DNDEBUG -w"
+	-fno-unwind-tables -fno-stack-protector -DNDEBUG -w ${DEPS_CFLAGS-}"
 # zstd: no legacy formats, threads, dictionary builder or asm; the smaller variant
 # of each decoder path; no forced inlining (~110 KB instead of ~250 KB linked).
 ZSTD_CFLAGS="-DZSTD_LEGACY_SUPPORT=0 -DZSTD_NO_INLINE -DHUF_FORCE_DECOMPRESS_X1
@@ -47,18 +57,26 @@ ZLIB_CFLAGS="-DNO_GZIP"
 
 jobs=$(nproc 2>/dev/null || echo 2)
 fast_files=
-AR=${AR:-ar}
+AR=${AR:-${target:+$target-}ar}
 
 command -v apt-get >/dev/null || die "apt-get not found (Debian host needed)"
 command -v dpkg-source >/dev/null || die "dpkg-source not found: run 'sh .ci/setup' (dpkg-dev)"
-echo 'int deps_probe;' | $cc -x c -c -o /dev/null - 2>/dev/null ||
-	die "compiler '$cc' does not work"
+if [ -n "$target" ]; then
+	command -v "$target-gcc" >/dev/null ||
+		die "$target-gcc not found: run 'sh .ci/setup-cross' (Debian's gcc-$target)"
+	[ -d "/usr/$target/include/asm" ] ||
+		die "/usr/$target/include/asm missing: run 'sh .ci/setup-cross' (linux-libc-dev-*-cross)"
+else
+	echo 'int deps_probe;' | $cc -x c -c -o /dev/null - 2>/dev/null ||
+		die "compiler '$cc' does not work"
+fi
 
-for d in .recipe include lib kinc src obj; do
+for d in .recipe include lib kinc src obj musl; do
 	rm -rf "${out:?}/$d"
 done
 mkdir -p "$out/include" "$out/lib" "$out/kinc" "$out/src" "$out/obj"
 out=$(cd "$out" && pwd)
+[ -z "$target" ] || cc=$out/musl/bin/musl-gcc
 
 # fetch PACKAGE FALLBACK_VERSION: unpacks the source package under $out/src and
 # sets pkg, ver and src (the unpacked tree).
@@ -101,6 +119,22 @@ build_lib() {
 	echo "deps: $out/lib/lib$name.a from $pkg $ver"
 }
 
+# musl for the target, from Debian's source package, static only; installs the
+# musl-gcc wrapper (a gcc specs file) that the rest of the build uses as CC.
+if [ -n "$target" ]; then
+	fetch musl "$MUSL_VERSION"
+	# not the calling make's variables (its ARCH=armhf would override musl's ARCH=arm)
+	(unset MAKEFLAGS MFLAGS MAKELEVEL ARCH; cd "$src" &&
+		./configure --target="$target" CROSS_COMPILE="$target-" \
+		--prefix="$out/musl" --disable-shared --enable-wrapper=gcc \
+		CFLAGS="-Os -ffunction-sections -fdata-sections ${DEPS_MUSL_CFLAGS-}" &&
+		make -j"$jobs" && make install) >"$out/src/musl-build.log" 2>&1 ||
+		{ tail -n 20 "$out/src/musl-build.log" >&2; die "musl build for $target failed"; }
+	echo "deps: $out/musl/lib/libc.a from musl $ver for $target"
+	echo 'int deps_probe;' | $cc -x c -c -o /dev/null - 2>/dev/null ||
+		die "compiler '$cc' does not work"
+fi
+
 fetch zlib "$ZLIB_VERSION"
 build_lib z "$src" "$ZLIB_CFLAGS" adler32.c crc32.c deflate.c inflate.c \
 	inftrees.c inffast.c trees.c zutil.c compress.c uncompr.c
@@ -126,11 +160,17 @@ build_lib zstd "$src/lib" "$ZSTD_CFLAGS -I$src/lib/common" $zstd_files
 fast_files=
 cp "$src/lib/zstd.h" "$src/lib/zstd_errors.h" "$out/include/"
 
-# Kernel UAPI headers only, so '-isystem OUTDIR/kinc' does not expose glibc's.
-multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
-for d in linux asm-generic "$multiarch/asm"; do
-	[ -d "/usr/include/$d" ] || die "/usr/include/$d missing (install linux-libc-dev)"
-	ln -s "/usr/include/$d" "$out/kinc/${d##*/}"
+# Kernel UAPI headers only, so '-isystem OUTDIR/kinc' does not expose glibc's;
+# for a target, its own (asm/ encodes ioctl numbers per architecture).
+if [ -n "$target" ]; then
+	inc=/usr/$target/include asm=asm
+else
+	inc=/usr/include
+	asm=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)/asm
+fi
+for d in linux asm-generic "$asm"; do
+	[ -d "$inc/$d" ] || die "$inc/$d missing (install linux-libc-dev${target:+-*-cross})"
+	ln -s "$inc/$d" "$out/kinc/${d##*/}"
 done
 
 rm -rf "$out/src" "$out/obj"

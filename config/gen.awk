@@ -45,6 +45,21 @@ END {
 		for (i = 1; i <= nsym; i++) printf "#define CFG_%s %d\n", order[i], enabled(order[i])
 		print "#endif"
 	} else if (mode == "cmds") {
-		for (i = 1; i <= ncmd; i++) { split(cmds[i], c, "|"); print cmds[i] "|" enabled(c[2]) }
+		# a disabled command is listed (to say "not built") by its shortest prefix of
+		# words that no enabled command shares, once: `btrfs` alone when the whole
+		# tree is off
+		for (i = 1; i <= ncmd; i++) { split(cmds[i], c, "|"); if (enabled(c[2])) on[c[1]] = 1 }
+		for (i = 1; i <= ncmd; i++) {
+			split(cmds[i], c, "|")
+			if (enabled(c[2])) { print cmds[i] "|1"; continue }
+			n = split(c[1], w, " "); p = ""
+			for (k = 1; k <= n; k++) {
+				p = p (k > 1 ? " " : "") w[k]
+				shared = 0
+				for (e in on) if (e == p || index(e, p " ") == 1) { shared = 1; break }
+				if (!shared) break
+			}
+			if (!(p in off)) { off[p] = 1; print p "|" c[2] "|" c[3] "|" c[4] "|0" }
+		}
 	}
 }

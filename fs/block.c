@@ -273,9 +273,20 @@ void fs_block_put(struct fs *fs, struct fs_block *b)
 
 /* ---- reading ------------------------------------------------------------ */
 
+/* The fsid tree block headers carry: a seed device's blocks have the seed's. */
+static const uint8_t *block_fsid(struct fs *fs, uint64_t bytenr, int mirror)
+{
+	struct fs_phys ph;
+
+	if (fs->num_seeds && !fs_map(fs, bytenr, mirror, &ph) && ph.dev && fs_device_is_seed(fs, ph.dev))
+		return ph.dev->sb.dev_item.fsid;
+	return fs->meta_uuid;
+}
+
 static int read_verify(struct fs *fs, struct fs_block *b, int mirror, const struct fs_block_expect *exp)
 {
-	struct fs_block_ctx ctx = { fs->nodesize, fs->csum_type, fs->meta_uuid, b->bytenr, 0 };
+	struct fs_block_ctx ctx = { fs->nodesize, fs->csum_type, block_fsid(fs, b->bytenr, mirror),
+				    b->bytenr, 0 };
 	int ret = fs_read_logical(fs, b->bytenr, b->data, b->size, mirror);
 
 	if (!ret)
@@ -346,7 +357,7 @@ static int cached_expect_ok(struct fs *fs, struct fs_block *b, const struct fs_b
 /* Tries every copy in turn; each bad copy is reported before the next. */
 static struct fs_block *read_any_copy(struct fs *fs, uint64_t bytenr, const struct fs_block_expect *exp)
 {
-	int copies = fs_num_copies(fs, bytenr);
+	int copies = fs_num_copies(fs, bytenr), first_missing = 0;
 	struct fs_error first_err;
 	struct fs_block *b;
 
@@ -358,10 +369,7 @@ static struct fs_block *read_any_copy(struct fs *fs, uint64_t bytenr, const stru
 		b = fs_block_read_mirror(fs, bytenr, m, exp);
 		if (b)
 			return b;
-		if (m == 1)
-			first_err = fs->err;
-		if (fs->bad_copy)
-			fs->bad_copy(fs->bad_copy_ctx, &fs->err);
+		fs_copy_failed(fs, bytenr, m, &first_err, &first_missing);
 	}
 	fs->err = first_err;
 	return NULL;

@@ -28,8 +28,7 @@ const uint8_t *fs_path_data(const struct fs_path *p, uint32_t *size)
 	return p->levels ? fs_item_data(p->nodes[0], (uint32_t)p->slots[0], size) : NULL;
 }
 
-/* Child `slot` of node parent, verified against the pointer's key, level and generation. */
-static struct fs_block *read_child(struct fs *fs, const struct fs_block *parent, uint32_t slot, uint64_t tree)
+struct fs_block *fs_read_child(struct fs *fs, const struct fs_block *parent, uint32_t slot, uint64_t tree)
 {
 	struct fs_key first;
 	struct fs_block_expect exp = { fs_node_ptr_generation(parent, slot), fs_block_level(parent) - 1, tree, &first };
@@ -75,7 +74,7 @@ static int path_set(struct fs *fs, struct fs_path *p, struct fs_block *b, int sl
 static int descend_edge(struct fs *fs, struct fs_path *p, int level, int last)
 {
 	while (level > 0) {
-		struct fs_block *b = read_child(fs, p->nodes[level], (uint32_t)p->slots[level], p->tree);
+		struct fs_block *b = fs_read_child(fs, p->nodes[level], (uint32_t)p->slots[level], p->tree);
 		uint32_t n;
 
 		if (!b)
@@ -143,7 +142,7 @@ int fs_search(struct fs *fs, const struct fs_root *root, const struct fs_key *ke
 		uint32_t slot = fs_node_child_slot(node, key);
 
 		p->slots[level] = (int)slot;
-		b = read_child(fs, node, slot, p->tree);
+		b = fs_read_child(fs, node, slot, p->tree);
 		if (!b)
 			return fs->err.code ? fs->err.code : -EIO;
 		path_set(fs, p, b, 0);
@@ -306,7 +305,7 @@ static int walk_block(struct walk *w, struct fs_block *b)
 	if (ret)
 		return ret > 0 ? 0 : ret;
 	for (uint32_t i = 0; i < n; i++) {
-		struct fs_block *child = read_child(w->fs, b, i, w->tree);
+		struct fs_block *child = fs_read_child(w->fs, b, i, w->tree);
 
 		if (!child) {
 			walk_report(w->ops, w->ctx, w->fs);

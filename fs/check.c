@@ -1,4 +1,5 @@
-/* btrfs check: the driver, problem reporting and the root item checks. */
+/* btrfs check: the driver, problem reporting and the root item checks.
+ * What is checked, where, and the test that breaks each thing: fs/CHECKS.md. */
 #include "check_internal.h"
 #include "csum.h"
 #include "le.h"
@@ -16,7 +17,8 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 		uint64_t len, const char *fmt, ...)
 {
 	struct check_problem p = {
-		.stage = c->stage, .warning = warning, .root = root, .ino = ino,
+		.stage = c->stage, .warning = warning == CK_WARNING, .raw = warning == CK_RAW,
+		.root = root, .ino = ino,
 		.bytenr = bytenr, .len = len,
 	};
 	va_list ap;
@@ -24,7 +26,7 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 	va_start(ap, fmt);
 	vsnprintf(p.msg, sizeof(p.msg), fmt, ap);
 	va_end(ap);
-	if (!warning) {
+	if (warning != CK_WARNING) {
 		c->st->errors++;
 		c->st->stage_errors[c->stage]++;
 	}
@@ -80,6 +82,22 @@ struct check_bg *ck_bg_find(struct check_ctx *c, uint64_t bytenr)
 	return NULL;
 }
 
+const char *ck_ref_words(char *buf, size_t size, uint32_t errors)
+{
+	static const char words[] =
+		"no dir item\0no dir index\0no inode ref\0dup dir item\0dup dir index\0"
+		"dup inode ref\0index mismatch\0filetype mismatch\0name too long\0no root ref\0"
+		"no root backref\0";
+	size_t n = 0;
+	int bit = 0;
+
+	buf[0] = 0;
+	for (const char *w = words; *w && n < size; w += strlen(w) + 1, bit++)
+		if (errors & (1u << bit))
+			n += (size_t)snprintf(buf + n, size - n, ", %s", w);
+	return buf;
+}
+
 uint32_t ck_name_hash(const char *name, size_t len)
 {
 	return crc32c_raw(~1u, name, len);
@@ -119,6 +137,18 @@ int ck_iterate(struct check_ctx *c, const struct fs_root *root, const struct fs_
 	}
 	fs_path_release(c->fs, &p);
 	return ret < 0 ? ret : 0;
+}
+
+int ck_iterate_logs(struct check_ctx *c, ck_item_fn cb, void *arg)
+{
+	struct fs_root logs = { .objectid = BTRFS_TREE_LOG_OBJECTID,
+				.bytenr = get_le64(&c->fs->sb.log_root),
+				.level = c->fs->sb.log_root_level };
+	struct fs_key from = { 0, 0, 0 };
+
+	if (!logs.bytenr || logs.level >= BTRFS_MAX_LEVEL)
+		return 0;
+	return ck_iterate(c, &logs, &from, cb, arg);
 }
 
 /* ---- pull-style iteration ---------------------------------------------------- */
@@ -165,18 +195,6 @@ void ck_cursor_release(struct ck_cursor *cu)
 
 /* ---- stage 1: root items ------------------------------------------------ */
 
-static int has_orphan_item(struct check_ctx *c, uint64_t rootid)
-{
-	struct fs_key k = { BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY, rootid };
-	struct fs_path p;
-	int ret;
-
-	fs_path_init(&p);
-	ret = fs_lookup(c->fs, &c->root_tree, &k, &p);
-	fs_path_release(c->fs, &p);
-	return ret == 0;
-}
-
 static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
 			uint32_t size, void *arg)
 {
@@ -200,11 +218,6 @@ static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 	if (ri.level >= BTRFS_MAX_LEVEL)
 		ck_err(c, key->objectid, 0, get_le64(&ri.bytenr), 0,
 		       "invalid level %u for root %llu", ri.level, (unsigned long long)key->objectid);
-	if (ck_is_fstree(key->objectid) && key->objectid != BTRFS_FS_TREE_OBJECTID &&
-	    get_le32(&ri.refs) == 0 && !has_orphan_item(c, key->objectid))
-		ck_err(c, key->objectid, 0, 0, 0,
-		       "root %llu has no references but no orphan item (deleted subvolume not queued for cleanup)",
-		       (unsigned long long)key->objectid);
 	return 0;
 }
 
@@ -248,7 +261,9 @@ static void check_super_copies(struct check_ctx *c)
 					       dev->path ? dev->path : "?", e.msg);
 				continue;
 			}
-			if (memcmp(sb.fsid, fs->fsid, BTRFS_FSID_SIZE))
+			/* the metadata fsid: the fsid of copies not yet rewritten by an
+			 * interrupted fsid change (btrfstune -m) may differ */
+			if (memcmp(sb.dev_item.fsid, dev->sb.dev_item.fsid, BTRFS_FSID_SIZE))
 				ck_err(c, 0, 0, btrfs_super_offset(m), 0,
 				       "superblock copy %d on %s belongs to another filesystem", m,
 				       dev->path ? dev->path : "?");
@@ -320,6 +335,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 
 	ck_stage(&c, CHECK_STAGE_EXTENTS, fst);
 	check_chunks_and_devices(&c);
+	check_device_set(&c);
 	ret = check_extents(&c);
 	if (ret < 0)
 		goto out;
@@ -336,9 +352,11 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 		ret = -ENOMEM;
 		goto out;
 	}
+	check_cache_inodes(&c);
 	ret = check_fs_roots(&c);
 	if (ret < 0)
 		goto out;
+	check_log_trees(&c);
 
 	ck_stage(&c, CHECK_STAGE_CSUMS, fst);
 	ret = check_csums(&c);
@@ -354,7 +372,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 out:
 	fs->bad_copy = NULL;
 	xsort_free(c.csum_need);
-	xsort_free(c.qgroups);
+	ck_qgroup_free(&c);
 	for (int i = 0; i < c.nseen; i++)
 		free(c.seen[i].bits);
 	free(c.seen);

@@ -27,11 +27,12 @@ enum check_stage {
 struct check_problem {
 	enum check_stage stage;
 	int warning;            /* worth saying, but not an error */
+	int raw;                /* an error line in the reference's own layout (no prefix) */
 	uint64_t root;          /* tree objectid */
 	uint64_t ino;           /* inode (fs roots) */
 	uint64_t bytenr;        /* logical address (extent, block, csum range) */
 	uint64_t len;
-	char msg[240];          /* one line, no "ERROR: " prefix */
+	char msg[400];          /* one line, no "ERROR: " prefix */
 };
 
 struct check_opts {

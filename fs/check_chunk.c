@@ -1,13 +1,12 @@
 /* Stage 2, allocation side: block group items vs chunks, device extents vs
  * chunk stripes, device items vs their extents and the superblock. All of these
  * are small (one chunk per GiB or so), so they are held in memory. */
+#include "config.h"
 #include "check_internal.h"
 #include "le.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define BG_TYPE_MASK (BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_BLOCK_GROUP_PROFILE_MASK)
 
 static int bg_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
 		      uint32_t size, void *arg)
@@ -62,7 +61,8 @@ static int load_block_groups(struct check_ctx *c)
 	return ck_iterate(c, &r, &from, bg_item_cb, &cap);
 }
 
-/* Every chunk has its block group item and the other way round. */
+/* Every chunk has its block group item and the other way round (the
+ * reference's words: chunk items are [FIRST_CHUNK_TREE CHUNK_ITEM logical]). */
 static void check_chunk_bgs(struct check_ctx *c)
 {
 	struct fs *fs = c->fs;
@@ -71,27 +71,30 @@ static void check_chunk_bgs(struct check_ctx *c)
 	while (i < fs->num_chunks || j < c->nbgs) {
 		const struct fs_chunk *ch = i < fs->num_chunks ? &fs->chunks[i] : NULL;
 		struct check_bg *bg = j < c->nbgs ? &c->bgs[j] : NULL;
+		unsigned long long cl = ch ? ch->logical : 0, clen = ch ? ch->length : 0;
+		unsigned long long ct = ch ? ch->type : 0;
 
 		if (ch && (!bg || ch->logical < bg->start)) {
-			ck_err(c, 0, 0, ch->logical, ch->length,
-			       "chunk[%llu %llu] has no block group item",
-			       (unsigned long long)ch->logical,
-			       (unsigned long long)(ch->logical + ch->length));
+			ck_err(c, 0, 0, cl, clen,
+			       "Chunk[256, 228, %llu]: length(%llu), offset(%llu), type(%llu) is not found in block group",
+			       cl, clen, cl, ct);
 			i++;
 			continue;
 		}
 		if (!ch || bg->start < ch->logical) {
-			ck_err(c, 0, 0, bg->start, bg->len, "block group [%llu %llu] has no chunk",
-			       (unsigned long long)bg->start, (unsigned long long)bg->len);
+			ck_err(c, 0, 0, bg->start, bg->len,
+			       "Block group[%llu, %llu] (flags = %llu) didn't find the relative chunk.",
+			       (unsigned long long)bg->start, (unsigned long long)bg->len,
+			       (unsigned long long)bg->flags);
 			j++;
 			continue;
 		}
-		if (ch->length != bg->len || (ch->type & BG_TYPE_MASK) != (bg->flags & BG_TYPE_MASK))
+		if (ch->length != bg->len || ch->type != bg->flags)
 			ck_err(c, 0, 0, bg->start, bg->len,
-			       "chunk[%llu %llu] type 0x%llx does not match its block group [%llu %llu] flags 0x%llx",
-			       (unsigned long long)ch->logical, (unsigned long long)(ch->logical + ch->length),
-			       (unsigned long long)ch->type, (unsigned long long)bg->start,
-			       (unsigned long long)bg->len, (unsigned long long)bg->flags);
+			       "Chunk[256, 228, %llu]: length(%llu), offset(%llu), type(%llu) mismatch with block group[%llu, 192, %llu]: offset(%llu), objectid(%llu), flags(%llu)",
+			       cl, clen, cl, ct, (unsigned long long)bg->start, (unsigned long long)bg->len,
+			       (unsigned long long)bg->len, (unsigned long long)bg->start,
+			       (unsigned long long)bg->flags);
 		i++;
 		j++;
 	}
@@ -167,36 +170,32 @@ static int dev_item_cb(struct check_ctx *c, const struct fs_key *key, const uint
 	return 0;
 }
 
+/* The chunk stripe a device extent stands for (found through its chunk). */
 static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devid, uint64_t physical,
 			     uint64_t chunk_offset, uint64_t length)
 {
 	struct fs *fs = c->fs;
+	const struct fs_chunk *ch = fs_chunk_find(fs, chunk_offset);
 
-	for (int i = 0; i < fs->num_chunks; i++) {
-		const struct fs_chunk *ch = &fs->chunks[i];
-
-		if (ch->logical != chunk_offset)
-			continue;
+	if (ch && ch->logical == chunk_offset) {
 		for (int s = 0; s < ch->num_stripes; s++) {
-			if (ch->stripes[s].devid != devid || ch->stripes[s].offset != physical)
+			uint8_t *m = &ds->matched[ch - fs->chunks][s];
+
+			if (ch->stripes[s].devid != devid || ch->stripes[s].offset != physical || *m)
 				continue;
-			if (ds->matched[i][s])
-				break;
-			ds->matched[i][s] = 1;
+			*m = 1;
 			if (length != stripe_length(ch))
 				ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
-				       "device extent [%llu, %llu, %llu] length does not match chunk %llu stripe length %llu",
-				       (unsigned long long)devid, (unsigned long long)physical,
-				       (unsigned long long)length, (unsigned long long)chunk_offset,
-				       (unsigned long long)stripe_length(ch));
+				       "Chunk[256, 228, %llu] stripe[%llu, %llu] mismatch dev extent[%llu, %llu, %llu]",
+				       (unsigned long long)chunk_offset, (unsigned long long)devid,
+				       (unsigned long long)physical, (unsigned long long)devid,
+				       (unsigned long long)physical, (unsigned long long)length);
 			return;
 		}
-		break;
 	}
 	ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
-	       "device extent [%llu, %llu, %llu] has no matching chunk stripe (chunk %llu)",
-	       (unsigned long long)devid, (unsigned long long)physical, (unsigned long long)length,
-	       (unsigned long long)chunk_offset);
+	       "Device extent[%llu, %llu, %llu] didn't find the relative chunk.",
+	       (unsigned long long)devid, (unsigned long long)physical, (unsigned long long)length);
 }
 
 static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
@@ -205,80 +204,85 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 	struct devs *ds = arg;
 	const struct btrfs_dev_extent *de;
 	struct dev_state *d;
-	uint64_t len;
+	unsigned long long devid = key->objectid, phys = key->offset, len;
 
 	if (key->type != BTRFS_DEV_EXTENT_KEY)
 		return 0;
 	de = fs_dev_extent_item(data, size);
 	if (!de) {
 		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, 0, 0, "device extent [%llu %llu] is too short",
-		       (unsigned long long)key->objectid, (unsigned long long)key->offset);
+		       devid, phys);
 		return 0;
 	}
 	len = get_le64(&de->length);
-	d = dev_find(ds, key->objectid);
+	d = dev_find(ds, devid);
 	if (!d) {
-		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, key->offset, len,
-		       "device extent [%llu %llu] belongs to no device item",
-		       (unsigned long long)key->objectid, (unsigned long long)key->offset);
+		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
+		       "Device extent[%llu, %llu, %llu] didn't find its device.", devid, phys, len);
 		return 0;
 	}
-	if (key->offset < d->last_end)
-		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, key->offset, len,
-		       "device extent [%llu %llu] overlaps the previous one ending at %llu",
-		       (unsigned long long)key->objectid, (unsigned long long)key->offset,
-		       (unsigned long long)d->last_end);
-	if (key->offset + len > d->total_bytes)
-		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, key->offset, len,
-		       "device extent [%llu %llu %llu] goes beyond the device size %llu",
-		       (unsigned long long)key->objectid, (unsigned long long)key->offset,
-		       (unsigned long long)len, (unsigned long long)d->total_bytes);
-	d->last_end = key->offset + len;
+	if (phys < d->last_end)
+		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
+		       "dev extent devid %llu physical offset %llu overlap with previous dev extent end %llu",
+		       devid, phys, (unsigned long long)d->last_end);
+	if (phys + len > d->total_bytes)
+		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
+		       "dev extent devid %llu physical offset %llu len %llu is beyond device boundary %llu",
+		       devid, phys, len, (unsigned long long)d->total_bytes);
+	d->last_end = phys + len;
 	d->extents_bytes += len;
-	match_dev_extent(c, ds, key->objectid, key->offset, get_le64(&de->chunk_offset), len);
+	match_dev_extent(c, ds, devid, phys, get_le64(&de->chunk_offset), len);
 	return 0;
 }
 
+/* Device items against their extents, the devices and the superblock (a
+ * superblock total above the devices' is only a warning, as in 6.19). */
 static void check_devices(struct check_ctx *c, struct devs *ds)
 {
 	struct fs *fs = c->fs;
 	uint64_t sum = 0, super_devs = get_le64(&fs->sb.num_devices);
+	unsigned long long super_total = get_le64(&fs->sb.total_bytes);
 
 	for (int i = 0; i < ds->n; i++) {
 		struct dev_state *d = &ds->d[i];
 		struct fs_device *fd = fs_device_by_id(fs, d->devid);
+		unsigned long long id = d->devid, used = d->bytes_used, total = d->total_bytes;
 
 		sum += d->total_bytes;
-		if (d->extents_bytes != d->bytes_used)
+		if (used > total)
 			ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
-			       "device %llu bytes_used %llu does not match its device extents (%llu)",
-			       (unsigned long long)d->devid, (unsigned long long)d->bytes_used,
-			       (unsigned long long)d->extents_bytes);
-		if (d->total_bytes % fs->sectorsize)
+			       "device %llu has incorrect used bytes %llu > total bytes %llu", id, used, total);
+		else if (d->extents_bytes != used)
 			ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
-			       "unaligned total_bytes detected for devid %llu, have %llu should be aligned to %u",
-			       (unsigned long long)d->devid, (unsigned long long)d->total_bytes,
-			       fs->sectorsize);
-		if (fd && fd->fd >= 0 && fd->size && d->total_bytes > fd->size)
+			       "Dev extent's total-byte(%llu) is not equal to byte-used(%llu) in dev[1, 216, %llu]",
+			       (unsigned long long)d->extents_bytes, used, id);
+		if (total % fs->sectorsize)
+			ck_warn(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+				"unaligned total_bytes detected for devid %llu, have %llu should be aligned to %u",
+				id, total, fs->sectorsize);
+		if (fd && fd->fd >= 0 && fd->size && total > fd->size)
 			ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
-			       "device %llu is %llu bytes but its item says %llu",
-			       (unsigned long long)d->devid, (unsigned long long)fd->size,
-			       (unsigned long long)d->total_bytes);
+			       "block device size is smaller than total_bytes in device item, has %llu expect >= %llu",
+			       (unsigned long long)fd->size, total);
 	}
 	if (super_devs != (uint64_t)ds->n)
 		ck_err(c, 0, 0, 0, 0, "super num devices mismatch, have %llu expect %d",
 		       (unsigned long long)super_devs, ds->n);
-	if (ds->n && sum != get_le64(&fs->sb.total_bytes))
-		ck_err(c, 0, 0, 0, 0, "super total bytes %llu does not match the devices' total %llu",
-		       (unsigned long long)get_le64(&fs->sb.total_bytes), (unsigned long long)sum);
+	if (ds->n && super_total < sum)
+		ck_err(c, 0, 0, 0, 0, "super total bytes %llu smaller than real device(s) size %llu",
+		       super_total, (unsigned long long)sum);
+	else if (CFG_CHECK_THOROUGH && ds->n && (super_total != sum || super_total % fs->sectorsize) &&
+		 !(get_le64(&fs->sb.flags) & (BTRFS_SUPER_FLAG_METADUMP | BTRFS_SUPER_FLAG_METADUMP_V2)))
+		ck_warn(c, 0, 0, 0, 0,
+			"minor unaligned/mismatch device size detected: super block total bytes=%llu found total bytes=%llu",
+			super_total, (unsigned long long)sum);
 	for (int i = 0; i < fs->num_chunks; i++)
 		for (int s = 0; s < fs->chunks[i].num_stripes; s++)
 			if (!ds->matched[i][s])
 				ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, fs->chunks[i].logical, 0,
-				       "chunk[%llu %llu] stripe %d (devid %llu offset %llu) has no device extent",
+				       "Chunk[256, 228, %llu] stripe[%llu, %llu] is not found in dev extent",
 				       (unsigned long long)fs->chunks[i].logical,
-				       (unsigned long long)(fs->chunks[i].logical + fs->chunks[i].length),
-				       s, (unsigned long long)fs->chunks[i].stripes[s].devid,
+				       (unsigned long long)fs->chunks[i].stripes[s].devid,
 				       (unsigned long long)fs->chunks[i].stripes[s].offset);
 }
 

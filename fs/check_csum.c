@@ -103,6 +103,7 @@ struct csum_pass {
 	uint64_t prev_end;
 	uint8_t *buf;
 	size_t buf_len;
+	int missing_said;
 };
 
 static void verify_data(struct check_ctx *c, struct csum_pass *cp, uint64_t start,
@@ -125,9 +126,14 @@ static void verify_data(struct check_ctx *c, struct csum_pass *cp, uint64_t star
 		uint64_t logical = start + (uint64_t)i * ss;
 		const uint8_t *want = sums + (size_t)i * fs->csum_size;
 
+		int present = 0;
+
 		for (int m = 1; m <= copies; m++) {
 			uint8_t got[CSUM_MAX_SIZE];
 
+			if (fs_copy_missing(fs, logical, m))
+				continue;
+			present = 1;
 			if (fs_read_logical(fs, logical, cp->buf, ss, m) < 0) {
 				ck_err(c, BTRFS_CSUM_TREE_OBJECTID, 0, logical, ss,
 				       "mirror %d bytenr %llu cannot be read", m,
@@ -140,6 +146,10 @@ static void verify_data(struct check_ctx *c, struct csum_pass *cp, uint64_t star
 				       "mirror %d bytenr %llu csum mismatch", m,
 				       (unsigned long long)logical);
 		}
+		if (!present && !cp->missing_said++)
+			ck_warn(c, BTRFS_CSUM_TREE_OBJECTID, 0, logical, ss,
+				"data on missing devices is not verified (first at bytenr %llu)",
+				(unsigned long long)logical);
 		ck_progress(c, logical / ss);
 	}
 }

@@ -9,6 +9,7 @@
  * extent in bytenr order. How a reference is recorded depends on the referencing
  * block: when its extent item has FULL_BACKREF, children are referenced by that
  * block's address (shared refs), else by the block's owner tree (keyed refs). */
+#include "config.h"
 #include "check_internal.h"
 #include "csum.h"
 #include "le.h"
@@ -21,7 +22,7 @@ enum { XR_FOUND = 0, XR_WANT = 1 };
 
 struct xref {
 	uint64_t bytenr;
-	uint64_t a, b, c;       /* root or parent; objectid; offset (data refs) */
+	uint64_t a, b, c;       /* root or parent; objectid; offset (data refs); head: generation */
 	uint64_t n;             /* head: extent size; ref: count */
 	uint64_t refs;          /* found head: refs of the extent item */
 	uint64_t flags;         /* found head: extent flags */
@@ -184,14 +185,25 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 
 	if (fs_extent_item(data, size, key->type, &ei) < 0) {
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, 0,
-		       "corrupt extent record: key [%llu,%u,%llu]", (unsigned long long)key->objectid,
+		       "corrupted or unsupported extent item found, item size=%u expect minimal size=%zu (key [%llu,%u,%llu])",
+		       size, sizeof(struct btrfs_extent_item), (unsigned long long)key->objectid,
 		       key->type, (unsigned long long)key->offset);
 		return;
 	}
 	h.meta = key->type == BTRFS_METADATA_ITEM_KEY || (ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK);
 	h.n = key->type == BTRFS_METADATA_ITEM_KEY ? c->fs->nodesize : key->offset;
+	if (CFG_CHECK_THOROUGH && key->objectid % c->fs->sectorsize)
+		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
+		       "ignoring invalid extent, bytenr %llu is not aligned to %u",
+		       (unsigned long long)key->objectid, c->fs->sectorsize);
+	if (CFG_CHECK_THOROUGH && (h.meta ? h.n != c->fs->nodesize : h.n % c->fs->sectorsize != 0))
+		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
+		       "ignore invalid %s extent, length %llu %s %u", h.meta ? "metadata" : "data",
+		       (unsigned long long)h.n, h.meta ? "does not equal to" : "is not aligned to",
+		       h.meta ? c->fs->nodesize : c->fs->sectorsize);
 	h.refs = ei.refs;
 	h.flags = ei.flags;
+	h.c = ei.generation;
 	if (key->type == BTRFS_METADATA_ITEM_KEY) {
 		if (key->offset >= BTRFS_MAX_LEVEL)
 			ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
@@ -207,11 +219,11 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
 		       "extent [%llu %llu] has invalid flags 0x%llx", (unsigned long long)key->objectid,
 		       (unsigned long long)h.n, (unsigned long long)ei.flags);
-	if (ei.generation > c->super_gen)
+	if (ei.generation > c->super_gen + 1)
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
 		       "invalid generation for extent %llu, have %llu expect (0, %llu]",
 		       (unsigned long long)key->objectid, (unsigned long long)ei.generation,
-		       (unsigned long long)c->super_gen);
+		       (unsigned long long)c->super_gen + 1);
 	emit(w, &h);
 
 	pos = ei.refs_start;
@@ -221,11 +233,10 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 		if (ir.type == FS_EXTENT_OWNER_REF_KEY)
 			continue;       /* simple quota owner, not a reference */
 		seq = inline_ref_seq(&ir);
-		if ((int)ir.type < last_type || ((int)ir.type == last_type && seq >= last_seq))
+		if ((int)ir.type < last_type || ((int)ir.type == last_type && seq > last_seq))
 			ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
-			       "extent [%llu %llu] inline ref out of order: type %u seq 0x%llx after type %d seq 0x%llx",
-			       (unsigned long long)key->objectid, (unsigned long long)h.n, ir.type,
-			       (unsigned long long)seq, last_type, (unsigned long long)last_seq);
+			       "inline extent refs out of order: key [%llu,%u,%llu]",
+			       (unsigned long long)key->objectid, key->type, (unsigned long long)h.n);
 		last_type = ir.type;
 		last_seq = seq;
 		switch (ir.type) {
@@ -245,7 +256,7 @@ static void found_extent_item(struct walk *w, const struct fs_key *key, const ui
 	if (ret < 0)
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, key->objectid, h.n,
 		       "corrupt extent record: key [%llu,%u,%llu] has a bad inline ref",
-		       (unsigned long long)key->objectid, key->type, (unsigned long long)key->offset);
+		       (unsigned long long)key->objectid, key->type, (unsigned long long)h.n);
 }
 
 static void found_keyed_ref(struct walk *w, const struct fs_key *key, const uint8_t *data,
@@ -336,7 +347,7 @@ static void leaf_file_extent(struct walk *w, const struct fs_block *b, const str
 
 /* Item data is packed from the end of the leaf down: each item ends where the
  * previous one starts (the kernel refuses leaves with gaps or overlaps). */
-static void check_leaf_packing(struct walk *w, const struct fs_block *b)
+void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *b)
 {
 	const struct btrfs_item *items = (const void *)(b->data + sizeof(struct btrfs_header));
 	uint32_t n = fs_block_nritems(b);
@@ -346,7 +357,7 @@ static void check_leaf_packing(struct walk *w, const struct fs_block *b)
 		uint64_t end = (uint64_t)get_le32(&items[i].offset) + get_le32(&items[i].size);
 
 		if (end != expect) {
-			ck_err(w->c, w->tree, 0, b->bytenr, b->size,
+			ck_err(c, tree, 0, b->bytenr, b->size,
 			       "corrupt leaf: root=%llu block=%llu slot=%u, unexpected item end, have %llu expect %llu",
 			       (unsigned long long)fs_block_owner(b), (unsigned long long)b->bytenr, i,
 			       (unsigned long long)end, (unsigned long long)expect);
@@ -362,7 +373,7 @@ static void walk_leaf(struct walk *w, const struct fs_block *b, int full_backref
 	uint32_t n = fs_block_nritems(b);
 
 	c->st->btree_space_waste += leaf_free_space(b);
-	check_leaf_packing(w, b);
+	ck_leaf_packing(c, w->tree, b);
 	for (uint32_t i = 0; i < n; i++) {
 		struct fs_key key;
 		const uint8_t *data;
@@ -463,8 +474,9 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 		return;
 	h.n = c->fs->nodesize;
 	h.level = (uint8_t)(level < 0 ? 0 : level);
-	emit(w, &h);
 	b = fs_block_read(c->fs, bytenr, &exp);
+	h.c = b ? fs_block_generation(b) : 0;
+	emit(w, &h);
 	if (!b) {
 		struct fs_error e = c->fs->err;
 
@@ -546,8 +558,8 @@ static int walk_root_item(struct check_ctx *c, const struct fs_key *key, const u
 struct xgroup {
 	uint64_t bytenr;
 	int found, want;
-	uint64_t fsize, frefs, fflags, wsize;
-	int fmeta, wmeta, flevel;
+	uint64_t fsize, frefs, fflags, wsize, fgen, wgen;
+	int fmeta, wmeta, flevel, wlevel;
 	uint64_t fsum, wsum;
 	int bad_refs;
 };
@@ -592,6 +604,22 @@ static void compare_ref(struct check_ctx *c, struct xgroup *g, const struct xref
 		       wcount ? "not found in extent tree" : "not referenced back");
 }
 
+/* Scrub reads metadata one 64 KiB stripe at a time (offsets from the block group
+ * start): a tree block must not cross a stripe. Blocks not nodesize aligned
+ * would cross pages on 64K page systems. */
+static void check_tree_block_place(struct check_ctx *c, uint64_t bytenr, uint64_t size, uint64_t bg_start)
+{
+	uint64_t off = bytenr - bg_start, stripe = 64 * 1024;
+
+	if (bytenr % c->fs->nodesize)
+		ck_warn(c, 0, 0, bytenr, size,
+			"tree block [%llu, %llu) is not nodesize aligned, may cause problem for 64K page system",
+			(unsigned long long)bytenr, (unsigned long long)(bytenr + size));
+	if (off / stripe != (off + c->fs->nodesize - 1) / stripe)
+		ck_err(c, 0, 0, bytenr, size, "bad metadata [%llu, %llu) crossing stripe boundary",
+		       (unsigned long long)bytenr, (unsigned long long)(bytenr + size));
+}
+
 static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_end)
 {
 	uint64_t size = g->found ? g->fsize : g->wsize;
@@ -625,6 +653,15 @@ static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_e
 		       "extent [%llu %llu] is referenced with size %llu",
 		       (unsigned long long)g->bytenr, (unsigned long long)g->fsize,
 		       (unsigned long long)g->wsize);
+	if (CFG_CHECK_THOROUGH && g->want && g->wmeta && g->fmeta && g->wlevel != g->flevel)
+		ck_err(c, 0, 0, g->bytenr, size, "metadata level mismatch on [%llu, %llu]",
+		       (unsigned long long)g->bytenr, (unsigned long long)size);
+	/* a tree block's extent item is made with it: same transaction */
+	if (CFG_CHECK_THOROUGH && g->want && g->wmeta && g->fmeta && g->wgen && g->wgen != g->fgen)
+		ck_err(c, 0, 0, g->bytenr, size,
+		       "extent[%llu %llu] backref generation mismatch, wanted: %llu, have: %llu",
+		       (unsigned long long)g->bytenr, (unsigned long long)size,
+		       (unsigned long long)g->wgen, (unsigned long long)g->fgen);
 	if (g->want && g->wmeta != g->fmeta)
 		ck_err(c, 0, 0, g->bytenr, size, "extent [%llu %llu] is used as %s but its item says %s",
 		       (unsigned long long)g->bytenr, (unsigned long long)size,
@@ -642,6 +679,8 @@ static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_e
 		return;
 	}
 	bg->used_found += size;
+	if (g->fmeta)
+		check_tree_block_place(c, g->bytenr, size, bg->start);
 	if (g->fmeta ? !(bg->flags & (BTRFS_BLOCK_GROUP_METADATA | BTRFS_BLOCK_GROUP_SYSTEM))
 		     : !(bg->flags & BTRFS_BLOCK_GROUP_DATA))
 		ck_err(c, 0, 0, g->bytenr, size, "bad extent [%llu, %llu), type mismatch with chunk",
@@ -682,7 +721,7 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 		if (r.type == XR_HEAD) {
 			if (r.src == XR_FOUND) {
 				if (g.found)
-					ck_err(c, 0, 0, r.bytenr, r.n, "duplicate extent item for %llu",
+					ck_err(c, 0, 0, r.bytenr, r.n, "extent item %llu has multiple extent items",
 					       (unsigned long long)r.bytenr);
 				g.found = 1;
 				g.fsize = r.n;
@@ -690,11 +729,14 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 				g.fflags = r.flags;
 				g.fmeta = r.meta;
 				g.flevel = r.level;
+				g.fgen = r.c;
 			} else {
 				g.want = 1;
 				if (r.n > g.wsize)
 					g.wsize = r.n;
 				g.wmeta = r.meta;
+				g.wlevel = r.level;
+				g.wgen = r.c;
 			}
 			continue;
 		}
@@ -715,17 +757,24 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 	return ret;
 }
 
+/* Block group items' used bytes, and their sum the superblock's. */
 static void check_block_group_usage(struct check_ctx *c)
 {
+	uint64_t used = 0, super_used = get_le64(&c->fs->sb.bytes_used);
+
 	for (int i = 0; i < c->nbgs; i++) {
 		struct check_bg *bg = &c->bgs[i];
 
+		used += bg->used_found;
 		if (bg->used_found != bg->used_item)
 			ck_err(c, 0, 0, bg->start, bg->len,
 			       "block group [%llu %llu] used %llu but extent items used %llu",
 			       (unsigned long long)bg->start, (unsigned long long)bg->len,
 			       (unsigned long long)bg->used_item, (unsigned long long)bg->used_found);
 	}
+	if (used != super_used)
+		ck_err(c, 0, 0, 0, 0, "super bytes used %llu mismatches actual used %llu",
+		       (unsigned long long)super_used, (unsigned long long)used);
 }
 
 int check_extents(struct check_ctx *c)

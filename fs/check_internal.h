@@ -38,8 +38,11 @@ struct check_ctx {
 	struct check_seen *seen;
 	int nseen;
 	struct fs_root quota_root;
-	struct xsort *qgroups;          /* struct qrec, when qgroups are verified */
+	struct xsort *qgroups;          /* struct qrec, when qgroups are verified from the trees */
 	int qgroup_err;
+	struct qgroups *qg;             /* the quota tree's qgroups */
+	int qgroup_skip;                /* rescan running or numbers known to be wrong */
+	uint64_t qgroup_dropping;       /* a subvolume partly dropped: numbers not verified */
 	struct xsort *csum_need;        /* struct check_range, filled by the fs roots pass */
 	uint64_t bad_blocks[CHECK_MAX_BAD_REPORTED];    /* already reported */
 	int nbad;
@@ -55,10 +58,14 @@ struct check_range {
 
 int ck_range_cmp(const void *a, const void *b);
 
+enum { CK_ERROR, CK_WARNING, CK_RAW };
 void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, uint64_t bytenr,
 		uint64_t len, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 #define ck_err(c, root, ino, bytenr, len, ...) ck_problem(c, 0, root, ino, bytenr, len, __VA_ARGS__)
 #define ck_warn(c, root, ino, bytenr, len, ...) ck_problem(c, 1, root, ino, bytenr, len, __VA_ARGS__)
+/* An error printed as is: the reference's multi-line reports (inode errors,
+ * unresolved refs) have no "ERROR:" prefix. */
+#define ck_raw(c, root, ino, ...) ck_problem(c, CK_RAW, root, ino, 0, 0, __VA_ARGS__)
 /* Reports an engine error (bad block, failed read) once per block address. */
 void ck_fs_error(struct check_ctx *c, const struct fs_error *e);
 void ck_progress(struct check_ctx *c, uint64_t done);
@@ -71,6 +78,8 @@ typedef int (*ck_item_fn)(struct check_ctx *c, const struct fs_key *key, const u
 			  uint32_t size, void *arg);
 int ck_iterate(struct check_ctx *c, const struct fs_root *root, const struct fs_key *from,
 	       ck_item_fn cb, void *arg);
+/* Iterates the log root tree (none: nothing to do). */
+int ck_iterate_logs(struct check_ctx *c, ck_item_fn cb, void *arg);
 /* Pull-style iteration over one tree from a key. */
 struct ck_cursor {
 	struct check_ctx *c;
@@ -84,6 +93,18 @@ void ck_cursor_init(struct ck_cursor *cu, struct check_ctx *c, const struct fs_r
 /* 1 with the next item, 0 at the end (errors are reported and end it). */
 int ck_cursor_next(struct ck_cursor *cu, struct fs_key *key, const uint8_t **data, uint32_t *size);
 void ck_cursor_release(struct ck_cursor *cu);
+/* Errors of a name (dir item, dir index, inode ref; or a subvolume's root
+ * ref, backref and entries): the reference's bits. */
+enum {
+	REF_NO_DIR_ITEM = 1 << 0, REF_NO_DIR_INDEX = 1 << 1, REF_NO_INODE_REF = 1 << 2,
+	REF_DUP_DIR_ITEM = 1 << 3, REF_DUP_DIR_INDEX = 1 << 4, REF_DUP_INODE_REF = 1 << 5,
+	REF_INDEX_UNMATCH = 1 << 6, REF_FILETYPE_UNMATCH = 1 << 7, REF_NAME_TOO_LONG = 1 << 8,
+	REF_NO_ROOT_REF = 1 << 9, REF_NO_ROOT_BACKREF = 1 << 10,
+};
+/* ", word" for each of those bits, in buf. */
+const char *ck_ref_words(char *buf, size_t size, uint32_t errors);
+/* Item data must be packed from the end of a leaf down, without gaps. */
+void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *b);
 /* btrfs name hash of directory entries: crc32c seeded with ~1, not inverted. */
 uint32_t ck_name_hash(const char *name, size_t len);
 static inline int ck_is_fstree(uint64_t id)
@@ -93,15 +114,19 @@ static inline int ck_is_fstree(uint64_t id)
 }
 
 int check_chunks_and_devices(struct check_ctx *c);
+void check_device_set(struct check_ctx *c);
 int check_extents(struct check_ctx *c);
 int check_free_space(struct check_ctx *c);
+int check_cache_inodes(struct check_ctx *c);
 int check_fs_roots(struct check_ctx *c);
 int check_csums(struct check_ctx *c);
 int check_root_refs(struct check_ctx *c);
 int check_root_items(struct check_ctx *c);
 int check_log_csums(struct check_ctx *c);
+int check_log_trees(struct check_ctx *c);
 int ck_qgroup_init(struct check_ctx *c);
 void ck_qgroup_add(struct check_ctx *c, uint64_t bytenr, uint64_t root, uint64_t size);
 int check_qgroups(struct check_ctx *c);
+void ck_qgroup_free(struct check_ctx *c);
 
 #endif

@@ -1,19 +1,26 @@
-/* The tree log (replayed at the next mount): a logged regular extent of a file
- * with checksums must have them, logged with it or already in the csum tree,
- * or the replay would leave data without checksums. Logs are small (one
- * transaction's fsyncs), so their ranges are kept in memory. */
+/* The tree log (replayed at the next mount). Its blocks are read and checked
+ * like any tree block (checksums, keys, levels, leaf packing); what a log
+ * leaves out (links, counts, extent items) is not an error. A logged regular
+ * extent of a file with checksums must have them, logged with it or already
+ * in the csum tree, or the replay would leave data without checksums. Logs
+ * are small (one transaction's fsyncs), so their ranges are kept in memory. */
 #include "check_internal.h"
 #include "le.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+struct log_range {
+	uint64_t start, len, ino, file_offset;
+};
+
 struct range_list {
-	struct check_range *r;
+	struct log_range *r;
 	size_t n, cap;
 };
 
-static int range_add(struct range_list *l, uint64_t start, uint64_t len, uint64_t root, uint64_t ino)
+static int range_add(struct range_list *l, uint64_t start, uint64_t len, uint64_t ino,
+		     uint64_t file_offset)
 {
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? l->cap * 2 : 32;
@@ -23,14 +30,13 @@ static int range_add(struct range_list *l, uint64_t start, uint64_t len, uint64_
 		l->r = p;
 		l->cap = nc;
 	}
-	l->r[l->n++] = (struct check_range){ start, len, root, ino, 0 };
+	l->r[l->n++] = (struct log_range){ start, len, ino, file_offset };
 	return 0;
 }
 
 struct log_walk {
 	struct check_ctx *c;
-	uint64_t root;                  /* the subvolume the log belongs to */
-	uint64_t ino, flags;            /* the last logged inode item */
+	uint64_t csum_ino;              /* the last logged inode item, when it has checksums */
 	struct range_list need, have;
 	int err;
 };
@@ -42,28 +48,26 @@ static void log_item(struct log_walk *lw, const struct fs_key *key, const uint8_
 	if (key->type == BTRFS_INODE_ITEM_KEY) {
 		const struct btrfs_inode_item *ii = fs_inode_item(data, size);
 
-		lw->ino = key->objectid;
-		lw->flags = ii ? get_le64(&ii->flags) : 0;
+		lw->csum_ino = ii && !(get_le64(&ii->flags) & INODE_FLAG_NODATASUM) ? key->objectid : 0;
 	} else if (key->type == BTRFS_EXTENT_CSUM_KEY && key->objectid == BTRFS_EXTENT_CSUM_OBJECTID) {
 		uint32_t count = fs_csum_item_count(size, c->fs->csum_size);
 
 		if (count && !lw->err)
 			lw->err = range_add(&lw->have, key->offset, (uint64_t)count * c->fs->sectorsize,
-					    lw->root, 0);
+					    0, 0);
 	} else if (key->type == BTRFS_EXTENT_DATA_KEY) {
 		struct fs_file_extent fe;
 
+		/* as the reference: extents of an inode logged with its item */
 		if (fs_file_extent(data, size, &fe) < 0 || fe.type != BTRFS_FILE_EXTENT_REG ||
-		    !fe.disk_bytenr || lw->err)
-			return;
-		if (lw->ino == key->objectid && (lw->flags & INODE_FLAG_NODATASUM))
+		    !fe.disk_bytenr || lw->err || key->objectid != lw->csum_ino)
 			return;
 		if (fe.compression)
-			lw->err = range_add(&lw->need, fe.disk_bytenr, fe.disk_num_bytes, lw->root,
-					    key->objectid);
+			lw->err = range_add(&lw->need, fe.disk_bytenr, fe.disk_num_bytes, key->objectid,
+					    key->offset);
 		else
-			lw->err = range_add(&lw->need, fe.disk_bytenr + fe.offset, fe.num_bytes, lw->root,
-					    key->objectid);
+			lw->err = range_add(&lw->need, fe.disk_bytenr + fe.offset, fe.num_bytes,
+					    key->objectid, key->offset);
 	}
 }
 
@@ -71,6 +75,8 @@ static int log_leaf(void *ctx, const struct fs_block *b)
 {
 	struct log_walk *lw = ctx;
 	uint32_t n = fs_block_nritems(b);
+
+	ck_leaf_packing(lw->c, BTRFS_TREE_LOG_OBJECTID, b);
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct fs_key key;
@@ -92,6 +98,32 @@ static void log_error(void *ctx, const struct fs_error *e)
 	ck_fs_error(lw->c, e);
 }
 
+static int log_range_cmp(const void *a, const void *b)
+{
+	const struct log_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Sorts the ranges and joins those that overlap or touch. */
+static void merge_ranges(struct range_list *l)
+{
+	size_t n = 0;
+
+	if (!l->n)
+		return;
+	qsort(l->r, l->n, sizeof(*l->r), log_range_cmp);
+	for (size_t i = 1; i < l->n; i++) {
+		struct log_range *p = &l->r[n], *r = &l->r[i];
+
+		if (r->start > p->start + p->len)
+			l->r[++n] = *r;
+		else if (r->start + r->len > p->start + p->len)
+			p->len = r->start + r->len - p->start;
+	}
+	l->n = n + 1;
+}
+
 /* End of the checksummed range containing pos (from the log or the csum
  * tree), or pos when none does. */
 static uint64_t covered_to(struct log_walk *lw, uint64_t pos)
@@ -101,11 +133,19 @@ static uint64_t covered_to(struct log_walk *lw, uint64_t pos)
 	struct fs_path p;
 	uint64_t end = pos;
 
-	for (size_t i = 0; i < lw->have.n; i++)
-		if (lw->have.r[i].start <= pos && pos < lw->have.r[i].start + lw->have.r[i].len &&
-		    lw->have.r[i].start + lw->have.r[i].len > end)
-			end = lw->have.r[i].start + lw->have.r[i].len;
-	if (end > pos || !c->have_csum_root)
+	size_t lo = 0, hi = lw->have.n;
+
+	while (lo < hi) {       /* the last logged range starting at or before pos */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (lw->have.r[mid].start <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && lw->have.r[lo - 1].start + lw->have.r[lo - 1].len > pos)
+		return lw->have.r[lo - 1].start + lw->have.r[lo - 1].len;
+	if (!c->have_csum_root)
 		return end;
 	fs_path_init(&p);
 	if (fs_search_le(c->fs, &c->csum_root, &k, &p) == 0) {
@@ -127,23 +167,25 @@ static uint64_t covered_to(struct log_walk *lw, uint64_t pos)
 
 static void check_one_log(struct check_ctx *c, uint64_t root, const struct btrfs_root_item *ri)
 {
-	struct log_walk lw = { .c = c, .root = root };
+	struct log_walk lw = { .c = c };
 	struct fs_walk_ops ops = { .leaf = log_leaf, .error = log_error };
 	struct fs_root log = { .objectid = BTRFS_TREE_LOG_OBJECTID, .bytenr = get_le64(&ri->bytenr),
 			       .generation = get_le64(&ri->generation), .level = ri->level };
 
 	fs_tree_walk(c->fs, &log, &ops, &lw);
+	merge_ranges(&lw.have);
 	for (size_t i = 0; i < lw.need.n && !lw.err; i++) {
-		struct check_range *r = &lw.need.r[i];
+		struct log_range *r = &lw.need.r[i];
 		uint64_t pos = r->start, to;
 
 		while (pos < r->start + r->len && (to = covered_to(&lw, pos)) > pos)
 			pos = to;
 		if (pos < r->start + r->len)
 			ck_err(c, root, r->ino, r->start, r->len,
-			       "log tree of root %llu: inode %llu data [%llu %llu] has no checksum",
+			       "csum missing in log (root %llu inode %llu offset %llu address 0x%llx length %llu)",
 			       (unsigned long long)root, (unsigned long long)r->ino,
-			       (unsigned long long)r->start, (unsigned long long)r->len);
+			       (unsigned long long)r->file_offset, (unsigned long long)r->start,
+			       (unsigned long long)r->len);
 	}
 	free(lw.need.r);
 	free(lw.have.r);
@@ -163,12 +205,5 @@ static int log_root_cb(struct check_ctx *c, const struct fs_key *key, const uint
 
 int check_log_csums(struct check_ctx *c)
 {
-	struct fs_root logs = { .objectid = BTRFS_TREE_LOG_OBJECTID,
-				.bytenr = get_le64(&c->fs->sb.log_root),
-				.level = c->fs->sb.log_root_level };
-	struct fs_key from = { 0, 0, 0 };
-
-	if (!logs.bytenr || logs.level >= BTRFS_MAX_LEVEL)
-		return 0;
-	return ck_iterate(c, &logs, &from, log_root_cb, NULL);
+	return ck_iterate_logs(c, log_root_cb, NULL);
 }

@@ -108,7 +108,8 @@ int fs_chunk_add(struct fs *fs, uint64_t logical, const struct btrfs_chunk *disk
 		const struct btrfs_stripe *s = fs_chunk_stripe(c, i);
 		ch.stripes[i].devid = get_le64(&s->devid);
 		ch.stripes[i].offset = get_le64(&s->offset);
-		ch.stripes[i].dev = fs_device_by_id(fs, ch.stripes[i].devid);
+		memcpy(ch.stripes[i].dev_uuid, s->dev_uuid, BTRFS_UUID_SIZE);
+		ch.stripes[i].dev = fs_stripe_device(fs, &ch.stripes[i]);
 	}
 	ret = chunk_insert(fs, &ch);
 	if (ret)
@@ -229,6 +230,25 @@ int fs_map(struct fs *fs, uint64_t logical, int mirror, struct fs_phys *out)
 	else
 		out->len = c->length - off;
 	return 0;
+}
+
+int fs_copy_missing(struct fs *fs, uint64_t logical, int mirror)
+{
+	struct fs_phys ph;
+
+	return !fs_map(fs, logical, mirror, &ph) && !ph.dev;
+}
+
+void fs_copy_failed(struct fs *fs, uint64_t logical, int mirror, struct fs_error *first, int *first_missing)
+{
+	int missing = fs_copy_missing(fs, logical, mirror);
+
+	if (mirror == 1 || (*first_missing && !missing)) {
+		*first = fs->err;
+		*first_missing = missing;
+	}
+	if (fs->bad_copy && !missing)
+		fs->bad_copy(fs->bad_copy_ctx, &fs->err);
 }
 
 int fs_read_phys(struct fs_device *dev, uint64_t physical, void *buf, size_t len)

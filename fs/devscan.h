@@ -3,11 +3,11 @@
 #define FS_DEVSCAN_H
 #include "fs.h"
 
-/* Block devices listed in /proc/partitions whose superblock (primary, else a
- * valid copy) has this fsid and a devid not in skip_devids[0..nskip). Stores up
- * to max malloc'd paths ("/dev/NAME") in paths, one per devid; returns how many
- * (0 when /proc is not there). */
-int fs_scan_devices(const uint8_t fsid[BTRFS_FSID_SIZE], const uint64_t *skip_devids, int nskip,
-		    char **paths, int max);
+/* Calls fn for each block device listed in /proc/partitions that holds a btrfs
+ * superblock (the primary, else a valid copy), with its path ("/dev/NAME") and
+ * that superblock; fn returns nonzero to stop the walk. Nothing happens when
+ * /proc is not there. */
+void fs_scan_block_devices(int (*fn)(const char *path, const struct btrfs_super_block *sb, void *ctx),
+			   void *ctx);
 
 #endif

@@ -242,7 +242,7 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
 	uint64_t start = verify ? logical / fs->sectorsize * fs->sectorsize : logical;
 	uint64_t end = verify ? (logical + len + fs->sectorsize - 1) / fs->sectorsize * fs->sectorsize
 			      : logical + len;
-	int copies = fs_num_copies(fs, logical);
+	int copies = fs_num_copies(fs, logical), first_missing = 0;
 	uint8_t *tmp = buf;
 	struct fs_error first;
 	int ret = -EIO;
@@ -258,10 +258,7 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
 		ret = read_copy(fs, start, tmp, end - start, m, verify);
 		if (!ret)
 			break;
-		if (m == 1)
-			first = fs->err;
-		if (fs->bad_copy)
-			fs->bad_copy(fs->bad_copy_ctx, &fs->err);
+		fs_copy_failed(fs, start, m, &first, &first_missing);
 	}
 	if (ret && copies)
 		fs->err = first;
@@ -498,8 +495,7 @@ static int match_name(void *ctx, uint64_t index, const struct fs_dir_entry *e)
 	return 1;
 }
 
-/* The directory of a root's top (root_dirid; 256 for the trees without an item). */
-static uint64_t root_dir(const struct fs_root *r)
+uint64_t fs_root_dir(const struct fs_root *r)
 {
 	uint64_t d = r->item_size ? get_le64(&r->item.root_dirid) : 0;
 	return d ? d : BTRFS_FIRST_FREE_OBJECTID;
@@ -516,7 +512,7 @@ static int enter(struct fs *fs, struct fs_root *cur, uint64_t *ino, const struct
 	}
 	ret = fs_root_lookup(fs, m->location.objectid, cur);
 	if (!ret)
-		*ino = root_dir(cur);
+		*ino = fs_root_dir(cur);
 	return ret;
 }
 
@@ -524,7 +520,7 @@ int fs_path_lookup(struct fs *fs, const struct fs_root *root, const char *path,
 		   struct fs_root *out_root, uint64_t *ino)
 {
 	struct fs_root cur = *root;
-	uint64_t dir = root_dir(root);
+	uint64_t dir = fs_root_dir(root);
 	int ret = 0;
 
 	while (*path) {

@@ -81,6 +81,7 @@ uint64_t fs_fd_size(int fd);
 struct fs_open_opts {
 	int writable;           /* reserved, must be 0 */
 	int allow_degraded;     /* open even when devices are missing */
+	int scan;               /* look for missing and seed devices among the block devices */
 	int super_mirror;       /* -1: primary, falling back to copies 1, 2; else 0..2 */
 	int backup_root;        /* -1: none; 0..3: use superblock backup root slot */
 	uint64_t tree_root;     /* nonzero: explicit root tree bytenr */
@@ -106,6 +107,7 @@ struct fs_device {
 struct fs_chunk_stripe {
 	uint64_t devid;
 	uint64_t offset;        /* physical */
+	uint8_t dev_uuid[BTRFS_UUID_SIZE];
 	struct fs_device *dev;  /* NULL when missing */
 };
 struct fs_chunk {
@@ -139,9 +141,9 @@ struct fs {
 	uint64_t root_bytenr, chunk_root_bytenr; /* what this open used */
 	uint64_t root_gen, chunk_root_gen;       /* 0: not checked (explicit bytenr) */
 	int root_level, chunk_root_level;        /* -1: take it from the block */
-	struct fs_device *devs;
-	int num_devs;
-	int missing_devs;
+	struct fs_device *devs;         /* given, scanned and seed devices */
+	int num_devs, cap_devs;
+	int num_seeds;                  /* of devs, seed devices of a sprouted filesystem */
 	struct fs_chunk *chunks;        /* sorted by logical */
 	int num_chunks, cap_chunks;
 	struct fs_block_cache *cache;
@@ -157,14 +159,34 @@ struct fs {
 	size_t spare_ext_cap;
 };
 
-/* Opens the devices/images (any order; all must belong to one filesystem),
- * reads the chunk tree and the root tree root. On failure returns NULL and
- * describes why in *err (e.g. "devid 2 missing (use degraded)"). Missing
- * devices are listed in err->msg even on a degraded success (err->code 0). */
+/* Opens the devices/images (any order; each must belong to the filesystem on
+ * paths[0] or be one of its seed devices), reads the chunk tree and the root
+ * tree root. A device belongs when its superblock has the same metadata fsid
+ * (dev_item.fsid); a chunk stripe is on the device with its devid
+ * and dev uuid. With opts->scan, devices of the filesystem that were not given
+ * and the seed devices its chunks use (SEEDING flag, devid and dev uuid of a
+ * stripe) are looked for among the block devices. On failure returns NULL and
+ * describes why in *err (e.g. "missing devices: devid 2"). Missing devices are
+ * listed in err->msg even on a degraded success (err->code 0). */
 struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_opts *opts,
 		   struct fs_error *err);
 void fs_close(struct fs *fs);
 struct fs_device *fs_device_by_id(struct fs *fs, uint64_t devid);
+/* A seed device (its superblock has another metadata fsid and the SEEDING flag). */
+int fs_device_is_seed(const struct fs *fs, const struct fs_device *d);
+/* The distinct devids that chunk stripes name but no open device provides,
+ * ascending; up to max of them stored, the count returned. */
+int fs_missing_devids(const struct fs *fs, uint64_t *ids, int max);
+/* The open device a stripe is on (NULL: missing): the one with its devid and
+ * dev uuid, else (a damaged uuid) the filesystem's own device with that devid. */
+struct fs_device *fs_stripe_device(struct fs *fs, const struct fs_chunk_stripe *st);
+/* 1 when copy `mirror` of logical lies on a missing device. */
+int fs_copy_missing(struct fs *fs, uint64_t logical, int mirror);
+/* After copy `mirror` (1..) of logical failed (reason in fs->err): keeps in *first
+ * the reason to give when every copy fails (copy 1's, or the first present copy's
+ * when copy 1 is on a missing device) and tells fs->bad_copy, except for copies on
+ * a missing device (said once, when the filesystem was opened). */
+void fs_copy_failed(struct fs *fs, uint64_t logical, int mirror, struct fs_error *first, int *first_missing);
 
 /* ---- chunk map (fs/chunk.c) -------------------------------------------- */
 
@@ -304,6 +326,10 @@ int fs_lookup(struct fs *fs, const struct fs_root *root, const struct fs_key *ke
 /* Positions p on the last item with objectid/type matching and offset <= key->offset.
  * 0 ok, -ENOENT none. */
 int fs_search_le(struct fs *fs, const struct fs_root *root, const struct fs_key *key, struct fs_path *p);
+
+/* Child `slot` of node parent in tree `tree`, verified against the pointer's key,
+ * level and generation; NULL with fs->err set (tree and key too). */
+struct fs_block *fs_read_child(struct fs *fs, const struct fs_block *parent, uint32_t slot, uint64_t tree);
 
 /* Pre-order walk of a whole tree. node/leaf callbacks return 0 to go on,
  * 1 (node only) to skip its children, <0 to stop the walk (returned). Bad
@@ -456,6 +482,8 @@ int fs_read_data(struct fs *fs, uint64_t logical, void *buf, size_t len, int ver
  * reported with -EUCLEAN. */
 typedef int (*fs_dir_fn)(void *ctx, uint64_t index, const struct fs_dir_entry *e);
 int fs_dir_iterate(struct fs *fs, const struct fs_root *root, uint64_t ino, fs_dir_fn cb, void *ctx);
+/* The directory at the top of a root (root_dirid; 256 for trees without a root item). */
+uint64_t fs_root_dir(const struct fs_root *r);
 /* Resolves an absolute path ("/a/b") from the top of root, entering
  * subvolumes; *out_root / *ino receive the result. */
 int fs_path_lookup(struct fs *fs, const struct fs_root *root, const char *path,

@@ -1,6 +1,7 @@
 /* Opening a filesystem: devices, superblock choice, chunk map, root tree. */
 #include "fs.h"
 #include "csum.h"
+#include "devscan.h"
 #include "le.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,40 @@ struct fs_device *fs_device_by_id(struct fs *fs, uint64_t devid)
 		if (fs->devs[i].fd >= 0 && fs->devs[i].devid == devid)
 			return &fs->devs[i];
 	return NULL;
+}
+
+int fs_device_is_seed(const struct fs *fs, const struct fs_device *d)
+{
+	return memcmp(d->sb.dev_item.fsid, fs->meta_uuid, BTRFS_FSID_SIZE) &&
+	       (get_le64(&d->sb.flags) & BTRFS_SUPER_FLAG_SEEDING);
+}
+
+struct fs_device *fs_stripe_device(struct fs *fs, const struct fs_chunk_stripe *st)
+{
+	struct fs_device *own = NULL;
+
+	for (int i = 0; i < fs->num_devs; i++) {
+		struct fs_device *d = &fs->devs[i];
+
+		if (d->fd < 0 || d->devid != st->devid)
+			continue;
+		if (!memcmp(d->uuid, st->dev_uuid, BTRFS_UUID_SIZE))
+			return d;
+		if (!fs_device_is_seed(fs, d))
+			own = d;
+	}
+	return own;
+}
+
+/* Points every chunk stripe at its device (after devices were added). */
+static void resolve_stripes(struct fs *fs)
+{
+	fs->num_seeds = 0;
+	for (int i = 0; i < fs->num_devs; i++)
+		fs->num_seeds += fs->devs[i].fd >= 0 && fs_device_is_seed(fs, &fs->devs[i]);
+	for (int i = 0; i < fs->num_chunks; i++)
+		for (int s = 0; s < fs->chunks[i].num_stripes; s++)
+			fs->chunks[i].stripes[s].dev = fs_stripe_device(fs, &fs->chunks[i].stripes[s]);
 }
 
 /* The requested superblock copy, or the primary with fallback to the copies. */
@@ -47,11 +82,23 @@ static int choose_super(struct fs_device *d, int mirror, struct fs_error *err)
 	return first.code;
 }
 
-static int open_device(struct fs_device *d, const char *path, int mirror, struct fs_error *err)
+/* Opens path into a new slot of fs->devs (moved by the growth: stripes are
+ * resolved again after). */
+static int open_device(struct fs *fs, const char *path, int mirror, struct fs_error *err)
 {
-	const struct btrfs_dev_item *di = &d->sb.dev_item;
+	struct fs_device *d;
 	int ret;
 
+	if (fs->num_devs == fs->cap_devs) {
+		int cap = fs->cap_devs ? fs->cap_devs * 2 : 2;
+		d = realloc(fs->devs, (size_t)cap * sizeof(*d));
+		if (!d)
+			return fs_err(err, -ENOMEM, "out of memory");
+		fs->devs = d;
+		fs->cap_devs = cap;
+	}
+	d = &fs->devs[fs->num_devs++];
+	memset(d, 0, sizeof(*d));
 	d->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (d->fd < 0)
 		return fs_err(err, -errno, "cannot open %s: %s", path, strerror(errno));
@@ -66,38 +113,118 @@ static int open_device(struct fs_device *d, const char *path, int mirror, struct
 		fs_err_wrap(err, prefix, NULL);
 		return ret;
 	}
-	d->devid = get_le64(&di->devid);
-	memcpy(d->uuid, di->uuid, BTRFS_UUID_SIZE);
-	d->total_bytes = get_le64(&di->total_bytes);
+	d->devid = get_le64(&d->sb.dev_item.devid);
+	memcpy(d->uuid, d->sb.dev_item.uuid, BTRFS_UUID_SIZE);
+	d->total_bytes = get_le64(&d->sb.dev_item.total_bytes);
+	return 0;
+}
+
+/* Closes the last device opened (a duplicate or a device not wanted). */
+static void drop_last_device(struct fs *fs)
+{
+	struct fs_device *d = &fs->devs[--fs->num_devs];
+
+	close(d->fd);
+	free(d->path);
+}
+
+/* Whether two superblocks are of one filesystem: same metadata fsid (dev_item.fsid;
+ * the fsid differs while a change by btrfstune -m is half done). */
+static int same_fs(const struct btrfs_super_block *a, const struct btrfs_super_block *b)
+{
+	return !memcmp(a->dev_item.fsid, b->dev_item.fsid, BTRFS_FSID_SIZE);
+}
+
+/* The device just opened must not have the devid of another (the same device
+ * given twice, or a copy of one). */
+static int new_device(struct fs *fs, struct fs_error *err)
+{
+	struct fs_device *d = &fs->devs[fs->num_devs - 1];
+
+	for (int j = 0; j < fs->num_devs - 1; j++) {
+		struct fs_device *o = &fs->devs[j];
+
+		if (o->devid == d->devid && !memcmp(o->sb.dev_item.fsid, d->sb.dev_item.fsid, BTRFS_FSID_SIZE))
+			return fs_err(err, -EINVAL, "%s and %s are both devid %llu of the filesystem",
+				      o->path, d->path, (unsigned long long)d->devid);
+	}
 	return 0;
 }
 
 static int add_devices(struct fs *fs, const char *const *paths, int n, int mirror, struct fs_error *err)
 {
 	for (int i = 0; i < n; i++) {
-		struct fs_device *d = &fs->devs[i];
-		int ret = open_device(d, paths[i], mirror, err);
+		int ret = open_device(fs, paths[i], mirror, err);
+		struct fs_device *d = &fs->devs[fs->num_devs - 1];
 
-		fs->num_devs = i + 1;
 		if (ret)
 			return ret;
-		if (i && memcmp(d->sb.fsid, fs->devs[0].sb.fsid, BTRFS_FSID_SIZE))
+		if (i && !same_fs(&d->sb, &fs->devs[0].sb) &&
+		    !(get_le64(&d->sb.flags) & BTRFS_SUPER_FLAG_SEEDING))
 			return fs_err(err, -EINVAL, "%s is not part of the filesystem on %s", paths[i], paths[0]);
-		for (int j = 0; j < i; j++)
-			if (fs->devs[j].devid == d->devid)
-				return fs_err(err, -EINVAL, "%s and %s are both devid %llu", paths[j], paths[i],
-					      (unsigned long long)d->devid);
+		ret = new_device(fs, err);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
 
-/* Takes the newest superblock among the devices as the filesystem's. */
+struct scan_ctx {
+	struct fs *fs;
+	int mirror;
+	struct fs_error *err;
+};
+
+/* A stripe not yet on a device names this devid and dev uuid. */
+static int wanted_by_stripe(const struct fs *fs, uint64_t devid, const uint8_t *uuid)
+{
+	for (int i = 0; i < fs->num_chunks; i++)
+		for (int s = 0; s < fs->chunks[i].num_stripes; s++) {
+			const struct fs_chunk_stripe *st = &fs->chunks[i].stripes[s];
+
+			if (!st->dev && st->devid == devid && !memcmp(st->dev_uuid, uuid, BTRFS_UUID_SIZE))
+				return 1;
+		}
+	return 0;
+}
+
+/* Opens a scanned device when it is one of the filesystem's not yet open, or a
+ * seed device that a stripe names. */
+static int scan_found(const char *path, const struct btrfs_super_block *sb, void *arg)
+{
+	struct scan_ctx *s = arg;
+	struct fs *fs = s->fs;
+	uint64_t devid = get_le64(&sb->dev_item.devid);
+	int n = fs->num_devs;
+
+	if (memcmp(sb->dev_item.fsid, fs->meta_uuid, BTRFS_FSID_SIZE) ?
+	    !(get_le64(&sb->flags) & BTRFS_SUPER_FLAG_SEEDING) || !wanted_by_stripe(fs, devid, sb->dev_item.uuid) :
+	    fs_device_by_id(fs, devid) != NULL)
+		return 0;
+	if (open_device(fs, path, s->mirror, s->err) || new_device(fs, s->err)) {
+		if (fs->num_devs > n)
+			drop_last_device(fs);   /* vanished or changed since: not ours after all */
+		fs_err_clear(s->err);
+	}
+	return 0;
+}
+
+static void scan_devices(struct fs *fs, int mirror, struct fs_error *err)
+{
+	struct scan_ctx s = { fs, mirror, err };
+
+	fs_scan_block_devices(scan_found, &s);
+	resolve_stripes(fs);
+}
+
+/* Takes the newest superblock among the filesystem's devices (not the seeds). */
 static void adopt_super(struct fs *fs)
 {
 	const struct btrfs_super_block *best = &fs->devs[0].sb;
 
 	for (int i = 1; i < fs->num_devs; i++)
-		if (get_le64(&fs->devs[i].sb.generation) > get_le64(&best->generation))
+		if (same_fs(&fs->devs[i].sb, best) &&
+		    get_le64(&fs->devs[i].sb.generation) > get_le64(&best->generation))
 			best = &fs->devs[i].sb;
 	fs->sb = *best;
 	fs->nodesize = get_le32(&fs->sb.nodesize);
@@ -111,6 +238,18 @@ static void adopt_super(struct fs *fs)
 		memcpy(fs->meta_uuid, fs->sb.metadata_uuid, BTRFS_FSID_SIZE);
 	else
 		memcpy(fs->meta_uuid, fs->sb.fsid, BTRFS_FSID_SIZE);
+}
+
+/* Given fewer devices than the superblock counts: the others are scanned for
+ * before a superblock is chosen (one of them may be newer). */
+static void find_devices(struct fs *fs, const struct fs_open_opts *o, struct fs_error *err)
+{
+	adopt_super(fs);
+	if (o->scan && (uint64_t)fs->num_devs < get_le64(&fs->sb.num_devices)) {
+		scan_devices(fs, o->super_mirror, err);
+		adopt_super(fs);
+	}
+	resolve_stripes(fs);    /* counts the seeds given (no chunks yet) */
 }
 
 static int pick_roots(struct fs *fs, const struct fs_open_opts *o, struct fs_error *err)
@@ -147,43 +286,45 @@ static int pick_roots(struct fs *fs, const struct fs_open_opts *o, struct fs_err
 	return 0;
 }
 
-/* Collects the distinct devids that chunks use but that were not opened. */
-static int missing_devids(const struct fs *fs, uint64_t *ids, int max)
+int fs_missing_devids(const struct fs *fs, uint64_t *ids, int max)
 {
+	uint64_t last = 0;
 	int n = 0;
 
-	for (int i = 0; i < fs->num_chunks; i++)
-		for (int s = 0; s < fs->chunks[i].num_stripes; s++) {
-			const struct fs_chunk_stripe *st = &fs->chunks[i].stripes[s];
-			int k = 0;
-			while (k < n && ids[k] != st->devid)
-				k++;
-			if (!st->dev && k == n && n < max)
-				ids[n++] = st->devid;
-		}
-	return n;
+	for (;;) {
+		uint64_t next = UINT64_MAX;
+
+		for (int i = 0; i < fs->num_chunks; i++)
+			for (int s = 0; s < fs->chunks[i].num_stripes; s++) {
+				const struct fs_chunk_stripe *st = &fs->chunks[i].stripes[s];
+
+				if (!st->dev && st->devid > last && st->devid < next)
+					next = st->devid;
+			}
+		if (next == UINT64_MAX)
+			return n;
+		if (n < max)
+			ids[n] = next;
+		n++;
+		last = next;
+	}
 }
 
-/* Describes missing devices in err (code 0) and returns how many. */
+/* Lists the devids of missing devices that chunks use in err (code 0); returns
+ * how many there are. */
 static int note_missing(struct fs *fs, struct fs_error *err)
 {
 	uint64_t ids[16];
-	int n = missing_devids(fs, ids, 16);
-	uint64_t expected = get_le64(&fs->sb.num_devices);
-	size_t len = 0;
+	int n = fs_missing_devids(fs, ids, 16);
+	size_t len;
 
-	if (n) {
-		len = (size_t)snprintf(err->msg, sizeof(err->msg), "missing devices: devid");
-		for (int i = 0; i < n && len < sizeof(err->msg); i++)
-			len += (size_t)snprintf(err->msg + len, sizeof(err->msg) - len, "%s %llu",
-						i ? "," : "", (unsigned long long)ids[i]);
-	} else if ((uint64_t)fs->num_devs < expected) {
-		n = (int)(expected - (uint64_t)fs->num_devs);
-		snprintf(err->msg, sizeof(err->msg), "missing devices: %d of %llu not given", n,
-			 (unsigned long long)expected);
-	}
 	err->code = 0;
-	fs->missing_devs = n;
+	if (!n)
+		return 0;
+	len = (size_t)snprintf(err->msg, sizeof(err->msg), "missing devices: devid");
+	for (int i = 0; i < n && i < 16 && len < sizeof(err->msg); i++)
+		len += (size_t)snprintf(err->msg + len, sizeof(err->msg) - len, "%s %llu", i ? "," : "",
+					(unsigned long long)ids[i]);
 	return n;
 }
 
@@ -198,8 +339,13 @@ static int load_chunks(struct fs *fs, const struct fs_open_opts *o, struct fs_er
 		*err = fs->err;
 		return ret;
 	}
-	/* only devices that hold chunks are needed; a num_devices mismatch alone is noted */
-	if (note_missing(fs, err) && missing_devids(fs, (uint64_t[1]){ 0 }, 1) && !o->allow_degraded) {
+	/* seed devices are known by the stripes that name them (the chunk tree
+	 * itself is on the sprout's own devices) */
+	if (o->scan && fs_missing_devids(fs, NULL, 0))
+		scan_devices(fs, o->super_mirror, err);
+	resolve_stripes(fs);
+	/* only devices that hold chunks are needed */
+	if (note_missing(fs, err) && !o->allow_degraded) {
 		fs_err_wrap(err, NULL, " (a degraded open was not allowed)");
 		return err->code = -ENODEV;
 	}
@@ -246,15 +392,12 @@ struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_op
 		return NULL;
 	}
 	fs = calloc(1, sizeof(*fs));
-	if (fs)
-		fs->devs = calloc((size_t)npaths, sizeof(*fs->devs));
-	if (!fs || !fs->devs) {
-		free(fs);
+	if (!fs) {
 		fs_err(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	if (add_devices(fs, paths, npaths, opts->super_mirror, err) ||
-	    (adopt_super(fs), pick_roots(fs, opts, err)) ||
+	    (find_devices(fs, opts, err), pick_roots(fs, opts, err)) ||
 	    (fs_cache_set_limit(fs, opts->cache_bytes), load_chunks(fs, opts, err)) ||
 	    check_root_tree(fs, opts, err)) {
 		fs_close(fs);

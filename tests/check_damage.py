@@ -1,33 +1,43 @@
 #!/usr/bin/env python3
-"""Damage a btrfs image in one precise way, keeping tree block checksums valid.
+"""Damage a btrfs image in one precise way, keeping tree block checksums valid
+(on every mirror: DUP and RAID1 metadata) and superblock copies consistent.
 
-usage: check_damage.py BTRFS IMAGE OP
+usage: check_damage.py [--no-csum] [--mirror N] IMAGE OP ARGS...
+  set-item TREE KEY FIELD VALUE   set a field of an item (FIELD: a name of the
+                                  item's layout, N.FIELD for the N-th name entry,
+                                  N.name to rename an entry, or @OFF:u8|u16|u32|u64)
+  set-data TREE KEY HEX           replace an item's data (resizes it)
+  del-item TREE KEY               delete an item
+  ins-item TREE KEY HEX|=KEY      insert an item: raw data, or a copy of another item's
+  dup-entry TREE KEY [N]          append a copy of the N-th name entry to a name item
+  set-key TREE KEY NEWKEY         change an item's key (the parents' keys follow;
+                                  +N/-N parts of NEWKEY are relative to the old key)
+  set-header TREE KEY|@BYTENR FIELD VALUE   a tree block header field
+  set-super FIELD VALUE [COPY]    a superblock field (all copies, or copy COPY)
+  get-item TREE KEY [FIELD]       print an item's data (hex) or a field
+  ls TREE [KEY]                   list the keys (matching KEY) with their names
+TREE: root extent chunk dev fs csum quota uuid free-space block-group data-reloc,
+a tree id, log (the log root tree), log:ID or reloc:ID. KEY: "OBJECTID TYPE OFFSET", each
+a number, a name (INODE_ITEM, FS_TREE, ORPHAN...), * (any) or $ (any, the last).
+VALUE: a number, +N/-N (relative), or text / hex:HEX for byte fields.
+--no-csum leaves the stale checksum; --mirror N writes only that copy.
+
+legacy usage: check_damage.py BTRFS IMAGE OP
   BTRFS is the reference btrfs binary (its dump-tree locates items).
   OP: zero-leaf | nlink | drop-dir-index | extent-refs | flip-csum | drop-csum | overlap-extent
-Single-profile metadata is assumed (mkfs -m single): logical -> physical comes
-from the chunk tree as dump-tree prints it. Prints what it changed."""
+Prints what it changed."""
+import os
 import re
 import struct
 import subprocess
 import sys
 
-HEADER = 101
-ITEM = 25
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import btrfs_image as bi  # noqa: E402
 
-
-def crc32c(data, crc=0xFFFFFFFF):
-    table = crc32c.table
-    for b in data:
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-crc32c.table = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    crc32c.table.append(c)
+HEADER = bi.HEADER
+ITEM = bi.ITEM
+crc32c = bi.crc32c
 
 
 class Image:
@@ -36,19 +46,11 @@ class Image:
         self.btrfs = btrfs
         self.dump = subprocess.run([btrfs, "inspect-internal", "dump-tree", path],
                                    capture_output=True, text=True, check=True).stdout
-        sup = subprocess.run([btrfs, "inspect-internal", "dump-super", path],
-                             capture_output=True, text=True, check=True).stdout
-        self.nodesize = int(re.search(r"^nodesize\s+(\d+)", sup, re.M).group(1))
-        self.chunks = []
-        for m in re.finditer(r"key \(FIRST_CHUNK_TREE CHUNK_ITEM (\d+)\).*?\n\s+length (\d+).*?"
-                             r"stripe 0 devid \d+ offset (\d+)", self.dump, re.S):
-            self.chunks.append(tuple(int(x) for x in m.groups()))
+        self.fs = bi.Fs(path)
+        self.nodesize = self.fs.nodesize
 
     def phys(self, logical):
-        for start, length, off in self.chunks:
-            if start <= logical < start + length:
-                return off + logical - start
-        raise SystemExit("logical %d not mapped" % logical)
+        return self.fs.mirrors(logical)[0]
 
     def find(self, owner_re, key_re, skip_slot0=True, last=False):
         """(leaf bytenr, slot) of an item whose key matches, in a leaf of owner."""
@@ -75,11 +77,7 @@ class Image:
             return bytearray(f.read(self.nodesize))
 
     def write(self, logical, block, fix_csum=True):
-        if fix_csum:
-            block[0:4] = struct.pack("<I", crc32c(bytes(block[32:])))
-        with open(self.path, "r+b") as f:
-            f.seek(self.phys(logical))
-            f.write(block)
+        self.fs.write_block(bi.Leaf(self.fs, logical, block), fix_csum)
 
 
 def item(block, slot):
@@ -106,7 +104,126 @@ def delete_item(block, slot):
     struct.pack_into("<I", block, 96, nritems - 1)
 
 
+def edit(args):
+    """The generic operations (see the usage)."""
+    fix_csum, mirror = True, None
+    while args and args[0].startswith("--"):
+        opt = args.pop(0)
+        if opt == "--no-csum":
+            fix_csum = False
+        elif opt == "--mirror":
+            mirror = int(args.pop(0))
+        else:
+            raise SystemExit("unknown option " + opt)
+    if len(args) < 2:
+        raise SystemExit(__doc__)
+    fs = bi.Fs(args[0])
+    op, a = args[1], args[2:]
+    need = {"set-item": 4, "set-data": 3, "del-item": 2, "ins-item": 3, "dup-entry": 2,
+            "set-key": 3, "set-header": 4, "set-super": 2, "get-item": 2, "ls": 1}
+    if op not in need or len(a) < need[op]:
+        raise SystemExit(__doc__)
+    if op == "ls":
+        pattern = bi.parse_key(a[1]) if len(a) > 1 else ("*", "*", "*")
+        for leaf, slot in fs.walk(fs.tree_root(a[0])):
+            key = leaf.key(slot)
+            if bi.key_match(pattern, key):
+                data, layout = leaf.data(slot), bi.LAYOUTS.get(key[1])
+                names = [data[s + layout[1]:s + n - (struct.unpack_from("<H", data, s + layout[3])[0]
+                                                     if layout[3] else 0)].decode(errors="replace")
+                         for s, n in bi.entries(data, layout)] if isinstance(layout, tuple) else []
+                print(key[0], key[1], key[2], leaf.logical, *names)
+        return
+    if op == "set-super":
+        off, fmt = bi.SUPER_FIELDS[a[0]]
+        old = struct.unpack_from(fmt, fs.sb, off)[0]
+        struct.pack_into(fmt, fs.sb, off, *struct.unpack(fmt, bi.pack_value(fmt, old, a[1])))
+        fs.write_super(copies=[int(a[2])] if len(a) > 2 else None, fix_csum=fix_csum)
+        print("super", a[0], old, "->", struct.unpack_from(fmt, fs.sb, off)[0])
+        return
+    tree = a[0]
+    if op == "set-header" and a[1].startswith("@"):
+        leaf = fs.read_block(int(a[1][1:], 0))
+    else:
+        key = bi.parse_key(a[1])
+        if op == "ins-item":
+            # the first item after the new key, or the last one before it
+            leaf = slot = None
+            for leaf, slot in fs.walk(fs.tree_root(tree)):
+                if leaf.key(slot) > key:
+                    break
+            else:
+                slot += 1
+            data = (fs.find(tree, bi.parse_key(a[2][1:])) if a[2].startswith("=") else None)
+            data = data[0].data(data[1]) if data else bytes.fromhex(a[2])
+            leaf.insert(slot, key, data)
+            fs.write_block(leaf, fix_csum, mirror)
+            if slot == 0:
+                fs.fix_parent_keys(leaf)
+            print("inserted", key, "with", len(data), "bytes in leaf", leaf.logical)
+            return
+        leaf, slot = fs.find(tree, key)
+        key = leaf.key(slot)
+    if op == "set-header":
+        off, fmt = bi.HEADER_FIELDS[a[2]]
+        old = struct.unpack_from(fmt, leaf.b, off)[0]
+        leaf.b[off:off + struct.calcsize(fmt)] = bi.pack_value(fmt, old, a[3])
+        fs.write_block(leaf, fix_csum and a[2] != "csum", mirror)
+        print("block", leaf.logical, a[2], old, "->", struct.unpack_from(fmt, leaf.b, off)[0])
+        return
+    data = bytearray(leaf.data(slot))
+    if op == "get-item":
+        if len(a) > 2:
+            off, fmt = bi.field_location(key[1], data, a[2])
+            print(struct.unpack_from(fmt, data, off)[0])
+        else:
+            print(data.hex())
+        return
+    if op == "set-item":
+        off, fmt = bi.field_location(key[1], data, a[2])
+        if fmt == "name":
+            # a new name: the entry's name_len follows, the item is resized
+            layout = bi.LAYOUTS[key[1]]
+            start = off - layout[1]
+            old_len = struct.unpack_from("<H", data, start + layout[2])[0]
+            new = a[3].encode()
+            data[off:off + old_len] = new
+            struct.pack_into("<H", data, start + layout[2], len(new))
+            old = new_v = a[3]
+        else:
+            old = struct.unpack_from(fmt, data, off)[0]
+            data[off:off + struct.calcsize(fmt)] = bi.pack_value(fmt, old, a[3])
+            new_v = struct.unpack_from(fmt, data, off)[0]
+        leaf.set_data(slot, bytes(data))
+        print("item", key, a[2], old, "->", new_v)
+    elif op == "set-data":
+        leaf.set_data(slot, bytes.fromhex(a[2]))
+        print("item", key, "data", len(data), "->", len(a[2]) // 2, "bytes")
+    elif op == "dup-entry":
+        ents = bi.entries(bytes(data), bi.LAYOUTS[key[1]])
+        start, n = ents[int(a[2]) if len(a) > 2 else 0]
+        leaf.set_data(slot, bytes(data) + bytes(data[start:start + n]))
+        print("item", key, "entry", start, "duplicated")
+    elif op == "del-item":
+        leaf.delete(slot)
+        print("deleted", key, "from leaf", leaf.logical)
+    elif op == "set-key":
+        new = bi.parse_key(a[2], key)
+        leaf.set_key(slot, new)
+        print("key", key, "->", new)
+    fs.write_block(leaf, fix_csum, mirror)
+    if slot == 0 and op in ("del-item", "set-key") and leaf.nritems:
+        fs.fix_parent_keys(leaf)
+
+
+LEGACY_OPS = ("zero-leaf", "nlink", "drop-dir-index", "extent-refs", "flip-csum", "drop-csum",
+              "overlap-extent")
+
+
 def main():
+    if len(sys.argv) != 4 or sys.argv[3] not in LEGACY_OPS:
+        edit(sys.argv[1:])
+        return
     btrfs, path, op = sys.argv[1:4]
     img = Image(btrfs, path)
     fs_owner = r"FS_TREE|\d+"

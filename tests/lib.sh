@@ -6,6 +6,8 @@
 #   t_mount ARGS... / t_umount DIR           mount/umount under a timeout (hangs become failures)
 #   t_img FILE SIZE                          sparse image file
 #   t_attach FILE -> prints /dev/loopN       losetup under a timeout; detached by t_cleanup
+#   t_same WHAT ARGS...                      `btrfs ARGS`: same stdout, stderr, exit code as the reference
+#                                            (musl's strerror texts read as glibc's)
 # $T is a fresh scratch dir, removed at exit after unmounting and detaching what is below it.
 # $BB/APPLET runs our applets through links named like the applets (argv[0] dispatch).
 # REF_BTRFS / REF_MKFS are the reference btrfs-progs tools.
@@ -56,3 +58,20 @@ t_img() { rm -f "$1"; truncate -s "$2" "$1"; }
 t_attach() { timeout 60 losetup -f --show "$@"; }
 t_mount() { timeout "$T_TIMEOUT" mount "$@"; }
 t_umount() { timeout "$T_TIMEOUT" umount "$1"; }
+
+# The streams are compared apart: the reference does not flush stdout before a warning.
+t_same() {
+	what=$1; shift
+	timeout 60 "$BB/btrfs" "$@" > "$T/box.out" 2> "$T/box.errno"; brc=$?
+	# musl's strerror() texts, where they differ from glibc's (the reference's)
+	sed -e 's/Socket not connected/Transport endpoint is not connected/' \
+		-e 's/: Resource busy/: Device or resource busy/' -e 's/: Not a tty/: Inappropriate ioctl for device/' \
+		-e 's/: I\/O error/: Input\/output error/' -e 's/: Out of memory/: Cannot allocate memory/' \
+		"$T/box.errno" > "$T/box.err"
+	timeout 60 "$REF_BTRFS" "$@" > "$T/ref.out" 2> "$T/ref.err"; rrc=$?
+	[ $brc = $rrc ] || { t_fail "$what: exit $brc, reference $rrc"; return 1; }
+	for s in out err; do
+		cmp -s "$T/box.$s" "$T/ref.$s" || { t_fail "$what differs (std$s):" \
+			"$(diff "$T/ref.$s" "$T/box.$s" | head -5 | tr '\n' ' ')"; return 1; }
+	done
+}

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs the unit test binaries (UNIT_DIR) and every tests/*.test against $BOX.
+# Runs the unit test binaries (UNIT_DIR; through UNIT_RUNNER, e.g. qemu-mips-static, when
+# set) and every tests/*.test (or the files TESTS names) against $BOX.
 # Each test prints "PASS name", "FAIL name: why" or "SKIP name: why" lines.
 # Usage: tests/run.sh [PATTERN]  (only tests whose file name contains PATTERN)
 # Last line: "N passed, N failed, N skipped"; exit 1 when anything failed.
@@ -30,10 +31,12 @@ run_one() { # name command...
 
 for u in "${UNIT_DIR:-build/unit}"/*; do
 	[ -x "$u" ] || continue
-	case $(basename "$u") in *"$pattern"*) run_one "unit/$(basename "$u")" "$u" ;; esac
+	case $(basename "$u") in *"$pattern"*) run_one "unit/$(basename "$u")" ${UNIT_RUNNER-} "$u" ;; esac
 done
-for t in tests/*.test; do
-	case $(basename "$t" .test) in *"$pattern"*) run_one "$(basename "$t" .test)" sh "$t" ;; esac
+# TESTS: other test files (make cross-test: tests/cross/*.test, named cross/NAME)
+for t in ${TESTS:-tests/*.test}; do
+	name=${t#tests/}
+	case $(basename "$t" .test) in *"$pattern"*) run_one "${name%.test}" sh "$t" ;; esac
 done
 p=$(grep -c '^PASS' "$log"); f=$(grep -c '^FAIL' "$log"); s=$(grep -c '^SKIP' "$log")
 echo "$p passed, $f failed, $s skipped"

@@ -1,13 +1,18 @@
 #include "btrfs_ioctl.h"
 #include "cli.h"
+#include "output.h"
 #include "le.h"
+#include "subvol.h"
 #include "sysfile.h"
 #include "uuid.h"
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -447,20 +452,30 @@ int btrfs_mount_of_device(const char *dev, char *mnt, size_t size)
 	return ret > 0 ? 0 : ret < 0 ? ret : -ENOENT;
 }
 
-int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size)
+int btrfs_sysfs_path(int fd, const char *name, char path[BTRFS_SYSFS_PATH])
 {
 	struct btrfs_ioctl_fs_info_args fi;
-	char path[256], fsid[UUID_STR_LEN];
+	char fsid[UUID_STR_LEN];
+	int ret = btrfs_fs_info(fd, &fi);
+
+	if (ret)
+		return ret;
+	uuid_unparse(fi.fsid, fsid);
+	if (snprintf(path, BTRFS_SYSFS_PATH, "/sys/fs/btrfs/%s/%s", fsid, name) >= BTRFS_SYSFS_PATH)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size)
+{
+	char path[BTRFS_SYSFS_PATH];
 	ssize_t n;
 	int sfd, ret;
 
 	buf[0] = 0;
-	ret = btrfs_fs_info(fd, &fi);
+	ret = btrfs_sysfs_path(fd, name, path);
 	if (ret)
 		return ret;
-	uuid_unparse(fi.fsid, fsid);
-	if (snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/%s", fsid, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
 	sfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (sfd < 0)
 		return -errno;
@@ -623,4 +638,137 @@ int btrfs_dev_infos_of_path(int fd, const char *path, struct btrfs_ioctl_fs_info
 			(*devs)[n++] = (*devs)[i];
 	*count = n;
 	return 0;
+}
+
+int btrfs_parse_profile(const char *name, uint64_t *flags)
+{
+	size_t i;
+
+	*flags = 0;
+	if (!strcasecmp(name, "single"))
+		return 0;
+	for (i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+		if (!strcasecmp(name, profiles[i].name)) {
+			*flags = profiles[i].flag;
+			return 0;
+		}
+	return -1;
+}
+
+const char *btrfs_err_str(int code)
+{
+	static const char *const text[] = {
+		[BTRFS_ERROR_DEV_RAID1_MIN_NOT_MET] = "unable to go below two devices on raid1",
+		[BTRFS_ERROR_DEV_RAID10_MIN_NOT_MET] = "unable to go below two devices on raid10",
+		[BTRFS_ERROR_DEV_RAID5_MIN_NOT_MET] = "unable to go below two devices on raid5",
+		[BTRFS_ERROR_DEV_RAID6_MIN_NOT_MET] = "unable to go below three devices on raid6",
+		[BTRFS_ERROR_DEV_TGT_REPLACE] = "unable to remove the dev_replace target dev",
+		[BTRFS_ERROR_DEV_MISSING_NOT_FOUND] = "no missing devices found to remove",
+		[BTRFS_ERROR_DEV_ONLY_WRITABLE] = "unable to remove the only writeable device",
+		[BTRFS_ERROR_DEV_EXCL_RUN_IN_PROGRESS] =
+			"add/delete/balance/replace/resize operation in progress",
+		[BTRFS_ERROR_DEV_RAID1C3_MIN_NOT_MET] = "unable to go below three devices on raid1c3",
+		[BTRFS_ERROR_DEV_RAID1C4_MIN_NOT_MET] = "unable to go below four devices on raid1c4",
+	};
+
+	if (code > 0 && code < (int)(sizeof(text) / sizeof(text[0])) && text[code])
+		return text[code];
+	return "unknown error";
+}
+
+int btrfs_wait_exclop(int fd, int enqueue, const char *mine)
+{
+	int waited = 0;
+	char op[64];
+
+	for (;;) {
+		/* the kernel's exclusive operation: "none", "balance", "device add", ...;
+		 * empty when unknown */
+		btrfs_sysfs_read(fd, "exclusive_operation", op, sizeof(op));
+		if (!op[0] || !strcmp(op, "none") ||
+		    (!strcmp(mine, "device add") && !strcmp(op, "balance paused")))
+			break;
+		if (!enqueue) {
+			msg_error("unable to start %s, another exclusive operation '%s' in progress",
+				  mine, op);
+			return -1;
+		}
+		if (!waited++) {
+			out_say("Waiting for another exclusive operation '%s' to finish ...", op);
+			fflush(stdout);
+		}
+		sleep(1);
+	}
+	if (waited)
+		out_say(" done\n");
+	return 0;
+}
+
+int btrfs_path_ioctl(const char *path, unsigned long request, void *arg, int *fd)
+{
+	int ret;
+
+	errno = 0;
+	*fd = btrfs_open_path(path, 1, 0);
+	if (*fd < 0) {
+		errno = 0;
+		return -1;
+	}
+	ret = ioctl(*fd, request, arg);
+	if (ret >= 0)
+		errno = 0;
+	return ret;
+}
+
+int btrfs_check_subvol_path(const char *path)
+{
+	int err = subvol_check_path(path);
+
+	if (err)
+		msg_error("%s: %s", subvol_strerror(err), strerror(err == -ENOTTY ? EINVAL : -err));
+	return err;
+}
+
+int btrfs_source_is_mounted(const char *path)
+{
+	char mnt[PATH_MAX], dev[300], back[PATH_MAX], real[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int ret = 0;
+
+	if (stat(path, &st))
+		return -errno;
+	if (S_ISBLK(st.st_mode))
+		return btrfs_mount_of_device(path, mnt, sizeof(mnt)) == 0;
+	if (!realpath(path, real))
+		return -errno;
+	d = opendir("/sys/block");
+	if (!d)
+		return 0;
+	while (!ret && (de = readdir(d))) {
+		char p[300];
+		FILE *f;
+
+		if (strncmp(de->d_name, "loop", 4))
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", de->d_name);
+		f = fopen(p, "r");
+		if (!f)
+			continue;
+		if (fgets(back, sizeof(back), f)) {
+			back[strcspn(back, "\n")] = 0;
+			snprintf(dev, sizeof(dev), "/dev/%s", de->d_name);
+			ret = !strcmp(back, real) && btrfs_mount_of_device(dev, mnt, sizeof(mnt)) == 0;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return ret;
+}
+
+int btrfs_open_cmd_path(int argc, char **argv, int nargs, int dir_only, const char *usage)
+{
+	cli_check_argc(argc, nargs, nargs, usage);
+	return out_text_only() ? -1 : btrfs_open_path(argv[argc - 1], dir_only, 0);
 }

@@ -93,9 +93,17 @@ int btrfs_group_order(uint64_t a, uint64_t b);
 /* Size of a block device (BLKGETSIZE64) or regular file; 0 when unknown. */
 uint64_t btrfs_device_size(const char *path);
 
+/* 1 when path (a block device, or an image file through a loop device) is mounted;
+ * 0 when not; -errno. */
+int btrfs_source_is_mounted(const char *path);
+
 /* The mount point of the btrfs mounted from block device dev (compared by device
  * number), copied into mnt. 0 when found, -ENOENT when not mounted, -errno. */
 int btrfs_mount_of_device(const char *dev, char *mnt, size_t size);
+
+/* /sys/fs/btrfs/FSID/name for the filesystem of fd into path. 0 or -errno. */
+#define BTRFS_SYSFS_PATH 256
+int btrfs_sysfs_path(int fd, const char *name, char path[BTRFS_SYSFS_PATH]);
 
 /* The first line of /sys/fs/btrfs/FSID/name (an attribute of the filesystem of fd,
  * "exclusive_operation", "features/zoned", ...) without its newline into buf, which is
@@ -106,5 +114,33 @@ int btrfs_sysfs_read(int fd, const char *name, char *buf, size_t size);
  * room for BTRFS_LABEL_SIZE bytes. */
 int btrfs_get_label_fd(int fd, char label[BTRFS_LABEL_SIZE]);
 int btrfs_set_label_fd(int fd, const char *label);
+
+/* A profile name (single, dup, raid0, raid1, raid1c3, raid1c4, raid10, raid5, raid6; any
+ * case) as block group flags (single: 0). -1 when unknown. */
+int btrfs_parse_profile(const char *name, uint64_t *flags);
+
+/* The kernel's text for a positive result of the device, balance and replace ioctls
+ * (enum btrfs_err_code), "unknown error" for others. */
+const char *btrfs_err_str(int code);
+
+/* 0 when no other exclusive operation (balance, device add, replace, ...) runs on the
+ * filesystem of fd; with enqueue it waits for it ("Waiting for ..." on stdout). -1 after
+ * "ERROR: unable to start MINE, another exclusive operation 'OP' in progress". A paused
+ * balance does not stop a device add. */
+int btrfs_wait_exclop(int fd, int enqueue, const char *mine);
+
+/* subvol_check_path() with the error printed in btrfs-progs' wording ("ERROR: Not a
+ * Btrfs subvolume: Invalid argument"); 0 when path is the root of a subvolume. */
+int btrfs_check_subvol_path(const char *path);
+
+/* For a command whose last of exactly nargs arguments is a path on a mounted btrfs:
+ * cli_check_argc(), the JSON refusal (out_text_only), then btrfs_open_path(that path,
+ * dir_only, 0). The fd, or -1 (reported). */
+int btrfs_open_cmd_path(int argc, char **argv, int nargs, int dir_only, const char *usage);
+
+/* btrfs_open_path(path, 1, 0), then ioctl(fd, request, arg). Returns the ioctl's
+ * result (>= 0, errno set to 0) or -1 with errno set; *fd is the open directory (-1
+ * when it could not be opened, reported, errno 0), to close. */
+int btrfs_path_ioctl(const char *path, unsigned long request, void *arg, int *fd);
 
 #endif

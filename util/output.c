@@ -202,3 +202,11 @@ void out_uuid(struct out *o, const char *text, const char *json, const uint8_t u
 	uuid_unparse(u, buf);
 	out_str(o, text, json, buf);
 }
+
+void out_num(struct out *o, const char *json, uint64_t value)
+{
+	if (!o->json)
+		return;
+	separator(o);
+	fprintf(o->f, "\"%s\": %llu", json, (unsigned long long)value);
+}

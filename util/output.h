@@ -69,6 +69,9 @@ void out_str(struct out *o, const char *text, const char *json, const char *valu
 void out_printf(struct out *o, const char *text, const char *json, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void out_u64(struct out *o, const char *text, const char *json, uint64_t value);
+/* A JSON-only number without quotes (btrfs-progs 6.19's newer JSON: "referenced": 16384);
+ * nothing in text mode. */
+void out_num(struct out *o, const char *json, uint64_t value);
 /* A 16-byte UUID as "xxxxxxxx-xxxx-...", or "-" when all zero (as btrfs-progs does). */
 void out_uuid(struct out *o, const char *text, const char *json, const uint8_t uuid[16]);
 

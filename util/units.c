@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "units.h"
+#include "cli.h"
+#include <ctype.h>
 
 static const char unit_names[2][7][4] = {
 	{ "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" },
@@ -72,6 +74,26 @@ int parse_size(const char *s, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+int parse_size_arg(const char *s, uint64_t *out)
+{
+	int ret = parse_size(s, out);
+	const char *p = s;
+
+	if (!ret)
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == s)
+		msg_error("size value '%s' is invalid", s);
+	else if (ret == -ERANGE)
+		msg_error("size value '%s' is too large for u64", s);
+	else if (p[1])
+		msg_error("illegal suffix contains character '%c' in wrong position", p[1]);
+	else
+		msg_error("unknown size descriptor '%c'", tolower((unsigned char)*p));
+	return -1;
 }
 
 unsigned units_parse_args(int *argc, char **argv, int short_opts)

@@ -31,6 +31,11 @@ const char *pretty_size_mode(uint64_t size, unsigned mode, char buf[UNITS_BUF]);
  * of 1024). Returns 0, -EINVAL for a malformed value, -ERANGE when it overflows. */
 int parse_size(const char *s, uint64_t *out);
 
+/* parse_size() for a command-line value, reporting a bad one as btrfs-progs 6.2 does
+ * ("ERROR: size value 'x' is invalid", "... is too large for u64", "unknown size
+ * descriptor 'q'", ...). 0 or -1. */
+int parse_size_arg(const char *s, uint64_t *out);
+
 /* Removes the unit switches from argv (up to a "--") and returns the resulting
  * mode, UNITS_DEFAULT when none is given: --raw --human-readable --iec --si
  * --kbytes --mbytes --gbytes --tbytes, and with short_opts also

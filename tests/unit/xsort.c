@@ -104,9 +104,11 @@ static int sort_var_ok(size_t n, size_t mem)
 	int ok = s != NULL;
 
 	for (size_t i = 0; ok && i < n; i++) {
+		uint64_t seq = i;        /* 8 bytes whatever the width of size_t */
+
 		key = make_key(KEYS_RANDOM, i, n, &x);
 		memcpy(buf, &key, 8);
-		memcpy(buf + 8, &i, 8);
+		memcpy(buf + 8, &seq, 8);
 		memset(buf + 16, (int)(key & 0xff), (size_t)var_len(key));
 		ok = xsort_add_var(s, buf, 16 + (size_t)var_len(key)) == 0;
 	}

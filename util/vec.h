@@ -1,0 +1,11 @@
+/* Growable arrays: the caller keeps the pointer, the count and the allocated room. */
+#ifndef UTIL_VEC_H
+#define UTIL_VEC_H
+#include <stddef.h>
+
+/* Appends one zeroed element of elem bytes to the array *(void **)vp holding *n of
+ * *room, growing it geometrically. Returns the new element, or NULL when out of memory
+ * (the array unchanged). */
+void *vec_push(void *vp, size_t *n, size_t *room, size_t elem);
+
+#endif
