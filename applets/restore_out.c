@@ -6,9 +6,9 @@
 #include "fs.h"
 #include "le.h"
 #include "units.h"
+#include "workq.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -285,16 +285,12 @@ static int set_xattr(const struct rout *o, int fd, const char *name, const void 
 }
 
 /* ---- writing behind ---------------------------------------------------------------
- * A ring of operations: the main thread appends (queue_*), the writer thread runs them
- * in order. Each is a header and its data, 8-byte aligned, never split at the ring's
- * end (a WRAP header, or no room for one, sends the reader back to the start). */
+ * Operations queued in order (util/workq) and run by the writer thread. */
 #define RING (8u << 20)
-#define RING_MAX_DATA (RING / 4)        /* larger writes are queued in pieces */
+#define RING_MAX_DATA (RING / 4 - sizeof(struct qrec))  /* larger writes go in pieces */
 #define MAX_OPEN 256                    /* files queued and not closed yet */
-#define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
-enum { OP_PATH, OP_WRITE, OP_INFLATE, OP_SIZE, OP_OWNER, OP_MODE_TIMES, OP_XATTR, OP_CLOSE,
-       OP_WRAP };
+enum { OP_PATH, OP_WRITE, OP_INFLATE, OP_SIZE, OP_OWNER, OP_MODE_TIMES, OP_XATTR, OP_CLOSE };
 
 struct qrec {
 	uint32_t op;
@@ -308,79 +304,39 @@ struct qrec {
 };
 
 struct rout_writer {
+	struct workq q;
 	const struct rout *o;
-	pthread_t thread;
-	pthread_mutex_t lock;   /* guards what follows up to room */
-	pthread_cond_t more;    /* for the writer: operations queued (or stop) */
-	pthread_cond_t less;    /* for the queuing thread: room made, files closed */
-	uint8_t *ring;
-	size_t head, tail;      /* bytes appended and bytes done, since both were last 0 */
-	int open, stop;
-	int writer_idle, queuer_waits;  /* who sleeps (wakeups cost a system call each) */
-	int halted;             /* (the writer's own) a failure without -i: skip the rest */
-	struct fs_inflater inflater;    /* (the writer's own) for OP_INFLATE, into out */
+	int open;               /* files queued and not closed yet (atomic) */
+	int errors, reported;   /* files whose writing failed (atomic); how many were told */
+	struct qrec *room;      /* what rout_buffer reserved, and for how many bytes */
+	size_t room_len;
+	/* the writer's own */
+	struct rout_file f;     /* the file being written, its path for messages */
+	char *path;
+	int halted;             /* a failure without -i: the rest is skipped */
+	struct fs_inflater inflater;    /* for OP_INFLATE, into out */
 	uint8_t *out;
 	size_t out_cap;
 	uint32_t sectorsize;
 	int losses;             /* extents that did not decompress (reported) */
-	int errors, reported;   /* files whose writing failed; how many rout_late_errors told */
-	struct qrec *room;      /* what rout_buffer reserved, and for how many bytes */
-	size_t room_len;
 };
-
-static size_t rec_size(const struct qrec *q)
-{
-	return sizeof(*q) + ALIGN8(q->skip + q->len);
-}
-
-/* The queuing thread waits for room or closes: an idle writer must start first. */
-static void wait_for_writer(struct rout_writer *w)
-{
-	if (w->writer_idle)
-		pthread_cond_signal(&w->more);
-	w->queuer_waits = 1;
-	pthread_cond_wait(&w->less, &w->lock);
-	w->queuer_waits = 0;
-}
 
 /* Where the next operation with len bytes of data goes; waits for room. */
 static struct qrec *reserve(struct rout_writer *w, size_t len)
 {
-	size_t need = sizeof(struct qrec) + ALIGN8(len);
-
 	w->room = NULL;
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		if (w->head == w->tail)
-			w->head = w->tail = 0;
-		size_t pos = w->head % RING, gap = RING - pos < need ? RING - pos : 0;
-		if (RING - (w->head - w->tail) >= gap + need) {
-			if (gap >= sizeof(struct qrec))
-				((struct qrec *)(w->ring + pos))->op = OP_WRAP;
-			w->head += gap;
-			break;
-		}
-		wait_for_writer(w);
-	}
-	pthread_mutex_unlock(&w->lock);
-	return (struct qrec *)(w->ring + w->head % RING);
+	return workq_reserve(&w->q, sizeof(struct qrec) + len);
 }
 
-/* The writer is woken when a batch is ready: an eighth of the ring or many files. */
 static void commit(struct rout_writer *w, struct qrec *q, uint32_t op, int fd, uint64_t off, size_t len)
 {
 	q->op = op;
 	q->fd = fd;
 	q->off = off;
 	q->len = len;
-	pthread_mutex_lock(&w->lock);
-	w->head += rec_size(q);
-	w->open += op == OP_CLOSE;
-	if (w->writer_idle && (w->head - w->tail >= RING / 8 || w->open >= MAX_OPEN / 4))
-		pthread_cond_signal(&w->more);
-	while (w->open > MAX_OPEN)
-		wait_for_writer(w);
-	pthread_mutex_unlock(&w->lock);
+	if (op == OP_CLOSE)
+		__atomic_add_fetch(&w->open, 1, __ATOMIC_RELAXED);
+	workq_commit(&w->q, sizeof(*q) + q->skip + len);
 }
 
 /* Whether the writer is less than half a ring (or half the open files) behind: else
@@ -388,10 +344,7 @@ static void commit(struct rout_writer *w, struct qrec *q, uint32_t op, int fd, u
  * slower part, and this one never waits for the other). */
 static int writer_has_room(struct rout_writer *w)
 {
-	pthread_mutex_lock(&w->lock);
-	int ret = w->head - w->tail < RING / 2 && w->open < MAX_OPEN / 2;
-	pthread_mutex_unlock(&w->lock);
-	return ret;
+	return workq_backlog(&w->q) < RING / 2 && __atomic_load_n(&w->open, __ATOMIC_RELAXED) < MAX_OPEN;
 }
 
 static void queue(struct rout_writer *w, uint32_t op, int fd, uint64_t off, const void *data, size_t len)
@@ -438,7 +391,7 @@ static void queue_write(struct rout_writer *w, int fd, const uint8_t *buf, size_
 
 /* Decompresses an OP_INFLATE's data into w->out (zero-filled past what it gave);
  * -1 after reporting a damaged extent. */
-static int inflate(struct rout_writer *w, const struct qrec *q, const uint8_t *data, const char *path)
+static int inflate(struct rout_writer *w, const struct qrec *q, const uint8_t *data)
 {
 	size_t got = 0;
 	int ret = -ENOMEM;
@@ -455,32 +408,43 @@ static int inflate(struct rout_writer *w, const struct qrec *q, const uint8_t *d
 		memset(w->out + got, 0, q->ram_len - got);
 		return 0;
 	}
-	msg_error("%s: cannot decompress extent at file offset %llu: %s", rout_shown(w->o, path),
+	msg_error("%s: cannot decompress extent at file offset %llu: %s", rout_shown(w->o, w->path),
 		  (unsigned long long)q->off, ret == -ENOTSUP ? "compression type not supported" : strerror(-ret));
 	w->losses++;
 	return -1;
 }
 
-/* Runs one operation on file f; 1 when the file failed with it. After a failure
- * without -i only closes are done (the restore stops, as it would without a writer). */
-static int run_op(struct rout_writer *w, const struct qrec *q, struct rout_file *f, const char *path)
+/* Runs one operation (in the writer thread). After a failure without -i only closes
+ * are done (the restore stops, as it would without a writer). */
+static void run_op(void *ctx, void *rec)
 {
+	struct rout_writer *w = ctx;
+	const struct qrec *q = rec;
 	const struct rout *o = w->o;
 	const uint8_t *data = (const uint8_t *)(q + 1) + q->skip;
+	struct rout_file *f = &w->f;
 	int ret = 0;
 
+	if (q->op == OP_PATH) {
+		free(w->path);
+		w->path = strdup((const char *)data);
+		*f = (struct rout_file){ q->fd, 0, 0 };
+		return;
+	}
 	if (q->op == OP_CLOSE) {
 		close(q->fd);
-		return 0;
+		__atomic_sub_fetch(&w->open, 1, __ATOMIC_RELAXED);
+		return;
 	}
 	if (f->failed || w->halted)
-		return 0;
+		return;
+	const char *path = w->path ? w->path : "?";
 	switch (q->op) {
 	case OP_WRITE:
 		ret = write_data(o, f, data, (size_t)q->len, q->off, path);
 		break;
 	case OP_INFLATE:
-		if (!inflate(w, q, data, path))
+		if (!inflate(w, q, data))
 			ret = write_data(o, f, w->out + q->from, q->count, q->off, path);
 		break;
 	case OP_SIZE:
@@ -498,71 +462,11 @@ static int run_op(struct rout_writer *w, const struct qrec *q, struct rout_file 
 		break;
 	}
 	}
-	f->failed = ret != 0;
-	w->halted = f->failed && !o->ignore_errors;
-	return f->failed;
-}
-
-/* Runs the operations from tail up to end (all whole records); tells the queuing
- * thread about progress every eighth of the ring. */
-static void run_batch(struct rout_writer *w, size_t end, struct rout_file *f, char **path)
-{
-	size_t t = w->tail, told = t;
-	int failed = 0, closed = 0;
-
-	while (t != end) {
-		size_t pos = t % RING;
-		struct qrec *q = (struct qrec *)(w->ring + pos);
-		if (RING - pos < sizeof(*q) || q->op == OP_WRAP) {
-			t += RING - pos;
-			continue;
-		}
-		if (q->op == OP_PATH) {
-			free(*path);
-			*path = strdup((const char *)(q + 1));
-			*f = (struct rout_file){ q->fd, 0, 0 };
-		} else {
-			failed += run_op(w, q, f, *path ? *path : "?");
-			closed += q->op == OP_CLOSE;
-		}
-		t += rec_size(q);
-		if (t - told >= RING / 8 || t == end) {
-			pthread_mutex_lock(&w->lock);
-			w->tail = t;
-			w->errors += failed;
-			w->open -= closed;
-			if (w->queuer_waits)
-				pthread_cond_signal(&w->less);
-			pthread_mutex_unlock(&w->lock);
-			told = t, failed = closed = 0;
-		}
+	if (ret) {
+		f->failed = 1;
+		w->halted = !o->ignore_errors;
+		__atomic_add_fetch(&w->errors, 1, __ATOMIC_RELAXED);
 	}
-}
-
-static void *writer_main(void *arg)
-{
-	struct rout_writer *w = arg;
-	struct rout_file f = { -1, 0, 0 };
-	char *path = NULL;
-
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		if (w->head == w->tail) {
-			if (w->stop)
-				break;
-			w->writer_idle = 1;
-			pthread_cond_wait(&w->more, &w->lock);
-			w->writer_idle = 0;
-			continue;
-		}
-		size_t end = w->head;
-		pthread_mutex_unlock(&w->lock);
-		run_batch(w, end, &f, &path);
-		pthread_mutex_lock(&w->lock);
-	}
-	pthread_mutex_unlock(&w->lock);
-	free(path);
-	return NULL;
 }
 
 int rout_writer_start(struct rout *o, uint32_t sectorsize)
@@ -570,22 +474,16 @@ int rout_writer_start(struct rout *o, uint32_t sectorsize)
 	struct rout_writer *w = calloc(1, sizeof(*w));
 	int ret = -ENOMEM;
 
-	if (!w || !(w->ring = malloc(RING)))
-		goto fail;
-	w->o = o;
-	w->sectorsize = sectorsize;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->more, NULL);
-	pthread_cond_init(&w->less, NULL);
-	ret = -pthread_create(&w->thread, NULL, writer_main, w);
+	if (w) {
+		w->o = o;
+		w->sectorsize = sectorsize;
+		w->f.fd = -1;
+		ret = workq_start(&w->q, RING, run_op, w);
+	}
 	if (ret)
-		goto fail;
-	o->writer = w;
-	return 0;
-fail:
-	if (w)
-		free(w->ring);
-	free(w);
+		free(w);
+	else
+		o->writer = w;
 	return ret;
 }
 
@@ -596,11 +494,7 @@ int rout_writer_stop(struct rout *o)
 
 	if (!w)
 		return 0;
-	pthread_mutex_lock(&w->lock);
-	w->stop = 1;
-	pthread_cond_signal(&w->more);
-	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
+	workq_stop(&w->q);
 	o->writer = NULL;
 	o->file.fd = -1;
 	/* errors not told yet stay countable */
@@ -608,7 +502,7 @@ int rout_writer_stop(struct rout *o)
 	losses = w->losses;
 	fs_inflater_free(&w->inflater);
 	free(w->out);
-	free(w->ring);
+	free(w->path);
 	free(w);
 	return losses;
 }
@@ -620,10 +514,9 @@ int rout_late_errors(struct rout *o)
 
 	o->late_errors = 0;
 	if (w) {
-		pthread_mutex_lock(&w->lock);
-		n += w->errors - w->reported;
-		w->reported = w->errors;
-		pthread_mutex_unlock(&w->lock);
+		int errors = __atomic_load_n(&w->errors, __ATOMIC_RELAXED);
+		n += errors - w->reported;
+		w->reported = errors;
 	}
 	return n;
 }
