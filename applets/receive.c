@@ -358,6 +358,14 @@ static void report(const struct recv_opts *o, const struct ss_cmd *c)
 }
 
 /* Applies the commands of one stream up to its end command. */
+/* Reports the receiver's error; 1 when the stream must stop there. */
+static int counted_error(const struct recv_opts *o, const struct receiver *r, uint64_t *errors)
+{
+	msg_error("%s", r->err);
+	++*errors;
+	return r->fatal || (o->max_errors && *errors >= o->max_errors);
+}
+
 static int receive_stream(const struct recv_opts *o, struct receiver *r, struct ss_reader *rd,
 			  uint64_t *errors)
 {
@@ -365,17 +373,18 @@ static int receive_stream(const struct recv_opts *o, struct receiver *r, struct 
 
 	for (;;) {
 		if (ss_read_cmd(rd, &c)) {
+			if (recv_settle(r, NULL))
+				msg_error("%s", r->err);
 			msg_error("%s", rd->err);
 			return -1;
 		}
+		/* a creation held back by the receiver is carried out first */
+		if (recv_settle(r, c.type == SS_C_END ? NULL : &c) && counted_error(o, r, errors))
+			return -1;
 		if (c.type == SS_C_END)
 			return 0;
 		report(o, &c);
-		if (recv_apply(r, &c) == 0)
-			continue;
-		msg_error("%s", r->err);
-		++*errors;
-		if (r->fatal || (o->max_errors && *errors >= o->max_errors))
+		if (recv_apply(r, &c) && counted_error(o, r, errors))
 			return -1;
 	}
 }

@@ -69,7 +69,7 @@ struct restore {
 	struct fs *fs;
 	struct rout out;
 	struct rpath path;              /* of the entry being restored, as in the image */
-	int snapshots, xattrs, metadata, symlinks, ignore_errors, verbose;
+	int snapshots, xattrs, metadata, symlinks, verbose;
 	struct re *re;                  /* --path-regex */
 	int verify;                     /* data checksums can be checked */
 	int metadump;                   /* btrfs-image dump: no file data, inline data zeroed */
@@ -161,7 +161,7 @@ static int loss_seen(struct restore *r, const struct fs_error *err)
 static int out_failed(struct restore *r)
 {
 	r->lost = 1;
-	return r->ignore_errors ? 0 : -1;
+	return r->out.ignore_errors ? 0 : -1;
 }
 
 /* What rout_dir returned: entered (0), skipped (1), refused because something else
@@ -233,17 +233,15 @@ static int grow(uint8_t **buf, size_t *cap, size_t want)
 	return 0;
 }
 
-/* Decompresses in into r->rbuf (room: out_len, zero-filled past what it gave). */
-static int inflate_into(struct restore *r, int type, const void *in, size_t in_len, size_t out_len)
+/* Decompresses in into out (room: out_len, zero-filled past what it gave). */
+static int inflate_into(struct restore *r, int type, const void *in, size_t in_len, uint8_t *out,
+			size_t out_len)
 {
 	size_t got = 0;
-	int ret;
+	int ret = fs_decompress(&r->inflater, type, in, in_len, out, out_len, &got, r->fs->sectorsize);
 
-	if (grow(&r->rbuf, &r->rcap, out_len))
-		return -ENOMEM;
-	ret = fs_decompress(&r->inflater, type, in, in_len, r->rbuf, out_len, &got, r->fs->sectorsize);
 	if (!ret && got < out_len)
-		memset(r->rbuf + got, 0, out_len - got);
+		memset(out + got, 0, out_len - got);
 	return ret;
 }
 
@@ -256,16 +254,24 @@ struct file_job {
 	int failed;                     /* an output error happened */
 };
 
-static int write_out(struct file_job *j, const void *buf, uint64_t len, uint64_t off)
+/* Cuts [off, off + *len) to the file's size: 0 when nothing is left to write. */
+static int clip(struct file_job *j, uint64_t off, uint64_t *len)
 {
 	if (off >= j->isize)
 		return 0;
-	if (len > j->isize - off)
-		len = j->isize - off;
-	if (off > (uint64_t)INT64_MAX - len) {
+	if (*len > j->isize - off)
+		*len = j->isize - off;
+	if (off > (uint64_t)INT64_MAX - *len) {
 		lose(j->r, "extent at impossible offset %llu skipped", (unsigned long long)off);
 		return 0;
 	}
+	return 1;
+}
+
+static int write_out(struct file_job *j, const void *buf, uint64_t len, uint64_t off)
+{
+	if (!clip(j, off, &len))
+		return 0;
 	if (rout_write(&j->r->out, j->fd, buf, (size_t)len, off, cur_path(j->r))) {
 		j->failed = 1;
 		return -1;
@@ -291,7 +297,8 @@ static void copy_inline(struct file_job *j, uint64_t off, const struct fs_file_e
 		     (unsigned long long)len);
 		return;
 	}
-	int ret = inflate_into(r, fe->compression, fe->inline_data, fe->inline_len, room);
+	int ret = grow(&r->rbuf, &r->rcap, room) ? -ENOMEM :
+		  inflate_into(r, fe->compression, fe->inline_data, fe->inline_len, r->rbuf, room);
 	if (ret) {
 		lose(r, "cannot decompress inline extent at offset %llu: %s", (unsigned long long)off,
 		     strerror(-ret));
@@ -317,16 +324,19 @@ static void copy_plain(struct file_job *j, uint64_t off, const struct fs_file_ex
 		len = off >= j->isize ? 0 : (len < j->isize - off ? len : j->isize - off);
 	while (done < len && !j->failed) {
 		size_t n = len - done > DATA_CHUNK ? DATA_CHUNK : (size_t)(len - done);
-		if (!read_data(r, fe->disk_bytenr + fe->offset + done, r->buf, n, off + done))
-			write_out(j, r->buf, n, off + done);
+		uint8_t *buf = rout_buffer(&r->out, n);         /* read into the write queue */
+		if (!buf)
+			buf = r->buf;
+		if (!read_data(r, fe->disk_bytenr + fe->offset + done, buf, n, off + done))
+			write_out(j, buf, n, off + done);
 		done += n;
 		rout_progress(&r->out, cur_path(r));
 	}
 }
 
-/* Decompresses the extent from each raw copy in turn (the first one checked with
- * checksums): a copy that passes its checksum may still fail to decompress. */
-static int inflate_extent(struct file_job *j, uint64_t off, const struct fs_file_extent *fe)
+/* Decompresses the extent into out from each raw copy in turn (the first one checked
+ * with checksums): a copy that passes its checksum may still fail to decompress. */
+static int inflate_extent(struct file_job *j, uint64_t off, const struct fs_file_extent *fe, uint8_t *out)
 {
 	struct restore *r = j->r;
 	size_t zlen = (size_t)fe->disk_num_bytes, rlen = (size_t)fe->ram_bytes;
@@ -334,11 +344,11 @@ static int inflate_extent(struct file_job *j, uint64_t off, const struct fs_file
 
 	if (read_data(r, fe->disk_bytenr, r->zbuf, zlen, off))
 		return -EIO;
-	ret = inflate_into(r, fe->compression, r->zbuf, zlen, rlen);
+	ret = inflate_into(r, fe->compression, r->zbuf, zlen, out, rlen);
 	for (int m = 1; ret && ret != -ENOTSUP && ret != -ENOMEM && m <= copies; m++) {
 		if (fs_read_logical(r->fs, fe->disk_bytenr, r->zbuf, zlen, m))
 			continue;
-		ret = inflate_into(r, fe->compression, r->zbuf, zlen, rlen);
+		ret = inflate_into(r, fe->compression, r->zbuf, zlen, out, rlen);
 	}
 	if (ret)
 		lose(r, "cannot decompress extent at file offset %llu: %s", (unsigned long long)off,
@@ -357,16 +367,34 @@ static void copy_compressed(struct file_job *j, uint64_t off, const struct fs_fi
 		     (unsigned long long)fe->ram_bytes, (unsigned long long)fe->offset);
 		return;
 	}
-	if (grow(&r->zbuf, &r->zcap, (size_t)fe->disk_num_bytes)) {
-		lose(r, "out of memory");
-		return;
-	}
-	if (inflate_extent(j, off, fe))
-		return;
 	uint64_t len = fe->num_bytes;
 	if (len > fe->ram_bytes - fe->offset)
 		len = fe->ram_bytes - fe->offset;
-	write_out(j, r->rbuf + fe->offset, len, off);
+	if (!clip(j, off, &len))
+		return;
+	/* a single copy (nothing else to try when it does not decompress) is read here,
+	 * decompressed and written by the writer thread */
+	uint8_t *z = fs_num_copies(r->fs, fe->disk_bytenr) == 1 ?
+		     rout_buffer(&r->out, (size_t)fe->disk_num_bytes) : NULL;
+	if (z) {
+		if (!read_data(r, fe->disk_bytenr, z, (size_t)fe->disk_num_bytes, off))
+			rout_write_compressed(&r->out, j->fd, fe->compression, z, (size_t)fe->disk_num_bytes,
+					      (size_t)fe->ram_bytes, (size_t)fe->offset, (size_t)len, off);
+		rout_progress(&r->out, cur_path(r));
+		return;
+	}
+	/* else decompressed here, into the write queue when there is one */
+	uint8_t *out = rout_buffer(&r->out, (size_t)fe->ram_bytes);
+	if (grow(&r->zbuf, &r->zcap, (size_t)fe->disk_num_bytes) ||
+	    (!out && grow(&r->rbuf, &r->rcap, (size_t)fe->ram_bytes))) {
+		lose(r, "out of memory");
+		return;
+	}
+	if (!out)
+		out = r->rbuf;
+	if (inflate_extent(j, off, fe, out))
+		return;
+	write_out(j, out + fe->offset, len, off);
 	rout_progress(&r->out, cur_path(r));
 }
 
@@ -583,7 +611,10 @@ static int restore_file(struct restore *r, const struct fs_root *root, uint64_t 
 	ret = j.failed ? out_failed(r) : 0;
 	if (!ret)
 		ret = finish_inode(r, root, ino, j.fd, have_inode ? &ii : NULL);
-	close(j.fd);
+	rout_close(&r->out, j.fd);
+	/* what the writer thread failed to do (reported there): stop as for any output error */
+	if (!ret && rout_late_errors(&r->out))
+		ret = out_failed(r);
 	return ret;
 }
 
@@ -1227,7 +1258,7 @@ static int parse_args(int argc, char **argv, struct restore *r, struct restore_a
 		case 'x': r->xattrs = 1; break;
 		case 'm': r->metadata = 1; break;
 		case 'v': r->verbose++; break;
-		case 'i': r->ignore_errors = 1; break;
+		case 'i': r->out.ignore_errors = 1; break;
 		case 'o': r->out.overwrite = 1; break;
 		case 'D': r->out.dry_run = 1; break;
 		case 'd': a->find_dir = 1; break;
@@ -1348,7 +1379,12 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 	}
 	rpath_pop(&r->path, 0);
 	raise_fd_limit();
+	/* file data is written by a second thread while this one reads the next */
+	if (!r->out.dry_run && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		rout_writer_start(&r->out, r->fs->sectorsize);
 	if (restore_dir(r, &root, top, outfd))
+		r->lost = 1;
+	if (rout_writer_stop(&r->out) || rout_late_errors(&r->out))
 		r->lost = 1;
 	summary(r);
 out:

@@ -561,20 +561,22 @@ int recv_finish_subvol(struct receiver *r)
 
 /* ---- creating, renaming and removing entries ---- */
 
-static int do_create(struct receiver *r, const struct ss_cmd *c)
+/* Creates what c says at path (c->path, or the name a rename gives it next); reports
+ * a failure unless quiet. */
+static int create(struct receiver *r, const struct ss_cmd *c, const char *path, int quiet)
 {
 	struct target t;
 	int ret = 0, fd;
 	unsigned type = (unsigned)(c->mode & S_IFMT);
 
-	if (resolve(r, c->path, 0, &t))
+	if (resolve(r, path, 0, &t))
 		return -1;
 	switch (c->type) {
 	case SS_C_MKFILE:
 		/* kept open: the file's data and attributes follow (after a rename) */
 		fd = openat(t.dirfd, t.leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0)
-			keep_write(r, fd, c->path);
+			keep_write(r, fd, path);
 		ret = fd < 0 ? -1 : 0;
 		break;
 	case SS_C_MKDIR:
@@ -583,8 +585,7 @@ static int do_create(struct receiver *r, const struct ss_cmd *c)
 	case SS_C_MKNOD:
 		if (type != S_IFCHR && type != S_IFBLK && type != S_IFIFO && type != S_IFSOCK) {
 			target_close(&t);
-			return rfail(r, 0, "mknod %s: invalid mode 0%llo", c->path,
-				     (unsigned long long)c->mode);
+			return rfail(r, 0, "mknod %s: invalid mode 0%llo", path, (unsigned long long)c->mode);
 		}
 		ret = mknodat(t.dirfd, t.leaf, type, (dev_t)c->rdev);
 		break;
@@ -598,10 +599,43 @@ static int do_create(struct receiver *r, const struct ss_cmd *c)
 		ret = symlinkat(c->path_link, t.dirfd, t.leaf);
 		break;
 	}
-	if (ret < 0)
-		ret = op_fail(r, ss_cmd_name(c->type), c->path, errno);
+	if (ret < 0 && !quiet)
+		ret = op_fail(r, ss_cmd_name(c->type), path, errno);
 	target_close(&t);
 	return ret;
+}
+
+/* Holds a creating command back (see recv_settle): its strings are copied. */
+static int hold_create(struct receiver *r, const struct ss_cmd *c)
+{
+	if (r->subvol_fd < 0)
+		return rfail(r, 1, "stream command before any subvol or snapshot command");
+	if (strlen(c->path) >= sizeof(r->held_path) ||
+	    (c->path_link && strlen(c->path_link) >= sizeof(r->held_link)))
+		return create(r, c, c->path, 0);
+	r->held = *c;
+	r->held.path = strcpy(r->held_path, c->path);
+	if (c->path_link)
+		r->held.path_link = strcpy(r->held_link, c->path_link);
+	r->holding = 1;
+	return 0;
+}
+
+int recv_settle(struct receiver *r, const struct ss_cmd *next)
+{
+	if (!r->holding)
+		return 0;
+	r->holding = 0;
+	r->err[0] = 0;
+	/* the entry goes where the rename puts it: the rename is done then */
+	if (next && next->type == SS_C_RENAME && !strcmp(next->path, r->held.path) &&
+	    !create(r, &r->held, next->path_to, 1)) {
+		r->renamed = 1;
+		if (r->held.type == SS_C_MKDIR)
+			dir_cache_drop(r, next->path_to);
+		return 0;
+	}
+	return create(r, &r->held, r->held.path, 0);
 }
 
 static int do_rename_link(struct receiver *r, const struct ss_cmd *c)
@@ -1002,12 +1036,16 @@ static int do_enable_verity(struct receiver *r, const struct ss_cmd *c)
 int recv_apply(struct receiver *r, const struct ss_cmd *c)
 {
 	r->err[0] = 0;
+	if (r->renamed) {               /* c is the rename recv_settle did */
+		r->renamed = 0;
+		return 0;
+	}
 	switch (c->type) {
 	case SS_C_SUBVOL: return do_subvol(r, c);
 	case SS_C_SNAPSHOT: return do_snapshot(r, c);
 	case SS_C_MKFILE: case SS_C_MKDIR: case SS_C_MKNOD: case SS_C_MKFIFO:
 	case SS_C_MKSOCK: case SS_C_SYMLINK:
-		return do_create(r, c);
+		return hold_create(r, c);
 	case SS_C_RENAME: case SS_C_LINK: return do_rename_link(r, c);
 	case SS_C_UNLINK: case SS_C_RMDIR: return do_remove(r, c);
 	case SS_C_SET_XATTR: case SS_C_REMOVE_XATTR: return do_xattr(r, c);

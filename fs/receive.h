@@ -45,6 +45,9 @@ struct receiver {
 	struct fs_inflater inflater;  /* for encoded writes decompressed here */
 	int fatal;
 	char err[PATH_MAX + 256];
+	struct ss_cmd held;           /* a creating command held back (recv_settle) */
+	char held_path[PATH_MAX], held_link[PATH_MAX];
+	int holding, renamed;
 };
 
 /* dest_fd and mnt_fd stay owned by the caller; they must be on the same filesystem.
@@ -54,8 +57,16 @@ struct receiver {
  * a full one (RECV_DIR_MAX_SETS * RECV_DIR_WAYS) wants a limit of RECV_FD_WANTED. */
 int recv_init(struct receiver *r, int dest_fd, int mnt_fd);
 int recv_add_search(struct receiver *r, int fd);
-/* One command (not END). 0 or -1 with r->err (and r->fatal) set. */
+/* One command (not END). 0 or -1 with r->err (and r->fatal) set. Call recv_settle
+ * first. */
 int recv_apply(struct receiver *r, const struct ss_cmd *c);
+/* A creating command (mkfile, mkdir, mknod, mkfifo, mksock, symlink) is held back by
+ * recv_apply until the next command: when that renames the new entry, it is created
+ * at the new name directly and the rename is done (a send stream names each new inode
+ * o<ino>-<gen>-<seq> first and renames it right after: one rename less per entry).
+ * recv_settle(next) carries the held command out unless next takes it over; next NULL
+ * at the end of a stream. 0 or -1 with r->err set (an error of the held command). */
+int recv_settle(struct receiver *r, const struct ss_cmd *next);
 /* Marks the current subvolume received (received UUID, stransid) and read-only. */
 int recv_finish_subvol(struct receiver *r);
 void recv_release(struct receiver *r);

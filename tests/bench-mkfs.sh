@@ -4,12 +4,16 @@
 # once with python3 and cached in BENCH_DIR) into a 4 GiB sparse file; --rootdir of
 # 100k small data files (memory must not grow with the data extents: their extent
 # and csum items are spooled); mkfs of a 1 TiB sparse file; ours against the
-# reference. The image is on a tmpfs when there is room (see bench_tmpfs_dir).
-# Warm cache, median of BENCH_RUNS (1 TiB: BENCH_RUNS + 2).
+# reference: btrfs-progs 6.19 where it is built (REF619, see tests/bench/lib.sh; the
+# goal for --rootdir: at most 0.2x its time), else Debian's. The image is on a tmpfs
+# when there is room (see bench_tmpfs_dir). Warm cache, median of BENCH_RUNS (1 TiB:
+# BENCH_RUNS + 2).
 BENCH_NAME=mkfs
 . "$(dirname "$0")/bench/lib.sh"
 bench_need_ref
 bench_need_applet "$BOX" mkfs.btrfs
+REF_MKFS=$(bench_ref619 mkfs.btrfs)
+echo "mkfs: reference $("$REF_MKFS" --version 2>&1 | sed -n 's/.*\(btrfs-progs v[^ ]*\).*/\1/p' | head -1) ($REF_MKFS)"
 command -v python3 > /dev/null || bench_skip "needs python3 to generate the --rootdir tree"
 . "$(dirname "$0")/bench/rootdir.sh"
 bench_rootdir_tree || { echo "mkfs: FAIL: cannot generate $SRC"; exit 1; }

@@ -24,10 +24,12 @@ void cli_be_verbose(void)
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
+	char msg[8192];
+
+	/* one call: the line stays whole when another thread reports too */
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fflush(stdout);
-	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s%s\n", prefix, msg);
 }
 
 void msg_error(const char *fmt, ...)

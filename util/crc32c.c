@@ -1,6 +1,6 @@
 /* crc32c (Castagnoli, reflected polynomial 0x82f63b78), the btrfs default checksum.
- * Two paths: slicing-by-8 tables (built on first need) and the SSE4.2 crc32
- * instruction, three streams at a time combined with carry-less multiplies. */
+ * Two paths: slicing-by-8 tables (portable) and the SSE4.2 crc32 instruction, three
+ * streams at a time combined with carry-less multiplies. */
 #include <string.h>
 #include "csum.h"
 #include "le.h"
@@ -8,14 +8,10 @@
 #define CRC32C_POLY 0x82f63b78u
 
 static uint32_t crc_table[8][256];
-static int table_ready;
-static int use_hw;   /* 0: tables, 1: crc32 instruction, 2: also pclmulqdq */
-static int hw_level; /* what the CPU offers, set at startup */
 
+__attribute__((constructor))
 static void build_table(void)
 {
-	if (table_ready)
-		return;
 	for (unsigned n = 0; n < 256; n++) {
 		uint32_t c = n;
 		for (int k = 0; k < 8; k++)
@@ -28,7 +24,6 @@ static void build_table(void)
 			uint32_t c = crc_table[k - 1][n];
 			crc_table[k][n] = c >> 8 ^ crc_table[0][c & 0xff];
 		}
-	table_ready = 1;
 }
 
 static uint32_t crc32c_table(uint32_t crc, const uint8_t *p, size_t len)
@@ -46,7 +41,6 @@ static uint32_t crc32c_table(uint32_t crc, const uint8_t *p, size_t len)
 }
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 
 /* Bytes per stream in the three-stream loop: 3 * 1360 + 16 covers a 4 KiB sector. */
@@ -56,13 +50,6 @@ static uint32_t crc32c_table(uint32_t crc, const uint8_t *p, size_t len)
  * i.e. c advanced over n zero bytes. */
 #define K_LANE1 0x3f70cc6fu
 #define K_LANE2 0x5aa1f3cfu
-
-static inline uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
 
 __attribute__((target("sse4.2,pclmul")))
 static uint64_t clmul32(uint32_t a, uint32_t k)
@@ -80,9 +67,9 @@ static uint32_t crc32c_3way(uint32_t crc, const uint8_t **pp, size_t *lenp)
 	for (; len >= 3 * LANE; p += 3 * LANE, len -= 3 * LANE) {
 		uint64_t a = crc, b = 0, c = 0;
 		for (size_t i = 0; i < LANE; i += 8) {
-			a = _mm_crc32_u64(a, load64(p + i));
-			b = _mm_crc32_u64(b, load64(p + LANE + i));
-			c = _mm_crc32_u64(c, load64(p + 2 * LANE + i));
+			a = _mm_crc32_u64(a, get_le64(p + i));
+			b = _mm_crc32_u64(b, get_le64(p + LANE + i));
+			c = _mm_crc32_u64(c, get_le64(p + 2 * LANE + i));
 		}
 		crc = (uint32_t)c ^ (uint32_t)_mm_crc32_u64(0,
 			clmul32((uint32_t)a, K_LANE2) ^ clmul32((uint32_t)b, K_LANE1));
@@ -97,56 +84,25 @@ static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p, size_t len)
 {
 	for (; len && ((uintptr_t)p & 7); len--)
 		crc = _mm_crc32_u8(crc, *p++);
-	if (use_hw > 1)
+	if (len >= 3 * LANE && csum_cpu(CPU_CLMUL))
 		crc = crc32c_3way(crc, &p, &len);
 	uint64_t c = crc;
 	for (; len >= 8; p += 8, len -= 8)
-		c = _mm_crc32_u64(c, load64(p));
+		c = _mm_crc32_u64(c, get_le64(p));
 	crc = (uint32_t)c;
 	while (len--)
 		crc = _mm_crc32_u8(crc, *p++);
 	return crc;
 }
-
-__attribute__((constructor))
-static void crc32c_detect(void)
-{
-	unsigned a, b, c, d;
-
-	if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2))
-		hw_level = (c & bit_PCLMUL) ? 2 : 1;
-	use_hw = hw_level;
-	if (!use_hw)
-		build_table();
-}
-#else
-static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p, size_t len)
-{
-	return crc32c_table(crc, p, len);
-}
-
-__attribute__((constructor))
-static void crc32c_detect(void)
-{
-	build_table();
-}
 #endif
-
-int crc32c_hw_available(void)
-{
-	return hw_level > 0;
-}
-
-/* Not thread-safe: meant for tests and benchmarks before any checksumming. */
-void crc32c_force_table(int on)
-{
-	build_table();
-	use_hw = on ? 0 : hw_level;
-}
 
 uint32_t crc32c_raw(uint32_t crc, const void *buf, size_t len)
 {
-	return use_hw ? crc32c_hw(crc, buf, len) : crc32c_table(crc, buf, len);
+#if defined(__x86_64__)
+	if (csum_cpu(CPU_CRC32))
+		return crc32c_hw(crc, buf, len);
+#endif
+	return crc32c_table(crc, buf, len);
 }
 
 uint32_t crc32c(const void *buf, size_t len)

@@ -16,6 +16,36 @@ static const struct {
 };
 #define NR_CSUMS (int)(sizeof(csums) / sizeof(csums[0]))
 
+static unsigned cpu_has, cpu_use;
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+__attribute__((constructor))
+static void detect_cpu(void)
+{
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return;
+	cpu_has = (c & bit_SSE4_2 ? CPU_CRC32 : 0) | (c & bit_PCLMUL ? CPU_CLMUL : 0);
+	if (c & bit_SSE4_1 && __get_cpuid_count(7, 0, &a, &b, &c, &d) && b & bit_SHA)
+		cpu_has |= CPU_SHA;
+	cpu_use = cpu_has;
+}
+#endif
+
+int csum_cpu(unsigned features)
+{
+	return (cpu_use & features) == features;
+}
+
+unsigned csum_cpu_limit(unsigned mask)
+{
+	cpu_use = cpu_has & mask;
+	return cpu_has;
+}
+
 static int known(int type)
 {
 	return type >= 0 && type < NR_CSUMS;

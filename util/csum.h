@@ -12,9 +12,18 @@ enum csum_type { CSUM_CRC32C = 0, CSUM_XXHASH = 1, CSUM_SHA256 = 2, CSUM_BLAKE2 
  * crc32c_raw() continues a running value without the final inversion. */
 uint32_t crc32c(const void *buf, size_t len);
 uint32_t crc32c_raw(uint32_t crc, const void *buf, size_t len);
-/* Hardware path available (SSE4.2) and forcing the table path (tests, bench). */
-int crc32c_hw_available(void);
-void crc32c_force_table(int on);
+
+/* CPU features the x86-64 fast paths use, detected at startup (none elsewhere). */
+enum {
+	CPU_CRC32 = 1,  /* SSE4.2 crc32 */
+	CPU_CLMUL = 2,  /* pclmulqdq */
+	CPU_SHA = 4,    /* SHA extensions with SSE4.1 */
+};
+/* Nonzero when all the features are present and allowed. */
+int csum_cpu(unsigned features);
+/* Allows only the features in mask (0: portable code everywhere); returns what the CPU
+ * has. For tests and benchmarks, before any checksumming (not thread-safe). */
+unsigned csum_cpu_limit(unsigned mask);
 
 /* Returns 0, or -1 when the type is unknown or not built in this configuration. */
 int csum_supported(int type);

@@ -5,7 +5,7 @@
 //config:	  Support filesystems created with --csum sha256.
 #include "config.h"
 #if CFG_CSUM_SHA256
-/* SHA-256 (FIPS 180-4), one-shot. */
+/* SHA-256 (FIPS 180-4), one-shot; the SHA extensions on x86-64 when the CPU has them. */
 #include <string.h>
 #include "csum.h"
 
@@ -54,6 +54,79 @@ static void sha256_block(uint32_t h[8], const uint8_t *blk)
 	h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/* Four rounds: w holds the next four message words (lane 0 first). The state is kept
+ * as the sha256rnds2 instruction wants it: {F,E,B,A} and {H,G,D,C} (lane 0 first).
+ * It does two rounds with the message words plus constants in the low half of its
+ * third operand; after them the old ABEF is the new CDGH. */
+__attribute__((target("sha,sse4.1"), always_inline))
+static inline void rounds4(__m128i *abef, __m128i *cdgh, __m128i w, const uint32_t *k)
+{
+	__m128i m = _mm_add_epi32(w, _mm_loadu_si128((const __m128i *)k));
+
+	*cdgh = _mm_sha256rnds2_epu32(*cdgh, *abef, m);
+	*abef = _mm_sha256rnds2_epu32(*abef, *cdgh, _mm_shuffle_epi32(m, 0x0e));
+}
+
+/* Message words 4i..4i+3 from those of the four groups before. */
+__attribute__((target("sha,sse4.1"), always_inline))
+static inline __m128i next_words(__m128i w4, __m128i w3, __m128i w2, __m128i w1)
+{
+	return _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(w4, w3),
+						  _mm_alignr_epi8(w1, w2, 4)), w1);
+}
+
+__attribute__((target("sha,sse4.1")))
+static void sha256_blocks_ni(uint32_t h[8], const uint8_t *p, size_t n)
+{
+	const __m128i bswap = _mm_set_epi8(12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3);
+	__m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)h), 0xb1);
+	__m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(h + 4)), 0x1b);
+	__m128i abef = _mm_alignr_epi8(dcba, hgfe, 8);
+	__m128i cdgh = _mm_blend_epi16(hgfe, dcba, 0xf0);
+
+	for (; n--; p += 64) {
+		__m128i abef0 = abef, cdgh0 = cdgh;
+		__m128i w0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)p), bswap);
+		__m128i w1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), bswap);
+		__m128i w2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 32)), bswap);
+		__m128i w3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 48)), bswap);
+		for (int i = 0; i < 64; i += 16) {
+			if (i) {
+				w0 = next_words(w0, w1, w2, w3);
+				w1 = next_words(w1, w2, w3, w0);
+				w2 = next_words(w2, w3, w0, w1);
+				w3 = next_words(w3, w0, w1, w2);
+			}
+			rounds4(&abef, &cdgh, w0, K + i);
+			rounds4(&abef, &cdgh, w1, K + i + 4);
+			rounds4(&abef, &cdgh, w2, K + i + 8);
+			rounds4(&abef, &cdgh, w3, K + i + 12);
+		}
+		abef = _mm_add_epi32(abef, abef0);
+		cdgh = _mm_add_epi32(cdgh, cdgh0);
+	}
+	__m128i feba = _mm_shuffle_epi32(abef, 0x1b);
+	__m128i dchg = _mm_shuffle_epi32(cdgh, 0xb1);
+	_mm_storeu_si128((__m128i *)h, _mm_blend_epi16(feba, dchg, 0xf0));
+	_mm_storeu_si128((__m128i *)(h + 4), _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+static void sha256_blocks(uint32_t h[8], const uint8_t *p, size_t n)
+{
+#if defined(__x86_64__)
+	if (csum_cpu(CPU_SHA)) {
+		sha256_blocks_ni(h, p, n);
+		return;
+	}
+#endif
+	for (; n--; p += 64)
+		sha256_block(h, p);
+}
+
 void sha256(const void *buf, size_t len, uint8_t out[32])
 {
 	uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -63,16 +136,15 @@ void sha256(const void *buf, size_t len, uint8_t out[32])
 	size_t rest = len % 64, tail_len = rest < 56 ? 64 : 128;
 	uint64_t bits = (uint64_t)len * 8;
 
-	for (size_t n = len / 64; n--; p += 64)
-		sha256_block(h, p);
+	sha256_blocks(h, p, len / 64);
+	p += len / 64 * 64;
 	/* Padding: 0x80, zeros, then the message length in bits, big-endian. */
 	if (rest)
 		memcpy(tail, p, rest);
 	tail[rest] = 0x80;
 	for (int i = 0; i < 8; i++)
 		tail[tail_len - 1 - i] = (uint8_t)(bits >> 8 * i);
-	for (size_t off = 0; off < tail_len; off += 64)
-		sha256_block(h, tail + off);
+	sha256_blocks(h, tail, tail_len / 64);
 	for (int i = 0; i < 8; i++)
 		for (int j = 0; j < 4; j++)
 			out[4 * i + j] = (uint8_t)(h[i] >> (24 - 8 * j));

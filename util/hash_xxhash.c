@@ -38,13 +38,16 @@ uint64_t xxh64(const void *buf, size_t len, uint64_t seed)
 	uint64_t h;
 
 	if (len >= 32) {
-		uint64_t v[4] = { seed + P1 + P2, seed + P2, seed, seed - P1 };
-		for (; end - p >= 32; p += 32)
-			for (int i = 0; i < 4; i++)
-				v[i] = round64(v[i], get_le64(p + 8 * i));
-		h = rotl64(v[0], 1) + rotl64(v[1], 7) + rotl64(v[2], 12) + rotl64(v[3], 18);
-		for (int i = 0; i < 4; i++)
-			h = merge64(h, v[i]);
+		/* four accumulators in registers (an array would live in memory) */
+		uint64_t v0 = seed + P1 + P2, v1 = seed + P2, v2 = seed, v3 = seed - P1;
+		for (; end - p >= 32; p += 32) {
+			v0 = round64(v0, get_le64(p));
+			v1 = round64(v1, get_le64(p + 8));
+			v2 = round64(v2, get_le64(p + 16));
+			v3 = round64(v3, get_le64(p + 24));
+		}
+		h = rotl64(v0, 1) + rotl64(v1, 7) + rotl64(v2, 12) + rotl64(v3, 18);
+		h = merge64(merge64(merge64(merge64(h, v0), v1), v2), v3);
 	} else {
 		h = seed + P5;
 	}

@@ -61,6 +61,15 @@ bench_need_loop() {
 	grep -qw btrfs /proc/filesystems || bench_skip "kernel has no btrfs"
 	[ -e /dev/loop-control ] || bench_skip "no loop devices"
 }
+# btrfs-progs 6.19 built from source, where goals are set against it: REF619 names its
+# build directory (default /work/ref619/src). bench_ref619 TOOL prints TOOL (btrfs or
+# mkfs.btrfs) from there, or the Debian one when it is not built here.
+REF619=${REF619:-/work/ref619/src}
+bench_ref619() {
+	if [ -x "$REF619/$1" ]; then echo "$REF619/$1"
+	elif [ "$1" = btrfs ]; then echo "$REF_BTRFS"
+	else echo "$REF_MKFS"; fi
+}
 bench_need_ref() {
 	[ -x "$REF_BTRFS" ] && [ -x "$REF_MKFS" ] || bench_skip "reference btrfs-progs not installed"
 }

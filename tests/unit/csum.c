@@ -1,5 +1,5 @@
-/* Checksums: published vectors, vectors from python3 hashlib and xxhsum, and the two
- * crc32c paths against each other and a bit-at-a-time reference. */
+/* Checksums: published vectors, vectors from python3 hashlib and xxhsum, every fast path
+ * against the portable code (and crc32c against a bit-at-a-time reference). */
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
@@ -99,64 +99,89 @@ static uint32_t crc32c_bitwise(const uint8_t *p, size_t len)
 	return ~crc;
 }
 
+/* The CPU feature sets to test: all, each fast path alone, none (portable). */
+static const unsigned cpu_masks[] = { ~0u, CPU_CRC32, CPU_SHA, 0 };
+#define NR_MASKS (int)(sizeof(cpu_masks) / sizeof(cpu_masks[0]))
+
 TEST(crc32c_known_values)
 {
 	static const uint8_t zeros[32];
 
-	for (int table = 0; table < 2; table++) {
-		crc32c_force_table(table);
+	for (int m = 0; m < NR_MASKS; m++) {
+		csum_cpu_limit(cpu_masks[m]);
 		CHECK(crc32c("123456789", 9) == 0xe3069283);
 		CHECK(crc32c(zeros, 32) == 0x8a9136aa);
 		CHECK(crc32c("", 0) == 0);
 		/* crc32c_raw continues a running value. */
 		CHECK(~crc32c_raw(crc32c_raw(~0u, "1234", 4), "56789", 5) == 0xe3069283);
 	}
-	crc32c_force_table(0);
+	csum_cpu_limit(~0u);
 }
 
-TEST(crc32c_paths_agree)
+/* Random lengths (mostly up to a sector, sometimes past crc32c's 3-stream block of
+ * 4080 bytes and several sha256/blake2b blocks) at random alignments: every path
+ * gives what the portable code gives. */
+TEST(csum_paths_agree)
 {
 	enum { MAX = 3 * 4100 + 16 };
-	uint8_t *buf = malloc(MAX);
+	uint8_t *buf = malloc(MAX), want[CSUM_MAX_SIZE], got[CSUM_MAX_SIZE];
 
 	srand(12345);
 	for (size_t i = 0; i < MAX; i++)
 		buf[i] = (uint8_t)rand();
-	for (int i = 0; i < 3000; i++) {
-		/* Mostly short and sector-sized, sometimes past the 3-stream block size. */
+	for (int i = 0; i < 2000; i++) {
 		size_t len = (size_t)rand() % (i % 10 ? 4101 : MAX - 16);
 		size_t off = (size_t)rand() % 16;
-		crc32c_force_table(1);
-		uint32_t sw = crc32c(buf + off, len);
-		crc32c_force_table(0);
-		uint32_t hw = crc32c(buf + off, len);
-		CHECK(sw == hw);
-		if (i % 50 == 0)
-			CHECK(sw == crc32c_bitwise(buf + off, len));
+		for (int type = 0; type < 4; type++) {
+			if (csum_supported(type))
+				continue;
+			csum_cpu_limit(0);
+			csum_compute(type, buf + off, len, want);
+			for (int m = 0; m < NR_MASKS - 1; m++) {
+				csum_cpu_limit(cpu_masks[m]);
+				csum_compute(type, buf + off, len, got);
+				CHECK(!memcmp(want, got, CSUM_MAX_SIZE));
+			}
+		}
+		if (i % 50 == 0) {
+			csum_cpu_limit(0);
+			CHECK(crc32c(buf + off, len) == crc32c_bitwise(buf + off, len));
+		}
 	}
+	csum_cpu_limit(~0u);
 	free(buf);
+}
+
+static void check_vector(const uint8_t *data, size_t i)
+{
+	uint8_t out[CSUM_MAX_SIZE];
+	size_t len = vectors[i].len;
+
+	if (!csum_supported(CSUM_XXHASH)) {
+		csum_compute(CSUM_XXHASH, data, len, out);
+		CHECK(get_le64(out) == vectors[i].xxh);
+	}
+	if (!csum_supported(CSUM_SHA256)) {
+		csum_compute(CSUM_SHA256, data, len, out);
+		CHECK(digest_is(out, 32, vectors[i].sha256));
+	}
+	if (!csum_supported(CSUM_BLAKE2)) {
+		csum_compute(CSUM_BLAKE2, data, len, out);
+		CHECK(digest_is(out, 32, vectors[i].blake2b));
+	}
 }
 
 TEST(csum_vectors)
 {
-	uint8_t data[4096], out[CSUM_MAX_SIZE];
+	uint8_t data[4096];
 
 	fill_pattern(data, sizeof(data));
-	for (size_t i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
-		size_t len = vectors[i].len;
-		if (!csum_supported(CSUM_XXHASH)) {
-			csum_compute(CSUM_XXHASH, data, len, out);
-			CHECK(get_le64(out) == vectors[i].xxh);
-		}
-		if (!csum_supported(CSUM_SHA256)) {
-			csum_compute(CSUM_SHA256, data, len, out);
-			CHECK(digest_is(out, 32, vectors[i].sha256));
-		}
-		if (!csum_supported(CSUM_BLAKE2)) {
-			csum_compute(CSUM_BLAKE2, data, len, out);
-			CHECK(digest_is(out, 32, vectors[i].blake2b));
-		}
+	for (int m = 0; m < NR_MASKS; m++) {
+		csum_cpu_limit(cpu_masks[m]);
+		for (size_t i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++)
+			check_vector(data, i);
 	}
+	csum_cpu_limit(~0u);
 }
 
 TEST(csum_dispatch)

@@ -1,0 +1,82 @@
+/* The work queue: every record arrives once, in order, intact, across the ring's end,
+ * with the worker slower and faster than the producer; stop runs what is left. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "workq.h"
+#include "unit.h"
+
+struct seen {
+	uint32_t next;          /* sequence number expected */
+	int bad;
+	int slow;               /* the worker naps now and then */
+};
+
+/* A record: its sequence number, its length, then bytes derived from both. */
+static uint8_t byte_at(uint32_t seq, size_t i)
+{
+	return (uint8_t)(seq * 31 + i * 7);
+}
+
+static void check_rec(void *ctx, void *rec)
+{
+	struct seen *s = ctx;
+	uint32_t seq, len;
+
+	memcpy(&seq, rec, 4);
+	memcpy(&len, (uint8_t *)rec + 4, 4);
+	if (seq != s->next++)
+		s->bad++;
+	for (size_t i = 8; i < len; i++)
+		if (((uint8_t *)rec)[i] != byte_at(seq, i)) {
+			s->bad++;
+			break;
+		}
+	if (s->slow && seq % 97 == 0)
+		nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+}
+
+static void run(int slow, uint32_t n, size_t cap)
+{
+	struct workq q;
+	struct seen s = { 0, 0, slow };
+
+	srand(99);
+	CHECK(workq_start(&q, cap, check_rec, &s) == 0);
+	for (uint32_t seq = 0; seq < n; seq++) {
+		/* mostly small, some up to the largest record (a quarter of the ring) */
+		uint32_t len = seq % 50 ? 8 + (uint32_t)rand() % 300 : (uint32_t)(cap / 4);
+		uint8_t *rec = workq_reserve(&q, len);
+		CHECK(((uintptr_t)rec & 7) == 0);
+		memcpy(rec, &seq, 4);
+		memcpy(rec + 4, &len, 4);
+		for (size_t i = 8; i < len; i++)
+			rec[i] = byte_at(seq, i);
+		workq_commit(&q, len);
+		CHECK(workq_backlog(&q) <= cap);
+	}
+	workq_stop(&q);
+	CHECK(s.next == n);
+	CHECK(s.bad == 0);
+}
+
+TEST(workq_order_and_content)
+{
+	run(0, 20000, 64 << 10);
+}
+
+TEST(workq_slow_worker)
+{
+	run(1, 5000, 16 << 10);
+}
+
+TEST(workq_stop_without_records)
+{
+	struct workq q;
+	struct seen s = { 0, 0, 0 };
+
+	CHECK(workq_start(&q, 4096, check_rec, &s) == 0);
+	workq_stop(&q);
+	CHECK(s.next == 0);
+}
