@@ -528,6 +528,10 @@ EVIL_NAMES = [b"..", b".", b"", b"/", b"a/../../..", b"../x", b"/etc/x", b"n" * 
               b"d/" * 2000, b"x\0y", b"\n\t\\ \xff"]
 
 
+PATH_ATTRS = (15, 16, 17, 22)     # path, path_to, path_link, clone_path
+SAME_SHAPE = ((3, 4, 6, 7), (11, 12))   # mkfile/mkdir/mkfifo/mksock, unlink/rmdir
+
+
 def stream_crc(data):
     c = 0
     t = bi.crc32c.table
@@ -573,7 +577,7 @@ def mutate_stream(data, seed):
             break
         ci = rng.randrange(len(cmds))
         off, length = cmds[ci]
-        kind = rng.randrange(8)
+        kind = rng.randrange(10)
         if kind == 0:       # command header: length or type
             if rng.randrange(2):
                 old = struct.unpack_from("<I", data, off)[0]
@@ -585,7 +589,26 @@ def mutate_stream(data, seed):
                 done.append("cmd %d type" % ci)
             continue
         attrs = tlvs(data, off + CMD_HEADER, off + length)
-        if kind in (1, 2, 3, 4) and attrs:
+        if kind == 8:       # a command of the same shape: mkfile -> mkdir, unlink -> rmdir
+            typ = struct.unpack_from("<H", data, off + 4)[0]
+            family = next((f for f in SAME_SHAPE if typ in f), None)
+            if family:
+                struct.pack_into("<H", data, off + 4, rng.choice(family))
+                done.append("cmd %d type %d->%d" % (ci, typ, struct.unpack_from("<H", data, off + 4)[0]))
+        elif kind == 9 and attrs:   # a path of another command, or a path below it
+            paths = [(a, t, n) for a, t, n in attrs if t in PATH_ATTRS]
+            names = [bytes(data[a + 4:a + 4 + n]) for o, ln in cmds
+                     for a, t, n in tlvs(data, o + CMD_HEADER, o + ln) if t in PATH_ATTRS]
+            if paths and names:
+                aoff, typ, alen = rng.choice(paths)
+                name = rng.choice(names)
+                name = rng.choice((name, name + b"/" + rng.choice(names).split(b"/")[-1],
+                                   name.rpartition(b"/")[0]))
+                new = struct.pack("<HH", typ, len(name)) + name
+                data[aoff:aoff + 4 + alen] = new
+                struct.pack_into("<I", data, off, struct.unpack_from("<I", data, off)[0] + len(new) - 4 - alen)
+                done.append("cmd %d attr %d path %r" % (ci, typ, name[:40]))
+        elif kind in (1, 2, 3, 4) and attrs:
             aoff, typ, alen = rng.choice(attrs)
             if kind == 1:       # TLV header
                 part = rng.randrange(2)
@@ -660,6 +683,7 @@ def stream_campaign(args):
     box_works(box)
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
     findings = open(os.path.join(out, "findings.tsv"), "a")
+    results = open(os.path.join(out, "results.tsv"), "a")     # seed, command, rc, first error
     work = tempfile.mkdtemp(prefix="qafs.", dir="/var/tmp")
     img, mnt = os.path.join(work, "dst.img"), os.path.join(work, "mnt")
     os.makedirs(mnt)
@@ -705,6 +729,10 @@ def stream_campaign(args):
                 what = classify(rc, e, to)
                 if what is None and jail and outside() != before:
                     what = "changed-outside"
+                if what is None and rc and "ERROR: " not in e:
+                    what = "no-message"
+                errs = [ln for ln in e.splitlines() if ln.startswith("ERROR: ")]
+                results.write("%d\t%s\t%d\t%s\n" % (mseed, name, rc, errs[0] if errs else ""))
                 if what:
                     log = os.path.join(out, "logs", "%d-%s.log" % (mseed, name))
                     shutil.copy(path, log + ".stream")
