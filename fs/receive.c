@@ -369,7 +369,7 @@ static int resolve_in(struct receiver *r, int root, const char *path, int allow_
 	if (t->dirfd < 0) {
 		int e = errno;
 
-		if (e == ELOOP || e == EXDEV || e == ENOTDIR)
+		if (e == ELOOP || e == EXDEV)
 			return rfail(r, 1, "refusing path %s: it leaves the subvolume or goes through a symlink",
 				     path);
 		return rfail(r, 0, "cannot open directory of %s: %s", path, strerror(e));
@@ -485,15 +485,17 @@ static int open_subvol_id(struct receiver *r, uint64_t id)
  * received copy. Only subvolumes beneath the search directories count. */
 static int open_subvol_uuid(struct receiver *r, const uint8_t uuid[16], uint64_t transid)
 {
+	/* A UUID tree item lists the le64 ids of every subvolume with that UUID (the same
+	 * stream received into many directories), as many as the search ioctl returns. */
+	uint64_t ids[BTRFS_SEARCH_ARGS_BUFSIZE / 8];
 	struct subvol_entry it;
-	uint64_t ids[16];
-	int pass, n, i, fd;
+	int pass, n, i, fd = -1;
 
-	for (pass = 0; pass < 4; pass++) {
+	for (pass = 0; pass < 4 && fd < 0; pass++) {
 		int received = !(pass & 1);
 
-		n = subvol_find_uuid(r->mnt_fd, uuid, received, ids, 16);
-		for (i = 0; i < n; i++) {
+		n = subvol_find_uuid(r->mnt_fd, uuid, received, ids, (int)(sizeof(ids) / 8));
+		for (i = 0; i < n && fd < 0; i++) {
 			int ret = subvol_get(r->mnt_fd, ids[i], &it);
 
 			subvol_free(&it);
@@ -501,12 +503,11 @@ static int open_subvol_uuid(struct receiver *r, const uint8_t uuid[16], uint64_t
 					 !(it.flags & BTRFS_ROOT_SUBVOL_RDONLY)))
 				continue;
 			fd = open_subvol_id(r, ids[i]);
-			if (fd >= 0)
-				return fd;
 		}
 	}
-	errno = ENOENT;
-	return -1;
+	if (fd < 0)
+		errno = ENOENT;
+	return fd;
 }
 
 static int do_snapshot(struct receiver *r, const struct ss_cmd *c)
