@@ -8,6 +8,8 @@ write outside restore's target is a finding.
 usage: campaign.py bases DIR                 make the clean base images (root, kernel)
        campaign.py run --box BIN --out DIR [-n N] [--seed S] [--timeout T] IMAGE|DIR...
        campaign.py run ... --as-is IMAGE|DIR...   each image once, unchanged
+       campaign.py run ... --writers ...      also check --repair and btrfs rescue, each on
+                                              a copy of the mutant (--only NAME,... picks)
        campaign.py mutate IMAGE SEED          apply the mutation of SEED to IMAGE (a copy!)
        campaign.py streams --box BIN --out DIR [-n N] [--seed S] STREAM|DIR...
                                               the same for send streams: receive --dump,
@@ -391,6 +393,18 @@ def commands(img, devs, scratch):
     ]
 
 
+def copy_commands(scratch):
+    """(name, argv) of the commands that write: each runs on its own copy of the mutant,
+    C stands for the copy's primary device, U for an undo file; all in scratch, jailed
+    there. They may fail, never crash or hang; the copy is checked afterwards."""
+    rescue = [["super-recover", "-y"], ["zero-log"], ["clear-uuid-tree"], ["clear-ino-cache"],
+              ["clear-space-cache", "v1"], ["clear-space-cache", "v2"], ["fix-device-size"],
+              ["chunk-recover", "-y"]]
+    return [("repair", ["btrfs", "check", "--repair", "--force", "--undo", "U", "C"]),
+            ("repair-init-csum", ["btrfs", "check", "--repair", "--force", "--init-csum-tree", "--no-undo", "C"])] + \
+        [("rescue-" + "-".join(r), ["btrfs", "rescue"] + r[:1] + ["--undo", "U"] + r[1:] + ["C"]) for r in rescue]
+
+
 def jailed(argv, jail):
     """argv in a mount namespace where only jail is writable (writes elsewhere: EROFS)."""
     script = ('mount --make-rprivate / && mount --bind "$0" "$0" && '
@@ -433,10 +447,14 @@ def run_one(box, argv, timeout, jail=None):
     return rc, out.decode(errors="replace")[-4000:], err.decode(errors="replace")[-20000:], to, time.time() - t0
 
 
-def box_works(box):
-    """The binary dispatches on its name: a copy must still be called btrfsbox."""
+def box_works(box, work):
+    """A copy of the binary in work (a rebuild during the campaign does not disturb it).
+    The binary dispatches on its name: the copy is called btrfsbox too."""
     if subprocess.run([box, "btrfs", "--version"], stdout=subprocess.DEVNULL).returncode:
         raise SystemExit("%s does not run `btrfs --version` (a copy must be named btrfsbox)" % box)
+    copy = os.path.join(work, "btrfsbox")
+    shutil.copy(box, copy)
+    return copy
 
 
 def mtimes(paths):
@@ -458,7 +476,7 @@ def image_paths(img):
 
 
 def campaign(args):
-    box, out, n, seed, timeout, only, asis = None, None, 100, int(time.time()), 60, None, False
+    box, out, n, seed, timeout, only, asis, writers = None, None, 100, int(time.time()), 60, None, False, False
     images = []
     while args:
         a = args.pop(0)
@@ -474,6 +492,8 @@ def campaign(args):
             timeout = int(args.pop(0))
         elif a == "--as-is":
             asis = True
+        elif a == "--writers":
+            writers = True
         elif a == "--only":
             only = args.pop(0).split(",")
         elif os.path.isdir(a):
@@ -482,8 +502,8 @@ def campaign(args):
             images.append(a)
     if not box or not out or not images:
         raise SystemExit(__doc__)
-    box_works(box)
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
+    box = box_works(box, out)
     findings = open(os.path.join(out, "findings.tsv"), "a")
     stats = {}
     rng = random.Random(seed)
@@ -499,22 +519,41 @@ def campaign(args):
                 desc = "unmutated (%s)" % str(e)[:60]
             os.makedirs(os.path.join(scratch, "jail", "out"))
             before = mtimes(paths)
+
+            def report(name, argv, rc, o, e, to, dt, what=None):
+                what = what or classify(rc, e, to)
+                if not what:
+                    return
+                log = os.path.join(out, "logs", "%d-%s.log" % (mseed, name))
+                with open(log, "w") as f:
+                    f.write("image %s seed %d\nmutation %s\nargv %s\nrc %d time %.1f\n--- stdout\n%s\n--- stderr\n%s\n"
+                            % (img, mseed, desc, argv, rc, dt, o, e))
+                findings.write("%d\t%s\t%s\t%s\t%s\n" % (mseed, os.path.basename(img), name, what, desc))
+                findings.flush()
+                print("FINDING", mseed, os.path.basename(img), name, what, desc, flush=True)
             for name, argv, writes in commands(paths[0], paths, scratch):
                 if only and name not in only:
                     continue
                 rc, o, e, to, dt = run_one(box, argv, timeout, os.path.join(scratch, "jail") if writes else None)
-                what = classify(rc, e, to)
-                if what is None and mtimes(paths) != before:
-                    what, before = "wrote-image", mtimes(paths)
+                if classify(rc, e, to) is None and mtimes(paths) != before:
+                    before = mtimes(paths)
+                    report(name, argv, rc, o, e, to, dt, "wrote-image")
+                else:
+                    report(name, argv, rc, o, e, to, dt)
                 stats[name] = stats.get(name, 0) + 1
-                if what:
-                    log = os.path.join(out, "logs", "%d-%s.log" % (mseed, name))
-                    with open(log, "w") as f:
-                        f.write("image %s seed %d\nmutation %s\nargv %s\nrc %d time %.1f\n--- stdout\n%s\n--- stderr\n%s\n"
-                                % (img, mseed, desc, argv, rc, dt, o, e))
-                    findings.write("%d\t%s\t%s\t%s\t%s\n" % (mseed, os.path.basename(img), name, what, desc))
-                    findings.flush()
-                    print("FINDING", mseed, os.path.basename(img), name, what, desc, flush=True)
+            for name, argv in copy_commands(scratch) if writers else ():
+                if only and name not in only:
+                    continue
+                copy = os.path.join(scratch, "copy")
+                os.makedirs(copy)
+                cpaths = copy_image(paths, copy)
+                undo = os.path.join(copy, "undo")
+                argv = [cpaths[0] if a == "C" else undo if a == "U" else a for a in argv]
+                for step, av in ((name, argv), (name + "+check", ["btrfs", "check", cpaths[0]])):
+                    rc, o, e, to, dt = run_one(box, av, timeout, copy)
+                    report(step, av, rc, o, e, to, dt)
+                stats[name] = stats.get(name, 0) + 1
+                shutil.rmtree(copy)
             print("mutant %d/%d seed %d %s: %s" % (i + 1, n, mseed, os.path.basename(img), desc), flush=True)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -680,8 +719,8 @@ def stream_campaign(args):
             streams.append(a)
     if not box or not out or not streams:
         raise SystemExit(__doc__)
-    box_works(box)
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
+    box = box_works(box, out)
     findings = open(os.path.join(out, "findings.tsv"), "a")
     results = open(os.path.join(out, "results.tsv"), "a")     # seed, command, rc, first error
     work = tempfile.mkdtemp(prefix="qafs.", dir="/var/tmp")
