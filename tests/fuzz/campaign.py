@@ -730,24 +730,21 @@ def stream_campaign(args):
     findings = open(os.path.join(out, "findings.tsv"), "a")
     results = open(os.path.join(out, "results.tsv"), "a")     # seed, command, rc, first error
     work = tempfile.mkdtemp(prefix="qafs.", dir="/var/tmp")
-    img, mnt = os.path.join(work, "dst.img"), os.path.join(work, "mnt")
+    img, mnt = [""], os.path.join(work, "mnt")
     os.makedirs(mnt)
     rng = random.Random(seed)
 
     def fresh_fs():
+        """A new image each time: the loop device of the last one may linger a while."""
         if os.path.ismount(mnt):
             subprocess.run(["umount", mnt], check=True)
-        with open(img, "wb") as f:
+        if os.path.exists(img[0]):
+            os.unlink(img[0])
+        img[0] = os.path.join(work, "dst%d.img" % i)
+        with open(img[0], "wb") as f:
             f.truncate(1 << 30)
-        subprocess.run(["mkfs.btrfs", "-q", "-f", img], check=True, stdout=subprocess.DEVNULL)
-        for _ in range(5):      # a loop device may still be busy with the last one
-            p = subprocess.run(["mount", "-o", "loop", img, mnt], stderr=subprocess.PIPE)
-            if not p.returncode:
-                break
-            print("mount failed, retrying:", p.stderr.decode().strip(), flush=True)
-            time.sleep(2)
-        else:
-            raise SystemExit("cannot mount the scratch filesystem")
+        subprocess.run(["mkfs.btrfs", "-q", "-f", img[0]], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["mount", "-o", "loop", img[0], mnt], check=True)
         os.makedirs(os.path.join(mnt, "outside"))
         with open(os.path.join(mnt, "outside", "target"), "w") as f:
             f.write("original\n")
