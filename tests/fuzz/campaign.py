@@ -749,11 +749,11 @@ def stream_campaign(args):
         with open(os.path.join(mnt, "outside", "target"), "w") as f:
             f.write("original\n")
 
-    def outside():
+    def outside(dests):
+        """Everything on the scratch filesystem but dests: earlier receives included."""
         res = []
         for root, dirs, files in os.walk(mnt):
-            if root == mnt:
-                dirs[:] = [d for d in dirs if d != "r"]
+            dirs[:] = [d for d in dirs if os.path.join(root, d) not in dests]
             for f in dirs + files:
                 st = os.lstat(os.path.join(root, f))
                 res.append((root, f, st.st_mode, st.st_size, st.st_mtime_ns))
@@ -772,12 +772,18 @@ def stream_campaign(args):
                 f.write(data)
             dest = os.path.join(mnt, "r", str(i))
             os.makedirs(dest)
-            before = outside()
-            for name, argv, jail in (("dump", ["btrfs", "receive", "--dump", "-f", path], None),
-                                     ("receive", ["btrfs", "receive", "-E", "0", "-f", path, dest], dest)):
+            runs = [("dump", ["btrfs", "receive", "--dump", "-f", path], None),
+                    ("receive", ["btrfs", "receive", "-E", "0", "-f", path, dest], dest)]
+            if data[13:17] != b"\1\0\0\0":     # encoded data: our decompressors too
+                os.makedirs(dest + "d")
+                runs.append(("receive-decompress", ["btrfs", "receive", "-E", "0", "--force-decompress",
+                                                    "-f", path, dest + "d"], dest + "d"))
+            dests = (dest, dest + "d")
+            before = outside(dests)
+            for name, argv, jail in runs:
                 rc, o, e, to, dt = run_one(box, argv, timeout, jail)
                 what = classify(rc, e, to)
-                if what is None and jail and outside() != before:
+                if what is None and jail and outside(dests) != before:
                     what = "changed-outside"
                 if what is None and rc and "ERROR: " not in e:
                     what = "no-message"
