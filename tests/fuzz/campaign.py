@@ -22,6 +22,7 @@ Findings go to OUT/findings.tsv (seed, image, command, what) with the output in 
 import os
 import random
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -805,6 +806,7 @@ def stream_campaign(args):
 
 
 def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))    # kill: unmount and clean up
     if len(sys.argv) >= 2 and sys.argv[1] == "streams":
         stream_campaign(sys.argv[2:])
     elif len(sys.argv) == 4 and sys.argv[1] == "mutate-stream":
