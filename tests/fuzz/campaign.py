@@ -403,7 +403,9 @@ def copy_commands():
               ["clear-space-cache", "v1"], ["clear-space-cache", "v2"], ["fix-device-size"],
               ["chunk-recover", "-y"]]
     return [("repair", ["btrfs", "check", "--repair", "--force", "--undo", "U", "C"]),
-            ("repair-init-csum", ["btrfs", "check", "--repair", "--force", "--init-csum-tree", "--no-undo", "C"])] + \
+            ("repair-init-csum", ["btrfs", "check", "--repair", "--force", "--init-csum-tree", "--undo", "U", "C"]),
+            ("repair-init-extent", ["btrfs", "check", "--repair", "--force", "--init-extent-tree", "--undo", "U", "C"]),
+            ("label-set", ["btrfs", "filesystem", "label", "C", "fuzzed"])] + \
         [("rescue-" + "-".join(r), ["btrfs", "rescue"] + r[:1] + ["--undo", "U"] + r[1:] + ["C"]) for r in rescue]
 
 
@@ -426,7 +428,7 @@ def classify(rc, err, timed_out):
         return "ubsan"
     if "LeakSanitizer" in err:
         return "leak"
-    if rc < 0 or rc >= 128:
+    if rc < 0 or 128 <= rc < 255:     # 255: exit(-1), as btrfs-progs does for some errors
         return "crash %d" % rc
     if "Read-only file system" in err:
         return "escape"
@@ -559,6 +561,12 @@ def campaign(args):
                 # a repair that exits 0 leaves a filesystem check passes
                 report(name + "+check", av, rc, o, e, to, dt,
                        "repaired-not-clean" if repaired and rc == 1 and not classify(rc, e, to) else None)
+                if os.path.exists(undo):    # undo puts back exactly the mutant
+                    av = ["btrfs", "rescue", "undo", undo] + cpaths
+                    rc, o, e, to, dt = run_one(box, av, timeout, copy)
+                    same = all(subprocess.run(["cmp", "-s", a, b]).returncode == 0 for a, b in zip(paths, cpaths))
+                    report(name + "+undo", av, rc, o, e, to, dt,
+                           "undo-failed" if rc else None if same else "undo-not-exact")
                 stats[name] = stats.get(name, 0) + 1
                 shutil.rmtree(copy)
             print("mutant %d/%d seed %d %s: %s" % (i + 1, n, mseed, os.path.basename(img), desc), flush=True)
