@@ -14,7 +14,9 @@ usage: campaign.py bases DIR                 make the clean base images (root, k
        campaign.py streams --box BIN --out DIR [-n N] [--seed S] STREAM|DIR...
                                               the same for send streams: receive --dump,
                                               and receive into a scratch btrfs (root, loop)
-       campaign.py mutate-stream STREAM SEED  mutate a stream file in place
+       campaign.py mutate-stream STREAM SEED [STREAM|DIR...]   mutate a stream file in
+                                              place (donors: the campaign's streams)
+Stream findings keep the mutant beside their log (OUT/logs/SEED-CMD.log.stream).
 Images: FILE.img (FILE.img2 beside it: the second device); a DIR adds its *.img and *.raw.
 Findings go to OUT/findings.tsv (seed, image, command, what) with the output in OUT/logs;
 `mutate` on a copy of the image reproduces one. Needs the sanitizer binary for reports
@@ -621,8 +623,9 @@ def fix_crc(data, off, length):
     struct.pack_into("<I", data, off + 6, stream_crc(bytes(data[off:off + length])))
 
 
-def mutate_stream(data, seed):
-    """1-3 mutations of a stream (bytearray); the commands' crcs are fixed (mostly)."""
+def mutate_stream(data, seed, donors=()):
+    """1-3 mutations of a stream (bytearray); the commands' crcs are fixed (mostly).
+    donors: other streams (bytes) whose commands may be spliced in."""
     rng = random.Random(seed)
     done = []
     for _ in range(rng.choice((1, 1, 2, 3))):
@@ -684,6 +687,12 @@ def mutate_stream(data, seed):
             else:
                 what = mutate_bytes(rng, data, aoff + 4, aoff + 4 + alen)
                 done.append("cmd %d attr %d %s" % (ci, typ, what))
+        elif kind == 5 and donors and rng.randrange(3) == 0:   # a command of another stream
+            donor = rng.choice(donors)
+            do, dl = rng.choice(split_stream(donor) or [(0, 0)])
+            data[off:off] = donor[do:do + dl]
+            done.append("cmd %d from another stream" % ci)
+            continue
         elif kind == 5:     # structure: delete, duplicate, move a command
             other = rng.randrange(len(cmds))
             chunk = bytes(data[off:off + length])
@@ -715,6 +724,15 @@ def mutate_stream(data, seed):
     return "; ".join(done) or "nothing"
 
 
+def stream_files(args):
+    """The stream files named, a directory standing for its *.stream files."""
+    out = []
+    for a in args:
+        out += sorted(os.path.join(a, f) for f in os.listdir(a) if f.endswith(".stream")) \
+            if os.path.isdir(a) else [a]
+    return out
+
+
 def stream_campaign(args):
     box, out, n, seed, timeout = None, None, 100, int(time.time()), 60
     streams = []
@@ -728,10 +746,9 @@ def stream_campaign(args):
             n = int(args.pop(0))
         elif a == "--seed":
             seed = int(args.pop(0))
-        elif os.path.isdir(a):
-            streams += sorted(os.path.join(a, f) for f in os.listdir(a) if f.endswith(".stream"))
         else:
             streams.append(a)
+    streams = stream_files(streams)
     if not box or not out or not streams:
         raise SystemExit(__doc__)
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
@@ -740,6 +757,7 @@ def stream_campaign(args):
     results = open(os.path.join(out, "results.tsv"), "a")     # seed, command, rc, first error
     work = tempfile.mkdtemp(prefix="qafs.", dir="/var/tmp")
     img, mnt = [""], os.path.join(work, "mnt")
+    donors = [open(s, "rb").read() for s in streams]
     os.makedirs(mnt)
     rng = random.Random(seed)
 
@@ -775,7 +793,7 @@ def stream_campaign(args):
             src = rng.choice(streams)
             mseed = rng.randrange(1 << 32)
             data = bytearray(open(src, "rb").read())
-            desc = mutate_stream(data, mseed)
+            desc = mutate_stream(data, mseed, donors)
             path = os.path.join(work, "s.stream")
             with open(path, "wb") as f:
                 f.write(data)
@@ -817,9 +835,9 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))    # kill: unmount and clean up
     if len(sys.argv) >= 2 and sys.argv[1] == "streams":
         stream_campaign(sys.argv[2:])
-    elif len(sys.argv) == 4 and sys.argv[1] == "mutate-stream":
+    elif len(sys.argv) >= 4 and sys.argv[1] == "mutate-stream":
         data = bytearray(open(sys.argv[2], "rb").read())
-        print(mutate_stream(data, int(sys.argv[3])))
+        print(mutate_stream(data, int(sys.argv[3]), [open(d, "rb").read() for d in stream_files(sys.argv[4:])]))
         open(sys.argv[2], "wb").write(data)
     elif len(sys.argv) >= 2 and sys.argv[1] == "run":
         campaign(sys.argv[2:])
