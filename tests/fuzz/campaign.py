@@ -481,6 +481,21 @@ def image_paths(img):
     return [img, second] if os.path.exists(second) else [img]
 
 
+def record(out, findings, mutant, name, what, argv, result):
+    """A finding: a line in findings.tsv and the output in OUT/logs/SEED-NAME.log.
+    mutant: (kind, source file, seed, mutation); result: (rc, stdout, stderr, seconds)."""
+    kind, src, mseed, desc = mutant
+    rc, o, e, dt = result
+    log = os.path.join(out, "logs", "%d-%s.log" % (mseed, name))
+    with open(log, "w") as f:
+        f.write("%s %s seed %d\nmutation %s\nargv %s\nrc %d time %.1f\n--- stdout\n%s\n--- stderr\n%s\n"
+                % (kind, src, mseed, desc, argv, rc, dt, o, e))
+    findings.write("%d\t%s\t%s\t%s\t%s\n" % (mseed, os.path.basename(src), name, what, desc))
+    findings.flush()
+    print("FINDING", mseed, os.path.basename(src), name, what, desc, flush=True)
+    return log
+
+
 def campaign(args):
     box, out, n, seed, timeout, only, asis, writers = None, None, 100, int(time.time()), 60, None, False, False
     images = []
@@ -528,15 +543,8 @@ def campaign(args):
 
             def report(name, argv, rc, o, e, to, dt, what=None):
                 what = what or classify(rc, e, to)
-                if not what:
-                    return
-                log = os.path.join(out, "logs", "%d-%s.log" % (mseed, name))
-                with open(log, "w") as f:
-                    f.write("image %s seed %d\nmutation %s\nargv %s\nrc %d time %.1f\n--- stdout\n%s\n--- stderr\n%s\n"
-                            % (img, mseed, desc, argv, rc, dt, o, e))
-                findings.write("%d\t%s\t%s\t%s\t%s\n" % (mseed, os.path.basename(img), name, what, desc))
-                findings.flush()
-                print("FINDING", mseed, os.path.basename(img), name, what, desc, flush=True)
+                if what:
+                    record(out, findings, ("image", img, mseed, desc), name, what, argv, (rc, o, e, dt))
             for name, argv, writes in commands(paths[0], paths, scratch):
                 if only and name not in only:
                     continue
@@ -817,14 +825,8 @@ def stream_campaign(args):
                 errs = [ln for ln in e.splitlines() if ln.startswith("ERROR: ")]
                 results.write("%d\t%s\t%d\t%s\n" % (mseed, name, rc, errs[0] if errs else ""))
                 if what:
-                    log = os.path.join(out, "logs", "%d-%s.log" % (mseed, name))
+                    log = record(out, findings, ("stream", src, mseed, desc), name, what, argv, (rc, o, e, dt))
                     shutil.copy(path, log + ".stream")
-                    with open(log, "w") as f:
-                        f.write("stream %s seed %d\nmutation %s\nargv %s\nrc %d time %.1f\n--- stdout\n%s\n--- stderr\n%s\n"
-                                % (src, mseed, desc, argv, rc, dt, o, e))
-                    findings.write("%d\t%s\t%s\t%s\t%s\n" % (mseed, os.path.basename(src), name, what, desc))
-                    findings.flush()
-                    print("FINDING", mseed, os.path.basename(src), name, what, desc, flush=True)
             print("stream %d/%d seed %d %s: %s" % (i + 1, n, mseed, os.path.basename(src), desc), flush=True)
     finally:
         subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
