@@ -531,7 +531,7 @@ def campaign(args):
     for i in range(len(images) if asis else n):
         img = images[i] if asis else rng.choice(images)
         mseed = 0 if asis else rng.randrange(1 << 32)
-        scratch = tempfile.mkdtemp(prefix="qaf.", dir="/var/tmp")
+        scratch = tempfile.mkdtemp(prefix="qaf.", dir=os.environ.get("TMPDIR", "/var/tmp"))
         try:
             paths = copy_image(image_paths(img), scratch)
             try:
@@ -763,7 +763,7 @@ def stream_campaign(args):
     box = box_works(box, out)
     findings = open(os.path.join(out, "findings.tsv"), "a")
     results = open(os.path.join(out, "results.tsv"), "a")     # seed, command, rc, first error
-    work = tempfile.mkdtemp(prefix="qafs.", dir="/var/tmp")
+    work = tempfile.mkdtemp(prefix="qafs.", dir=os.environ.get("TMPDIR", "/var/tmp"))
     img, mnt = [""], os.path.join(work, "mnt")
     donors = [open(s, "rb").read() for s in streams]
     os.makedirs(mnt)
