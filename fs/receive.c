@@ -698,11 +698,33 @@ static int do_remove(struct receiver *r, const struct ss_cmd *c)
 
 /* ---- file data ---- */
 
+/* Opens leaf in dirfd when it is a regular file, looked at before the open: opening a
+ * device node that a stream made can act by itself (a watchdog arms, a tape rewinds, a
+ * terminal becomes the controlling one) and a fifo can block. -1 with errno (ELOOP for
+ * a symlink), -2 for anything else that is not a regular file. */
+static int open_regular(int dirfd, const char *leaf, int flags)
+{
+	struct stat st;
+	int fd;
+
+	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if (S_ISLNK(st.st_mode))
+		errno = ELOOP;
+	if (!S_ISREG(st.st_mode))
+		return S_ISLNK(st.st_mode) ? -1 : -2;
+	fd = openat(dirfd, leaf, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		return -2;
+	}
+	return fd;
+}
+
 /* The regular file at path, opened for writing (cached across consecutive commands). */
 static int write_fd(struct receiver *r, const char *path)
 {
 	struct target t;
-	struct stat st;
 	int fd;
 
 	fd = cached_file(r, path);
@@ -711,16 +733,14 @@ static int write_fd(struct receiver *r, const char *path)
 	close_write(r);
 	if (resolve(r, path, 0, &t))
 		return -1;
-	fd = openat(t.dirfd, t.leaf, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	fd = open_regular(t.dirfd, t.leaf, O_WRONLY);
+	if (fd == -1)
 		op_fail(r, "open", path, errno);
 	target_close(&t);
+	if (fd == -2)
+		return rfail(r, 1, "refusing to write to %s: not a regular file", path);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return rfail(r, 1, "refusing to write to %s: not a regular file", path);
-	}
 	keep_write(r, fd, path);
 	return fd;
 }
@@ -766,7 +786,6 @@ static int do_write(struct receiver *r, const struct ss_cmd *c)
 static int open_clone_source(struct receiver *r, const struct ss_cmd *c)
 {
 	struct target t;
-	struct stat st;
 	int root, fd;
 
 	if (!memcmp(c->clone_uuid, r->received_uuid, 16))
@@ -779,15 +798,13 @@ static int open_clone_source(struct receiver *r, const struct ss_cmd *c)
 		close(root);
 		return -1;
 	}
-	fd = openat(t.dirfd, t.leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	fd = open_regular(t.dirfd, t.leaf, O_RDONLY);
+	if (fd == -1)
 		op_fail(r, "clone: open source", c->clone_path, errno);
 	target_close(&t);
 	close(root);
-	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
-		close(fd);
+	if (fd == -2)
 		return rfail(r, 1, "clone: source %s is not a regular file", c->clone_path);
-	}
 	return fd;
 }
 
@@ -1008,22 +1025,20 @@ static int do_enable_verity(struct receiver *r, const struct ss_cmd *c)
 		.sig_size = c->verity_sig_len, .sig_ptr = (uintptr_t)c->verity_sig,
 	};
 	struct target t;
-	struct stat st;
 	int fd, ret;
 
 	close_write(r);             /* verity refuses files open for writing */
 	if (resolve(r, c->path, 0, &t))
 		return -1;
-	fd = openat(t.dirfd, t.leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		ret = op_fail(r, "enable_verity", c->path, errno);
-		target_close(&t);
-		return ret;
-	}
+	fd = open_regular(t.dirfd, t.leaf, O_RDONLY);
+	if (fd == -1)
+		op_fail(r, "enable_verity", c->path, errno);
 	target_close(&t);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		ret = rfail(r, 1, "enable_verity %s: not a regular file", c->path);
-	else if (ioctl(fd, FS_IOC_ENABLE_VERITY, &va) < 0)
+	if (fd == -2)
+		return rfail(r, 1, "enable_verity %s: not a regular file", c->path);
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, FS_IOC_ENABLE_VERITY, &va) < 0)
 		ret = rfail(r, 0, "failed to enable verity on %s: %s", c->path, strerror(errno));
 	else
 		ret = 0;

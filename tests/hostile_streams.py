@@ -30,11 +30,11 @@ def crc(data):  # crc32c, seed 0, no final inversion (the send stream's variant)
     return c
 
 
-(SUBVOL, MKFILE, MKDIR, SYMLINK, RENAME, LINK, SET_XATTR, WRITE, CLONE, TRUNCATE, CHMOD,
- END) = (1, 3, 4, 8, 9, 10, 13, 15, 16, 17, 18, 21)
-(A_UUID, A_CTRANSID, A_INO, A_SIZE, A_MODE, A_XNAME, A_XDATA, A_PATH, A_PATH_TO, A_LINK,
- A_OFF, A_DATA, A_CUUID, A_CCTRANSID, A_CPATH, A_COFF, A_CLEN) = (
-    1, 2, 3, 4, 5, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24)
+(SUBVOL, MKFILE, MKDIR, MKNOD, MKFIFO, SYMLINK, RENAME, LINK, SET_XATTR, WRITE, CLONE,
+ TRUNCATE, CHMOD, END) = (1, 3, 4, 5, 6, 8, 9, 10, 13, 15, 16, 17, 18, 21)
+(A_UUID, A_CTRANSID, A_INO, A_SIZE, A_MODE, A_RDEV, A_XNAME, A_XDATA, A_PATH, A_PATH_TO,
+ A_LINK, A_OFF, A_DATA, A_CUUID, A_CCTRANSID, A_CPATH, A_COFF, A_CLEN) = (
+    1, 2, 3, 4, 5, 8, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24)
 UUID = uuid.UUID("12345678-1234-5678-1234-567812345678").bytes
 
 
@@ -131,6 +131,16 @@ def build(kind, out):
                                                    evil_link_at("f"), write("f")),
         "moved-file-symlink-chmod": lambda: stream(mkfile("f"), rename("f", "g"), evil_link_at("f"),
                                                    cmd(CHMOD, (A_PATH, "f"), (A_MODE, 0o777))),
+        # data for a fifo or a device node the stream made: refused before any open (a
+        # fifo blocks, a device can act when opened); 1:3 is /dev/null
+        "write-fifo": lambda: stream(cmd(MKFIFO, (A_PATH, "p"), (A_INO, 257)), write("p")),
+        "write-device": lambda: stream(cmd(MKNOD, (A_PATH, "n"), (A_INO, 257), (A_MODE, 0o20644),
+                                           (A_RDEV, 0x103)), write("n")),
+        "clone-from-device": lambda: stream(cmd(MKNOD, (A_PATH, "n"), (A_INO, 257), (A_MODE, 0o20644),
+                                                (A_RDEV, 0x103)), mkfile("c", 258),
+                                            cmd(CLONE, (A_PATH, "c"), (A_OFF, 0), (A_CLEN, 4096),
+                                                (A_CUUID, UUID), (A_CCTRANSID, 1),
+                                                (A_CPATH, "n"), (A_COFF, 0))),
     }
     return kinds[kind]()
 
@@ -168,7 +178,8 @@ KINDS = ["dotdot", "dotdot-inner", "absolute", "symlink-write", "symlink-truncat
          "link-outside", "link-dotdot", "rename-outside", "rename-dotdot", "clone-outside",
          "subvol-dotdot", "subvol-slash", "before-subvol", "truncated", "bad-crc",
          "huge-length", "huge-offset", "unknown-command", "no-end", "moved-dir-symlink",
-         "moved-parent-symlink", "moved-file-symlink-write", "moved-file-symlink-chmod"]
+         "moved-parent-symlink", "moved-file-symlink-write", "moved-file-symlink-chmod",
+         "write-fifo", "write-device", "clone-from-device"]
 
 if __name__ == "__main__":
     sys.exit(main())
