@@ -1081,7 +1081,7 @@ static struct fs *open_fs(const char **paths, int n, struct fs_open_opts *o, uin
 		o->backup_root = slots[s];
 		fs = fs_open(paths, n, o, &err);
 		if (!fs && err.code == -ENODEV && !o->allow_degraded) {
-			char *why = strstr(err.msg, " (a degraded");
+			char *why = cli_strstr(err.msg, " (a degraded");
 
 			if (why)
 				*why = 0;
