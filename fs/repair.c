@@ -1,3 +1,4 @@
+//build:Oz
 /* btrfs check --repair (repair.h): a plan from the check's findings, the changes in
  * one transaction, checks of the changed filesystem, then the commit or nothing.
  *
