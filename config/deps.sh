@@ -10,7 +10,7 @@
 # Native builds (DEPS_MUSL=1, the Makefile's default): musl itself is built first from
 # Debian's source package with the host's gcc into OUTDIR/musl, as musl's configure sets it
 # up by default (-Os; its malloc, string and internal functions -O3; no stack protector):
-# 19 KB smaller than Debian's libc.a (-O2, stack protector); CC must be
+# 15 KB smaller than Debian's libc.a (-O2, stack protector); CC must be
 # OUTDIR/musl/bin/musl-gcc.
 # Cross builds (make ARCH=...): with DEPS_TARGET set to a GNU triplet (mips-linux-gnu),
 # musl itself is built first from Debian's source package with Debian's cross compiler
