@@ -341,6 +341,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	ret = load_roots(&c);
 	if (ret < 0)
 		return ret;
+	ck_data_bg_start(&c);
 
 	ck_stage(&c, CHECK_STAGE_ROOT_ITEMS, fst);
 	check_super_copies(&c);
@@ -384,6 +385,7 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	ret = check_qgroups(&c);
 out:
 	fs->bad_copy = NULL;
+	ck_data_bg_free(&c);
 	xsort_free(c.csum_need);
 	ck_qgroup_free(&c);
 	for (int i = 0; i < c.nseen; i++)
