@@ -354,6 +354,7 @@ static int fs_roots_stage(struct check_ctx *c)
 }
 
 #if CFG_CHECK_THREADS
+#include "vec.h"
 #include "workq.h"
 
 /* Stage 4 on a second thread from the start, through a view with a context of its
@@ -389,19 +390,15 @@ static void fsr_bad_copy(void *ctx, const struct fs_error *e)
 static void fsr_log_problem(void *ctx, const struct check_problem *p)
 {
 	struct fsr_bg *bg = ((struct check_ctx *)ctx)->fsr_bg;
+	struct check_problem *e = NULL;
 
-	if (bg->n == bg->cap) {
-		size_t nc = bg->cap ? 2 * bg->cap : 16;
-		void *m = nc <= FSR_MAX_EVENTS ? realloc(bg->ev, nc * sizeof(*bg->ev)) : NULL;
+	if (bg->n < FSR_MAX_EVENTS)
+		e = vec_push(&bg->ev, &bg->n, &bg->cap, sizeof(*p));
 
-		if (!m) {
-			bg->redo = 1;
-			return;
-		}
-		bg->ev = m;
-		bg->cap = nc;
-	}
-	bg->ev[bg->n++] = *p;
+	if (e)
+		*e = *p;
+	else
+		bg->redo = 1;
 }
 
 static void fsr_run(void *ctx, void *rec)

@@ -130,14 +130,16 @@ static int verify_data(struct fs *fs, uint8_t **buf, size_t *cap, uint64_t start
 		unsigned whole = 0;     /* copies read in one go */
 
 		for (int m = 1; n > 1 && m <= copies && m <= 32; m++)
-			if (!fs_read_logical(fs, at, *buf + (size_t)(m - 1) * per * ss, (size_t)n * ss, m))
+			if (!fs_read_logical(fs, at, *buf + (size_t)(m - 1) * per * ss,
+					     (size_t)n * ss, m))
 				whole |= 1u << (m - 1);
 		for (uint32_t k = 0; k < n; k++) {
 			uint64_t logical = at + (uint64_t)k * ss;
 			int present = 0;
 
 			for (int m = 1; m <= copies; m++) {
-				uint8_t *p = *buf + ((size_t)(m - 1) * per + k) * ss, got[CSUM_MAX_SIZE];
+				uint8_t *p = *buf + ((size_t)(m - 1) * per + k) * ss;
+				uint8_t got[CSUM_MAX_SIZE];
 
 				if (fs_copy_missing(fs, logical, m))
 					continue;
@@ -148,7 +150,8 @@ static int verify_data(struct fs *fs, uint8_t **buf, size_t *cap, uint64_t start
 					continue;
 				}
 				csum_compute(fs->csum_type, p, ss, got);
-				if (memcmp(got, sums + (size_t)(i + k) * fs->csum_size, fs->csum_size))
+				if (memcmp(got, sums + (size_t)(i + k) * fs->csum_size,
+					   fs->csum_size))
 					found(arg, logical, m, DATA_MISMATCH);
 			}
 			if (!present)
@@ -173,9 +176,11 @@ static uint32_t csum_item_count(const struct fs *fs, const struct fs_key *key, u
 //config:	default y
 //config:	depends on APPLET_CHECK
 //config:	help
-//config:	  btrfs check --check-data-csum reads and verifies the data on a
-//config:	  second thread while the trees are checked (the output stays the
-//config:	  same). BTRFSBOX_THREADS=1 keeps it to one thread.
+//config:	  btrfs check on a second thread: the fs roots (stage 4) while the
+//config:	  extents are checked, the data (--check-data-csum) meanwhile, half
+//config:	  of each sort; the output stays that of one thread, the memory
+//config:	  the same. BTRFSBOX_THREADS=1 keeps it to one thread.
+#include "vec.h"
 #include "workq.h"
 
 /* The data verification on a second thread, from the start of the check: it walks
@@ -200,21 +205,15 @@ struct data_bg {
 static void keep_finding(void *arg, uint64_t logical, int mirror, int kind)
 {
 	struct data_bg *bg = arg;
+	struct data_finding *f;
 
 	if (kind == DATA_MISSING && bg->missing_said++)
 		return;
-	if (bg->n == bg->cap_f) {
-		size_t nc = bg->cap_f ? 2 * bg->cap_f : 64;
-		void *p = nc <= BG_MAX_FOUND ? realloc(bg->f, nc * sizeof(*bg->f)) : NULL;
-
-		if (!p) {
-			bg->full = 1;
-			return;
-		}
-		bg->f = p;
-		bg->cap_f = nc;
-	}
-	bg->f[bg->n++] = (struct data_finding){ bg->seq, logical, mirror, kind };
+	f = bg->n < BG_MAX_FOUND ? vec_push(&bg->f, &bg->n, &bg->cap_f, sizeof(*f)) : NULL;
+	if (!f)
+		bg->full = 1;
+	else
+		*f = (struct data_finding){ bg->seq, logical, mirror, kind };
 }
 
 static int bg_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
@@ -226,8 +225,8 @@ static int bg_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8
 
 	if (!count)
 		return 0;
-	if (verify_data(c->fs, &bg->buf, &bg->cap, key->offset, data, count, keep_finding, bg) < 0 ||
-	    bg->full) {
+	if (verify_data(c->fs, &bg->buf, &bg->cap, key->offset, data, count, keep_finding,
+			bg) < 0 || bg->full) {
 		bg->n = mark;           /* this item and the rest: in stage 5 */
 		return 1;
 	}
@@ -318,11 +317,9 @@ static void check_item_data(struct check_ctx *c, struct csum_pass *cp, uint64_t 
 	struct data_bg *bg = c->data_bg;
 
 	if (bg && cp->seq < bg->seq)
-		for (; cp->next_found < bg->n && bg->f[cp->next_found].seq == cp->seq; cp->next_found++) {
-			struct data_finding *f = &bg->f[cp->next_found];
-
+		for (struct data_finding *f = bg->f + cp->next_found;
+		     f < bg->f + bg->n && f->seq == cp->seq; f++, cp->next_found++)
 			report_finding(cp, f->logical, f->mirror, f->kind);
-		}
 	else
 #endif
 		verify_data(c->fs, &cp->buf, &cp->buf_len, start, sums, count, report_finding, cp);

@@ -152,7 +152,10 @@ void xsort_use_thread(struct xsort *s)
 static void fault_ahead(struct xsort *s, size_t need)
 {
 	if (s->helper && s->faulted < s->buf_cap && need + FAULT_STEP > s->faulted) {
-		size_t n = s->buf_cap - s->faulted < FAULT_STEP ? s->buf_cap - s->faulted : FAULT_STEP;
+		size_t n = s->buf_cap - s->faulted;
+
+		if (n > FAULT_STEP)
+			n = FAULT_STEP;
 
 		helper_post(s, NULL, s->buf + s->faulted, n);
 		s->faulted += n;

@@ -5,7 +5,8 @@
  * SORT_DEFINE(name, T, CTX, LESS) defines
  *     static void name(CTX ctx, T *v, size_t n)
  * sorting v[0..n) so that LESS(ctx, a, b) (a and b of type T: a before b) holds
- * wherever it can (and name_split, its partition step, to sort the sides apart): quicksort (median of three; the smaller side by recursion, so
+ * wherever it can (and name_split, its partition step, to sort the sides apart):
+ * quicksort (median of three; the smaller side by recursion, so
  * the depth stays logarithmic) and insertion sort for short ranges. Not stable. */
 #ifndef UTIL_SORT_H
 #define UTIL_SORT_H
