@@ -449,9 +449,10 @@ static struct fsr_bg *fsr_bg_start(struct check_ctx *c, struct check_opts *mo)
  * much found) does stage 4 here; or (report 0: the check ended early) drops it. */
 static int fsr_bg_join(struct check_ctx *c, struct fsr_bg *bg, int report)
 {
-	int ret = bg->ret;
+	int ret;
 
 	workq_stop(&bg->q);
+	ret = bg->ret;
 	if (!report || bg->redo) {
 		xsort_free(bg->c.csum_need);
 		ck_qgroup_free(&bg->c);
