@@ -152,9 +152,8 @@ again:
 	return n && !fs_block_check(leaf, &ctx, &FS_EXPECT_NONE, &err) ? 0 : -EUCLEAN;
 }
 
-/* The trees whose TREE_BLOCK_REFs the extent item of bytenr lists (at most max), the
- * block's owner last. */
-static int block_trees(struct fs *fs, uint64_t bytenr, uint64_t owner, uint64_t *trees, int max)
+/* The trees whose TREE_BLOCK_REFs the extent item of bytenr lists (at most max). */
+static int block_trees(struct fs *fs, uint64_t bytenr, uint64_t *trees, int max)
 {
 	struct fs_key key = { bytenr, BTRFS_METADATA_ITEM_KEY, 0 };
 	struct fs_extent_info ei;
@@ -173,12 +172,6 @@ static int block_trees(struct fs *fs, uint64_t bytenr, uint64_t owner, uint64_t 
 			if (r.type == BTRFS_TREE_BLOCK_REF_KEY)
 				trees[n++] = r.offset;
 	free(d);
-	/* the owner last: the others' copies get their own data references first */
-	for (int i = 0; i + 1 < n; i++)
-		if (trees[i] == owner) {
-			trees[i] = trees[n - 1];
-			trees[n - 1] = owner;
-		}
 	return n;
 }
 
@@ -194,7 +187,7 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 	if (!leaf)
 		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
 	if (!salvage_leaf(rp->fs, f->bytenr, leaf, &dropped)) {
-		n = block_trees(rp->fs, f->bytenr, get_le64(&((struct btrfs_header *)leaf)->owner), trees, 16);
+		n = block_trees(rp->fs, f->bytenr, trees, 16);
 		ret = 0;
 		for (int i = 0; i < (n ? n : 1) && !ret; i++)
 			ret = fs_tree_put_leaf(rp->fs, trees[i], &f->key, f->bytenr, leaf);

@@ -508,6 +508,13 @@ static void count_qgroup(struct fs *fs, uint64_t owner, int sign)
 	}
 }
 
+static int later_tree_first(const void *a, const void *b)
+{
+	uint64_t x = ((const struct wfree *)a)->owner, y = ((const struct wfree *)b)->owner;
+
+	return (x < y) - (x > y);
+}
+
 int run_refs(struct fs *fs, int *did)
 {
 	struct fs_wstate *w = fs->w;
@@ -529,7 +536,9 @@ int run_refs(struct fs *fs, int *did)
 		*did = 1;
 		i = (size_t)-1;
 	}
-	/* in the order given: the last tree to give up a shared leaf may be its owner */
+	/* a snapshot's id is above its source's: the last tree to give up a leaf they
+	 * share is then the owner that made it */
+	qsort(w->frees, w->nfrees, sizeof(*w->frees), later_tree_first);
 	for (size_t i = 0; i < w->nfrees; i++) {
 		struct wfree f = w->frees[i];
 
