@@ -705,11 +705,7 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		ret = fs_item_delete(rp->fs, f->root, &f->key);
 		return ret == -ENOENT ? 0 : ret;
 	case CHECK_FIX_UNREADABLE:
-		ret = fs_tree_drop_leaf(rp->fs, f->root, &f->key, f->bytenr);
-		if (!ret)
-			say(rp, "dropped leaf %llu of root %llu: no copy of it can be read",
-			    (unsigned long long)f->bytenr, (unsigned long long)f->root);
-		return ret == -ENOENT ? 0 : ret;
+		return fix_unreadable(rp, f);
 	case CHECK_FIX_INODE:
 		if (rp->names) {        /* names first: what they change changes the inode */
 			struct rp_fix g = *f;

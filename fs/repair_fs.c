@@ -103,6 +103,108 @@ int fix_leaf(struct rp *rp, const struct rp_fix *f)
 	return ret;
 }
 
+/* A copy of the leaf bytenr whose checksum is good (the damage is not of the disk). */
+static int good_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf)
+{
+	const struct btrfs_header *h = (const void *)leaf;
+	uint8_t csum[CSUM_MAX_SIZE];
+
+	for (int m = 1; m <= fs_num_copies(fs, bytenr); m++)
+		if (!fs_read_logical(fs, bytenr, leaf, fs->nodesize, m) && !h->level &&
+		    get_le64(&h->bytenr) == bytenr &&
+		    !csum_compute(fs->csum_type, leaf + BTRFS_CSUM_START, fs->nodesize - BTRFS_CSUM_START, csum) &&
+		    !memcmp(csum, h->csum, csum_size(fs->csum_type)))
+			return 0;
+	return -EUCLEAN;
+}
+
+/* Item data is packed from the end of the leaf down. A leaf whose items say otherwise
+ * is laid out again as btrfs-progs does: an item that ends short of where the one before
+ * it starts is moved up to it; one that reaches past it is dropped when it is a dir index
+ * (made again from its dir item), else the leaf cannot be mended (-EUCLEAN). */
+static int salvage_leaf(struct fs *fs, uint64_t bytenr, uint8_t *leaf, uint32_t *dropped)
+{
+	struct btrfs_header *h = (void *)leaf;
+	struct btrfs_item *it = (void *)(h + 1);
+	uint8_t *data = (uint8_t *)(h + 1);
+	uint64_t space = fs->nodesize - sizeof(*h);
+	struct fs_block_ctx ctx = { fs->nodesize, fs->csum_type, fs->meta_uuid, bytenr, 1 };
+	struct fs_error err;
+	uint32_t n;
+
+	if (good_copy(fs, bytenr, leaf) || (n = get_le32(&h->nritems)) > space / sizeof(*it))
+		return -EUCLEAN;
+again:
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t size = get_le32(&it[i].size), end = get_le32(&it[i].offset) + size;
+		uint64_t limit = i ? get_le32(&it[i - 1].offset) : space;
+
+		if (end > limit) {
+			if (it[i].key.type != BTRFS_DIR_INDEX_KEY)
+				return -EUCLEAN;
+			memmove(&it[i], &it[i + 1], (n - i - 1) * sizeof(*it));
+			put_le32(&h->nritems, --n);
+			(*dropped)++;
+			goto again;
+		}
+		memmove(data + limit - size, data + end - size, size);
+		put_le32(&it[i].offset, (uint32_t)(limit - size));
+	}
+	return n && !fs_block_check(leaf, &ctx, &FS_EXPECT_NONE, &err) ? 0 : -EUCLEAN;
+}
+
+/* The trees whose TREE_BLOCK_REFs the extent item of bytenr lists (at most max). */
+static int block_trees(struct fs *fs, uint64_t bytenr, uint64_t *trees, int max)
+{
+	struct fs_key key = { bytenr, BTRFS_METADATA_ITEM_KEY, 0 };
+	struct fs_extent_info ei;
+	struct fs_inline_ref r;
+	uint8_t *d;
+	uint32_t size, pos;
+	int n = 0;
+
+	if (item_copy(fs, BTRFS_EXTENT_TREE_OBJECTID, &key, &d, &size)) {
+		key = (struct fs_key){ bytenr, BTRFS_EXTENT_ITEM_KEY, fs->nodesize };
+		if (item_copy(fs, BTRFS_EXTENT_TREE_OBJECTID, &key, &d, &size))
+			return 0;
+	}
+	if (!fs_extent_item(d, size, key.type, &ei))
+		for (pos = ei.refs_start; n < max && fs_inline_ref_next(d, size, &pos, &r) == 1;)
+			if (r.type == BTRFS_TREE_BLOCK_REF_KEY)
+				trees[n++] = r.offset;
+	free(d);
+	return n;
+}
+
+/* A leaf of a subvolume no copy of which can be read: laid out again when only its
+ * layout is wrong, in every tree that shares it; else dropped (what it held is lost). */
+int fix_unreadable(struct rp *rp, const struct rp_fix *f)
+{
+	uint64_t trees[16] = { f->root };
+	uint8_t *leaf = malloc(rp->fs->nodesize);
+	uint32_t dropped = 0;
+	int n, ret;
+
+	if (!leaf)
+		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
+	if (!salvage_leaf(rp->fs, f->bytenr, leaf, &dropped)) {
+		n = block_trees(rp->fs, f->bytenr, trees, 16);
+		ret = 0;
+		for (int i = 0; i < (n ? n : 1) && !ret; i++)
+			ret = fs_tree_put_leaf(rp->fs, trees[i], &f->key, f->bytenr, leaf);
+		if (!ret)
+			say(rp, "laid out the items of leaf %llu anew, %u dir index dropped",
+			    (unsigned long long)f->bytenr, dropped);
+	} else {
+		ret = fs_tree_drop_leaf(rp->fs, f->root, &f->key, f->bytenr);
+		if (!ret)
+			say(rp, "dropped leaf %llu of root %llu: no copy of it can be read",
+			    (unsigned long long)f->bytenr, (unsigned long long)f->root);
+	}
+	free(leaf);
+	return ret == -ENOENT ? 0 : ret;
+}
+
 /* The inode item of ino, writable (NULL with fs->err). */
 static struct btrfs_inode_item *inode_mut(struct fs *fs, uint64_t root, uint64_t ino)
 {

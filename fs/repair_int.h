@@ -47,5 +47,7 @@ int fix_name(struct rp *rp, const struct rp_fix *f);
 int fix_subvol(struct rp *rp, const struct rp_fix *f);
 /* The leaf holding key laid out again, its items packed. */
 int fix_leaf(struct rp *rp, const struct rp_fix *f);
+/* A leaf that cannot be read: mended when only its item offsets are wrong, else dropped. */
+int fix_unreadable(struct rp *rp, const struct rp_fix *f);
 
 #endif

@@ -129,6 +129,10 @@ struct fs_block *cow_block(struct fs *fs, struct wroot *wr, struct fs_block *b)
 	}
 	memcpy(nb->data + HDR_SIZE, b->data + HDR_SIZE, nb->size - HDR_SIZE);
 	put_le32(&hdr(nb)->nritems, fs_block_nritems(b));
+	if (copy_data_refs(fs, b->data, wr->objectid)) {
+		fs_block_put(fs, nb);
+		nb = NULL;
+	}
 	fs_block_put(fs, b);
 	return nb;
 }
@@ -548,23 +552,74 @@ int fs_tree_recow(struct fs *fs, uint64_t tree, const struct fs_key *key)
 	return finish(fs, ret < 0 ? ret : 0);
 }
 
-int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr)
+/* The path of tree to the parent of the leaf bytenr on the way to key, copied. */
+static int leaf_parent(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr,
+		       struct fs_path *p)
 {
 	struct wroot *wr = wroot_get(fs, tree);
-	struct fs_path p;
 	int ret;
 
 	if (!wr)
 		return fs->err.code;
 	fs->w->stop_level = 1;
-	ret = cow_search(fs, wr, key, &p);
+	ret = cow_search(fs, wr, key, p);
 	fs->w->stop_level = 0;
 	if (ret < 0)
 		return ret;
-	if (p.levels < 2 || fs_node_blockptr(p.nodes[1], (uint32_t)p.slots[1]) != bytenr)
-		ret = fs_err_at(&fs->err, -ENOENT, tree, bytenr, "not a leaf of the tree");
-	else if (!(ret = free_tree_extent(fs, tree, bytenr, 0)))
+	if (p->levels < 2 || fs_node_blockptr(p->nodes[1], (uint32_t)p->slots[1]) != bytenr) {
+		fs_path_release(fs, p);
+		return fs_err_at(&fs->err, -ENOENT, tree, bytenr, "not a leaf of the tree");
+	}
+	return 0;
+}
+
+int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr)
+{
+	struct fs_path p;
+	int ret = leaf_parent(fs, tree, key, bytenr, &p);
+
+	if (ret)
+		return ret;
+	if (!(ret = free_tree_extent(fs, &(struct wfree){ bytenr, tree, 0, 0, 0 })))
 		ret = rebuild(fs, tree, &p, 1, (uint32_t)p.slots[1], 1, NULL, 0);
+	fs_path_release(fs, &p);
+	return finish(fs, ret);
+}
+
+int fs_tree_put_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr,
+		     const uint8_t *leaf)
+{
+	uint32_t nritems = get_le32(&((const struct btrfs_header *)leaf)->nritems);
+	struct fs_block *nb;
+	struct fs_path p;
+	struct fs_key first;
+	int ret = leaf_parent(fs, tree, key, bytenr, &p);
+
+	if (ret)
+		return ret;
+	nb = alloc_tree_block(fs, tree, 0);
+	ret = nb ? free_tree_extent(fs, &(struct wfree){ bytenr, tree, get_le64(&((const struct btrfs_header *)leaf)->owner),
+							 0, leaf_data_refs(fs, leaf) }) : fs->err.code;
+	if (!ret)
+		ret = copy_data_refs(fs, leaf, tree);
+	if (!ret) {
+		struct btrfs_key_ptr *kp = (struct btrfs_key_ptr *)(p.nodes[1]->data + HDR_SIZE) + p.slots[1];
+
+		memcpy(nb->data + HDR_SIZE, leaf + HDR_SIZE, nb->size - HDR_SIZE);
+		put_le32(&hdr(nb)->nritems, nritems);
+		put_le64(&kp->blockptr, nb->bytenr);
+		put_le64(&kp->generation, fs->w->transid);
+		/* the first key may have gone: the pointers above name the new one */
+		fs_item_key(nb, 0, &first);
+		for (int level = 1; level < p.levels; level++) {
+			kp = (struct btrfs_key_ptr *)(p.nodes[level]->data + HDR_SIZE) + p.slots[level];
+			put_key(&kp->key, &first);
+			if (p.slots[level])
+				break;
+		}
+	}
+	if (nb)
+		fs_block_put(fs, nb);
 	fs_path_release(fs, &p);
 	return finish(fs, ret);
 }

@@ -234,7 +234,7 @@ int free_tree_block(struct fs *fs, uint64_t owner, struct fs_block *b)
 	struct fs_wstate *w = fs->w;
 	struct walloc *a = walloc_find(fs, b->bytenr);
 	int applied = a && a->applied, level = fs_block_level(b);
-	uint64_t bytenr = b->bytenr;
+	struct wfree f = { b->bytenr, owner, level ? 0 : fs_block_owner(b), level, leaf_data_refs(fs, b->data) };
 
 	if (a) {
 		/* never written: forgotten, and its extent item (if already made) goes */
@@ -244,17 +244,109 @@ int free_tree_block(struct fs *fs, uint64_t owner, struct fs_block *b)
 		if (!applied)
 			return 0;
 	}
-	return free_tree_extent(fs, owner, bytenr, level);
+	return free_tree_extent(fs, &f);
 }
 
-int free_tree_extent(struct fs *fs, uint64_t owner, uint64_t bytenr, int level)
+int free_tree_extent(struct fs *fs, const struct wfree *f)
 {
 	struct fs_wstate *w = fs->w;
 
 	if (grow_array((void **)&w->frees, &w->cap_frees, w->nfrees + 1, sizeof(*w->frees)))
 		return fs_err(&fs->err, -ENOMEM, "out of memory");
-	w->frees[w->nfrees++] = (struct wfree){ bytenr, owner, level };
+	w->frees[w->nfrees++] = *f;
 	return 0;
+}
+
+/* One more reference from root's file ino at offset to the data extent [bytenr,
+ * +num_bytes): its EXTENT_DATA_REF (inline or keyed) counts one more, or a keyed one
+ * is made. */
+static int add_data_ref(struct fs *fs, uint64_t bytenr, uint64_t num_bytes, uint64_t root, uint64_t ino,
+			uint64_t offset)
+{
+	struct fs_key key = { bytenr, BTRFS_EXTENT_ITEM_KEY, num_bytes };
+	struct fs_key kref = { bytenr, BTRFS_EXTENT_DATA_REF_KEY, fs_data_ref_hash(root, ino, offset) };
+	struct btrfs_extent_data_ref *r, nr;
+	struct fs_extent_info ei;
+	struct fs_inline_ref ir;
+	uint32_t size, pos;
+	uint8_t *d = fs_item_mut(fs, BTRFS_EXTENT_TREE_OBJECTID, &key, &size);
+	int ret;
+
+	if (!d)
+		return fs->err.code == -ENOENT ? fs_err_at(&fs->err, -EUCLEAN, root, bytenr,
+							  "data extent has no extent item") : fs->err.code;
+	ret = fs_extent_item(d, size, key.type, &ei);
+	if (!ret && ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK)
+		ret = -EUCLEAN;
+	put_le64(&((struct btrfs_extent_item *)d)->refs, ei.refs + 1);
+	for (pos = ei.refs_start; !ret && (ret = fs_inline_ref_next(d, size, &pos, &ir)) == 1; ret = 0)
+		if (ir.type == BTRFS_EXTENT_DATA_REF_KEY && ir.root == root && ir.objectid == ino &&
+		    ir.file_offset == offset) {
+			put_le32(d + pos - 4, ir.count + 1);    /* the count ends the ref */
+			return 0;
+		}
+	if (ret < 0)
+		return fs_err_at(&fs->err, -EUCLEAN, root, bytenr, "bad data extent item");
+	r = (struct btrfs_extent_data_ref *)fs_item_mut(fs, BTRFS_EXTENT_TREE_OBJECTID, &kref, &size);
+	if (r && (size < sizeof(*r) || get_le64(&r->root) != root || get_le64(&r->objectid) != ino ||
+		  get_le64(&r->offset) != offset))
+		return fs_err_at(&fs->err, -ENOTSUP, root, bytenr, "data extent reference hash collision: not supported");
+	if (r) {
+		put_le32(&r->count, get_le32(&r->count) + 1);
+		return 0;
+	}
+	if (fs->err.code != -ENOENT)
+		return fs->err.code;
+	put_le64(&nr.root, root);
+	put_le64(&nr.objectid, ino);
+	put_le64(&nr.offset, offset);
+	put_le32(&nr.count, 1);
+	return fs_item_insert(fs, BTRFS_EXTENT_TREE_OBJECTID, &kref, &nr, sizeof(nr));
+}
+
+/* Each file extent of the leaf blk that references data: counted, and given a
+ * reference from tree unless tree is 0. */
+static int each_data_ref(struct fs *fs, const uint8_t *blk, uint64_t tree)
+{
+	const struct btrfs_header *h = (const void *)blk;
+	const struct btrfs_item *it = (const void *)(blk + HDR_SIZE);
+	struct fs_file_extent fe;
+	struct fs_key k;
+	int n = 0, ret;
+
+	for (uint32_t i = 0; !h->level && i < get_le32(&h->nritems); i++) {
+		if (it[i].key.type != BTRFS_EXTENT_DATA_KEY)
+			continue;
+		ret = fs_file_extent(blk + HDR_SIZE + get_le32(&it[i].offset), get_le32(&it[i].size), &fe);
+		if (!ret && (fe.type == BTRFS_FILE_EXTENT_INLINE || !fe.disk_bytenr))
+			continue;
+		n++;
+		fs_key_from_disk(&k, &it[i].key);
+		if (tree && (ret || (ret = add_data_ref(fs, fe.disk_bytenr, fe.disk_num_bytes, tree, k.objectid,
+							 k.offset - fe.offset))))
+			return ret;
+	}
+	return n;
+}
+
+int leaf_data_refs(struct fs *fs, const uint8_t *blk)
+{
+	return each_data_ref(fs, blk, 0);
+}
+
+int copy_data_refs(struct fs *fs, const uint8_t *blk, uint64_t tree)
+{
+	struct fs_wstate *w = fs->w;
+	int any_gen = w->any_gen, stop_level = w->stop_level, ret;
+
+	if (get_le64(&((const struct btrfs_header *)blk)->owner) == tree)
+		return 0;
+	/* the extent tree is changed in the middle of a search of another tree */
+	w->any_gen = w->stop_level = 0;
+	ret = each_data_ref(fs, blk, tree);
+	w->any_gen = any_gen;
+	w->stop_level = stop_level;
+	return ret < 0 ? ret : 0;
 }
 
 void fs_space_trust_reserved(struct fs *fs)
@@ -327,7 +419,30 @@ static int not_exclusive(struct fs *fs, const struct wfree *f)
 			 "tree block is shared (snapshot or relocation): changing it is not supported");
 }
 
-/* Deletes the extent item of a tree block only this tree uses. */
+/* The tree's inline TREE_BLOCK_REF (at offset at) taken out of the extent item of a
+ * leaf that other trees keep using. A leaf its owner gives up is then reached through
+ * other trees only: FULL_BACKREF, which changes no reference of its children (it
+ * references no data). */
+static int drop_shared_ref(struct fs *fs, const struct wfree *f, const struct fs_key *key,
+			   uint8_t *item, uint32_t size, uint32_t at)
+{
+	uint32_t len = fs_inline_ref_size(BTRFS_TREE_BLOCK_REF_KEY);
+	struct btrfs_extent_item *ei = (void *)item;
+	int ret;
+
+	if (!item)
+		return fs_err(&fs->err, -ENOMEM, "out of memory");
+	memmove(item + at, item + at + len, size - at - len);
+	put_le64(&ei->refs, get_le64(&ei->refs) - 1);
+	if (f->owner == f->leaf_owner)
+		put_le64(&ei->flags, get_le64(&ei->flags) | BTRFS_BLOCK_FLAG_FULL_BACKREF);
+	ret = fs_item_replace(fs, BTRFS_EXTENT_TREE_OBJECTID, key, item, size - len);
+	free(item);
+	return ret ? ret : 1;
+}
+
+/* Deletes the extent item of a tree block only this tree uses (0), or this tree's
+ * reference to a leaf without data that others share (1: the block stays in use). */
 static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 {
 	struct fs_key key = { f->bytenr, BTRFS_METADATA_ITEM_KEY, (uint64_t)f->level };
@@ -336,8 +451,9 @@ static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 	struct fs_extent_info ei;
 	struct fs_inline_ref r;
 	struct fs_path p;
-	uint32_t size, pos;
-	int ret, mine = 0, others = 0;
+	uint8_t *item;
+	uint32_t size, pos, here, at = 0;
+	int ret, mine = 0, others = 0, shared;
 
 	data = tree_item(fs, BTRFS_EXTENT_TREE_OBJECTID, &key, &p, &size);
 	if (!data && fs->err.code == -ENOENT) {
@@ -348,16 +464,28 @@ static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 		return fs->err.code != -ENOENT ? fs->err.code :
 		       fs_err_at(&fs->err, -EUCLEAN, f->owner, f->bytenr, "tree block has no extent item");
 	ret = fs_extent_item(data, size, key.type, &ei);
-	for (pos = ei.refs_start; !ret && (ret = fs_inline_ref_next(data, size, &pos, &r)) == 1; ret = 0) {
-		if (r.type == BTRFS_TREE_BLOCK_REF_KEY && r.offset == f->owner)
+	for (pos = ei.refs_start; !ret && (here = pos, ret = fs_inline_ref_next(data, size, &pos, &r)) == 1; ret = 0) {
+		if (r.type == BTRFS_TREE_BLOCK_REF_KEY && r.offset == f->owner) {
 			mine++;
-		else if (r.type != FS_EXTENT_OWNER_REF_KEY)
+			at = here;
+		} else if (r.type != FS_EXTENT_OWNER_REF_KEY) {
 			others++;
+		}
 	}
+	/* a tree that shares the leaf with its owner gave its copy references of its own;
+	 * the owner leaving a leaf that references data would change those: not supported */
+	shared = !ret && f->leaf_owner && (f->owner != f->leaf_owner || !f->data) && mine == 1 && others &&
+		 ei.refs == 1 + (uint64_t)others;
+	item = shared ? malloc(size) : NULL;
+	if (item)
+		memcpy(item, data, size);
 	fs_path_release(fs, &p);
 	if (ret < 0)
 		return fs_err_at(&fs->err, -EUCLEAN, f->owner, f->bytenr, "bad extent item of a tree block");
-	if (ei.refs != 1 || others || mine > 1 || ei.flags & BTRFS_BLOCK_FLAG_FULL_BACKREF)
+	if (shared)
+		return drop_shared_ref(fs, f, &key, item, size, at);
+	if (ei.refs != 1 || others || mine > 1 || (f->data && f->owner != f->leaf_owner) ||
+	    (ei.flags & BTRFS_BLOCK_FLAG_FULL_BACKREF && (!f->leaf_owner || f->data)))
 		return not_exclusive(fs, f);
 	if (!mine) {
 		/* the reference is a keyed TREE_BLOCK_REF item */
@@ -378,6 +506,13 @@ static void count_qgroup(struct fs *fs, uint64_t owner, int sign)
 		fs->w->qgroup_blocks += sign;
 		fs->w->qgroup_owners += sign * owner;
 	}
+}
+
+static int later_tree_first(const void *a, const void *b)
+{
+	uint64_t x = ((const struct wfree *)a)->owner, y = ((const struct wfree *)b)->owner;
+
+	return (x < y) - (x > y);
 }
 
 int run_refs(struct fs *fs, int *did)
@@ -401,17 +536,21 @@ int run_refs(struct fs *fs, int *did)
 		*did = 1;
 		i = (size_t)-1;
 	}
-	while (w->nfrees) {
-		struct wfree f = w->frees[--w->nfrees];
+	/* a snapshot's id is above its source's: the last tree to give up a leaf they
+	 * share is then the owner that made it */
+	qsort(w->frees, w->nfrees, sizeof(*w->frees), later_tree_first);
+	for (size_t i = 0; i < w->nfrees; i++) {
+		struct wfree f = w->frees[i];
 
 		count_qgroup(fs, f.owner, -1);
 		ret = drop_tree_ref(fs, &f);
 		if (!ret)
 			ret = wspace_add(fs, f.bytenr, fs->nodesize, -1);
-		if (ret)
+		if (ret < 0)
 			return ret;
 		*did = 1;
 	}
+	w->nfrees = 0;
 	return 0;
 }
 

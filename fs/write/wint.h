@@ -22,8 +22,9 @@ struct walloc {
 	int level, applied;
 	struct fs_block *b;
 };
-/* A committed tree block given up by the running transaction. */
-struct wfree { uint64_t bytenr, owner; int level; };
+/* A committed tree block given up by the running transaction; of a leaf, the owner its
+ * header names and whether a file extent in it references data (0, 0 when unknown). */
+struct wfree { uint64_t bytenr, owner, leaf_owner; int level, data; };
 /* Space taken (+1) or given back (-1): block group used, free space tree, bytes_used. */
 struct wspace { uint64_t start, len; int sign; };
 /* A tree the transaction changed; moved: the root block changed since its root item
@@ -99,8 +100,13 @@ struct fs_block *alloc_tree_block(struct fs *fs, uint64_t owner, int level);
 /* A tree block of the tree no longer used: cancelled when the transaction made it,
  * else queued for the extent tree. */
 int free_tree_block(struct fs *fs, uint64_t owner, struct fs_block *b);
-/* The extent of a committed tree block (not read) queued for the extent tree. */
-int free_tree_extent(struct fs *fs, uint64_t owner, uint64_t bytenr, int level);
+/* The extent of a committed tree block queued for the extent tree. */
+int free_tree_extent(struct fs *fs, const struct wfree *f);
+/* The file extents of the leaf blk that reference data: how many (0 for a node). */
+int leaf_data_refs(struct fs *fs, const uint8_t *blk);
+/* A copy of the leaf blk made for tree, which blk's owner shares with it (a snapshot):
+ * the data its file extents reference gets a reference from tree. */
+int copy_data_refs(struct fs *fs, const uint8_t *blk, uint64_t tree);
 int walloc_init(struct fs *fs);
 int run_refs(struct fs *fs, int *did);
 int run_space(struct fs *fs, int *did);

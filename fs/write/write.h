@@ -27,9 +27,11 @@
  * root items (bytenr, level, generation), backup roots, the qgroup status (its
  * generation; counts marked for a rescan when subvolume trees grow or shrink); the
  * v1 space cache is left to the kernel, which drops it since its generation no
- * longer matches. Data is not written (no data allocation yet). Not
- * supported (-ENOTSUP, nothing written): changing blocks shared by snapshots,
- * RAID5/6 metadata, allocating new chunks (-ENOSPC when metadata is full).
+ * longer matches. Data is not written (no data allocation yet). A leaf
+ * shared by snapshots is copied for the tree that changes it (its data extents get that
+ * tree's references); its owner may give it up last, or when it references no data.
+ * Not supported (-ENOTSUP, nothing written): other changes of blocks shared by
+ * snapshots, RAID5/6 metadata, allocating new chunks (-ENOSPC when metadata is full).
  *
  * The undo file (fs_undo_start) gets the old contents of every byte range
  * before it is first overwritten, and the state of the superblocks after each
@@ -123,6 +125,12 @@ int fs_tree_recow(struct fs *fs, uint64_t tree, const struct fs_key *key);
 /* Takes the leaf bytenr on the way to key out of the tree without reading it (its
  * copies are all bad: what it held is lost), -ENOENT when it is not a leaf there. */
 int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr);
+/* Puts a new copy of the leaf image `leaf` (nodesize bytes, valid items; its header is
+ * made anew) in place of the leaf bytenr on the way to key, which is not read (its
+ * items are laid out wrongly). Other trees sharing bytenr keep it, as a change of a
+ * shared leaf does (above). */
+int fs_tree_put_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr,
+		     const uint8_t *leaf);
 
 /* The tree starts again empty, its blocks left as they are (not freed through the
  * extent tree: for making the extent tree itself anew). */
