@@ -885,38 +885,13 @@ static int resize_parse(const char *amount, struct resize_arg *a)
 	return 0;
 }
 
-/* *new_size: old changed as a asks (not max, not cancel), whole sectors; 0 or 1 after
- * an error (printed). */
-static int resize_apply(const struct resize_arg *a, uint64_t old, uint32_t sectorsize, uint64_t *new_size)
-{
-	if (a->sign < 0 && a->size > old) {
-		msg_error("current size is %s which is smaller than %s",
-			  pretty_size(old, UNITS_DEFAULT), pretty_size(a->size, UNITS_DEFAULT));
-		return 1;
-	}
-	if (a->sign > 0 && a->size > UINT64_MAX - old) {
-		msg_error("increasing %s is out of range", pretty_size(a->size, UNITS_DEFAULT));
-		return 1;
-	}
-	*new_size = a->sign < 0 ? old - a->size : a->sign ? old + a->size : a->size;
-	*new_size -= *new_size % (sectorsize ? sectorsize : 4096);
-	return 0;
-}
-
-static void resize_warn_small(uint64_t size)
-{
-	if (size < (256 << 20))
-		msg_warn("the new size %llu (%s) is < 256MiB, this may be rejected by kernel",
-			 (unsigned long long)size, pretty_size(size, UNITS_DEFAULT));
-}
-
 /* Prints what the resize will do, as btrfs-progs does; 0 or 1 after an error. */
 static int resize_announce(int fd, const char *amount)
 {
 	struct btrfs_ioctl_fs_info_args fi;
 	struct btrfs_ioctl_dev_info_args *devs;
 	struct resize_arg a;
-	uint64_t new_size = 0;
+	uint64_t new_size, old;
 	int n, i, ret = 1;
 
 	if (btrfs_dev_infos(fd, &fi, &devs, &n)) {
@@ -937,14 +912,21 @@ static int resize_announce(int fd, const char *amount)
 		msg_error("cannot find devid: %llu", (unsigned long long)a.devid);
 		goto out;
 	}
-	if (!a.max) {
-		ret = resize_apply(&a, devs[i].total_bytes, fi.sectorsize, &new_size);
-		if (ret)
-			goto out;
-		resize_warn_small(new_size);
-	}
+	old = devs[i].total_bytes;
+	ret = 1;
+	if (a.sign < 0 && a.size > old)
+		msg_error("current size is %s which is smaller than %s",
+			  pretty_size(old, UNITS_DEFAULT), pretty_size(a.size, UNITS_DEFAULT));
+	else if (a.sign > 0 && a.size > UINT64_MAX - old)
+		msg_error("increasing %s is out of range", pretty_size(a.size, UNITS_DEFAULT));
+	else
+		ret = 0;
+	if (ret)
+		goto out;
+	new_size = a.sign < 0 ? old - a.size : a.sign ? old + a.size : a.size;
+	new_size -= new_size % (fi.sectorsize ? fi.sectorsize : 4096);
 	printf("Resize device id %llu (%s) from %s to %s\n", (unsigned long long)a.devid,
-	       (char *)devs[i].path, pretty_size(devs[i].total_bytes, UNITS_DEFAULT),
+	       (char *)devs[i].path, pretty_size(old, UNITS_DEFAULT),
 	       a.max ? "max" : pretty_size(new_size, UNITS_DEFAULT));
 out:
 	free(devs);
@@ -952,24 +934,13 @@ out:
 }
 
 #if CFG_FS_RESIZE_OFFLINE
-static int is_blockdev(int fd)
-{
-	struct stat st;
-
-	return !fstat(fd, &st) && S_ISBLK(st.st_mode);
-}
-
-/* The size the offline resize of device d gives it (grow only; max: the whole
- * device); 0 after an error (printed). */
-static uint64_t offline_size(struct fs *fs, struct fs_device *d, const char *amount)
+/* The size the offline resize of device d (blk: a block device) gives it (grow only;
+ * max: the whole device); 0 after an error (printed). */
+static uint64_t offline_size(struct fs *fs, struct fs_device *d, const char *amount, int blk)
 {
 	uint64_t old = d->total_bytes, dev_size = fs_fd_size(d->fd), new_size = 0;
 	struct resize_arg a;
 
-	if (!dev_size) {
-		msg_error("unable to get size at path %s", d->path);
-		return 0;
-	}
 	if (resize_parse(amount, &a))
 		return 0;
 	if (a.cancel || (a.has_devid && a.devid != d->devid)) {
@@ -982,19 +953,20 @@ static uint64_t offline_size(struct fs *fs, struct fs_device *d, const char *amo
 			  pretty_size(a.size, UNITS_DEFAULT));
 		return 0;
 	}
-	if (a.max)
-		new_size = dev_size - dev_size % fs->sectorsize;
-	else if (a.sign >= 0)
-		resize_apply(&a, old, fs->sectorsize, &new_size);   /* cannot fail: checked above */
+	if (a.sign >= 0)
+		new_size = a.max ? dev_size : a.sign ? old + a.size : a.size;
+	new_size -= new_size % fs->sectorsize;
 	if (new_size < old) {
 		msg_error("offline resize does not support shrinking");
 		return 0;
 	}
-	if (new_size > dev_size && is_blockdev(d->fd)) {
+	if (new_size > dev_size && blk) {
 		msg_error("unable to resize '%s': not enough free space", d->path);
 		return 0;
 	}
-	resize_warn_small(new_size);
+	if (new_size < (256 << 20))
+		msg_warn("the new size %llu (%s) is < 256MiB, this may be rejected by kernel",
+			 (unsigned long long)new_size, pretty_size(new_size, UNITS_DEFAULT));
 	printf("Resize from %s to %s\n", pretty_size(old, UNITS_DEFAULT), pretty_size(new_size, UNITS_DEFAULT));
 	return new_size;
 }
@@ -1039,9 +1011,9 @@ static int resize_offline(const char *amount, const char *path, const char *undo
 	fs = wopen_one(path, 0, undo, "resize");
 	if (!fs)
 		return 1;
-	new_size = offline_size(fs, &fs->devs[0], amount);
+	new_size = offline_size(fs, &fs->devs[0], amount, S_ISBLK(st.st_mode));
 	ret = !new_size;
-	if (!ret && !is_blockdev(fs->devs[0].fd) && ftruncate(fs->devs[0].fd, (off_t)new_size)) {
+	if (!ret && S_ISREG(st.st_mode) && ftruncate(fs->devs[0].fd, (off_t)new_size)) {
 		msg_error("unable to truncate %s to new size %llu", path, (unsigned long long)new_size);
 		ret = 1;
 	}
