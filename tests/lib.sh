@@ -56,7 +56,16 @@ t_need_ref() { [ -x "$REF_BTRFS" ] && [ -x "$REF_MKFS" ] || t_skip "reference bt
 t_img() { rm -f "$1"; truncate -s "$2" "$1"; }
 t_attach() { timeout 60 losetup -f --show "$@"; }
 t_mount() { timeout "$T_TIMEOUT" mount "$@"; }
-t_umount() { timeout "$T_TIMEOUT" umount "$1"; }
+# After umount returns, another process holding the superblock for a moment (a sync, a
+# device scan) still keeps the filesystem alive: wait until the kernel lets the device go.
+t_umount() {
+	_dev=$(awk -v m="$1" '$2 == m { n = split($1, p, "/"); d = p[n] } END { print d }' /proc/self/mounts)
+	timeout "$T_TIMEOUT" umount "$1" || return
+	_i=0
+	while [ -n "$_dev" ] && [ $_i -lt 100 ] && ls /sys/fs/btrfs/*/devices 2>/dev/null | grep -qx "$_dev"; do
+		sleep 0.1; _i=$((_i + 1))
+	done
+}
 
 # The streams are compared apart: the reference does not flush stdout before a warning.
 t_same() {
