@@ -1019,7 +1019,11 @@ static int resize_offline(const char *amount, const char *path, const char *undo
 	}
 	if (!ret && (ret = fs_tx_run(fs, resize_device, &new_size)))
 		write_error(path, "resize", &fs->err);
-	return fs_wclose(fs) || ret;
+	if (fs_wclose(fs) && !ret) {
+		msg_error("cannot close the undo file %s", undo);
+		ret = 1;
+	}
+	return ret;
 }
 #endif
 
@@ -1049,7 +1053,7 @@ int fs_resize_main(int argc, char **argv)
 	optind = i;
 	cli_check_argc(argc, 2, 2, resize_usage);
 	if (flags == 3 || (undo && flags != 2)) {
-		msg_error(undo ? "--undo needs --offline" : "--enqueue is not compatible with --offline");
+		msg_error(flags == 3 ? "--enqueue is not compatible with --offline" : "--undo needs --offline");
 		return 1;
 	}
 	amount = argv[i];
