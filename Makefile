@@ -1,5 +1,5 @@
 # btrfsbox — one static multicall binary for the btrfs user-space tools.
-#   make               build ./btrfsbox (static, musl-gcc; `make CC=gcc` links glibc statically)
+#   make               build ./btrfsbox (static, musl; `make CC=gcc` links glibc statically)
 #   make test          unit tests and shell tests; last line "N passed, N failed, N skipped"
 #   make crashtest     power cuts at every write of the write paths (long)
 #   make sanitize      the same tests against an ASan+UBSan build (glibc, dynamic)
@@ -11,14 +11,16 @@
 #   make initramfs | vm-test   rescue initramfs; boot test on Debian's kernel in qemu
 # V=1 shows full commands; BUILD=dir puts objects elsewhere; CONFIG_FILE picks a config.
 
-ifeq ($(origin CC),default)
-CC := musl-gcc
-endif
 # make ARCH=mips|mipsel|armhf|aarch64: cross builds (config/cross.mk)
 ifeq ($(origin ARCH),command line)
 ifneq ($(ARCH),)
 include config/cross.mk
 endif
+endif
+# By default musl itself is built from source too, with musl's own size-first settings
+# (config/deps.sh; Debian's libc.a costs 15 KB more). `make CC=musl-gcc` uses Debian's.
+ifeq ($(origin CC),default)
+CC := $(abspath $(or $(DEPS),build/deps-musl))/musl/bin/musl-gcc
 endif
 BUILD ?= build
 BIN ?= btrfsbox
@@ -55,7 +57,13 @@ LDSTATIC += -Wl,-z,noseparate-code -Wl,--build-id=none
 endif
 
 ifneq ($(findstring musl,$(CC)),)
-DEPS ?= build/deps-musl
+ifneq ($(filter %/musl/bin/musl-gcc,$(CC)),)
+# the musl that config/deps.sh builds into DEPS (config/cross.mk sets DEPS_ENV for a target)
+DEPS ?= $(patsubst %/musl/bin/musl-gcc,%,$(CC))
+DEPS_ENV ?= DEPS_MUSL=1
+else
+DEPS ?= build/deps-$(notdir $(CC))
+endif
 DEPS_STAMP := $(DEPS)/.recipe
 CFLAGS_DEPS := -isystem $(DEPS)/kinc -I$(DEPS)/include
 LDLIBS := -L$(DEPS)/lib -lzstd -llzo2 -lz

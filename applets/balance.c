@@ -76,7 +76,7 @@ static int parse_plain_u64(const char *s, uint64_t *v)
  * strict: a < b. u32: both fit 32 bits (an open end stays "all ones"). */
 static int parse_range(const char *s, uint64_t *start, uint64_t *end, int strict, int u32)
 {
-	const char *dots = strstr(s, "..");
+	const char *dots = cli_strstr(s, "..");
 	char *e;
 
 	if (!dots || (dots == s && !dots[2]))

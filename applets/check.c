@@ -293,6 +293,7 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 	memset(a, 0, sizeof(*a));
 	fs_open_opts_init(&a->open);
 	a->opts.tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	a->opts.threads = getenv("BTRFSBOX_THREADS") ? atoi(getenv("BTRFSBOX_THREADS")) : 0;
 	while ((c = cli_getopt(argc, argv, "s:br:pQE:", long_opts, usage)) != -1) {
 		switch (c) {
 		case 's':

@@ -471,7 +471,7 @@ static int kernel_has_btrfs(void)
 	if (!f)
 		return 1; /* cannot tell: do not claim otherwise */
 	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, "\tbtrfs\n") != NULL;
+		found = cli_strstr(line, "\tbtrfs\n") != NULL;
 	fclose(f);
 	return found;
 }
@@ -487,7 +487,7 @@ static const char *mount_hint(int err, const struct mount_req *r)
 		return "bad superblock, missing device (see -o device=, degraded) or an option "
 		       "the kernel rejects; dmesg tells more";
 	case ENOENT:
-		return r->data[0] && strstr(r->data, "subvol") ?
+		return r->data[0] && cli_strstr(r->data, "subvol") ?
 			"the subvolume or mount point does not exist" :
 			"the mount point or device does not exist";
 	case EBUSY:

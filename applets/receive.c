@@ -239,8 +239,10 @@ static int dump_stream(int fd)
 {
 	struct ss_reader r;
 	struct ss_cmd c;
-	struct dump d = { "." };
+	struct dump d;
 	int ret;
+
+	strcpy(d.subvol, ".");	/* no initializer: that would be a 4 KB constant */
 
 	ss_reader_init(&r, fd);
 	ret = ss_read_header(&r);

@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1081,7 +1082,7 @@ static struct fs *open_fs(const char **paths, int n, struct fs_open_opts *o, uin
 		o->backup_root = slots[s];
 		fs = fs_open(paths, n, o, &err);
 		if (!fs && err.code == -ENODEV && !o->allow_degraded) {
-			char *why = strstr(err.msg, " (a degraded");
+			char *why = cli_strstr(err.msg, " (a degraded");
 
 			if (why)
 				*why = 0;
@@ -1300,6 +1301,15 @@ static int parse_args(int argc, char **argv, struct restore *r, struct restore_a
 	return 0;
 }
 
+/* The CPUs this process may run on, as musl's sysconf(_SC_NPROCESSORS_ONLN) counts them
+ * (sysconf would link 1 KB). */
+static int more_than_one_cpu(void)
+{
+	cpu_set_t cpus;
+
+	return !sched_getaffinity(0, sizeof(cpus), &cpus) && CPU_COUNT(&cpus) > 1;
+}
+
 static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 {
 	int ndev = argc - optind - (a->list_roots ? 0 : 1), outfd = -1;
@@ -1380,7 +1390,7 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 	rpath_pop(&r->path, 0);
 	raise_fd_limit();
 	/* file data is written by a second thread while this one reads the next */
-	if (!r->out.dry_run && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+	if (!r->out.dry_run && more_than_one_cpu())
 		rout_writer_start(&r->out, r->fs->sectorsize);
 	if (restore_dir(r, &root, top, outfd))
 		r->lost = 1;

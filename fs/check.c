@@ -13,6 +13,16 @@
  * checksum ranges and qgroup records together in stage 4), in 16ths. */
 #define CHECK_DEFAULT_SORT_MEM (80u << 20)
 
+static void ck_report(struct check_ctx *c, const struct check_problem *p)
+{
+	if (!p->warning && !p->quiet) {
+		c->st->errors++;
+		c->st->stage_errors[p->stage]++;
+	}
+	if (c->o->problem)
+		c->o->problem(c->o->ctx, p);
+}
+
 void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, uint64_t bytenr,
 		uint64_t len, const char *fmt, ...)
 {
@@ -35,18 +45,17 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 	va_start(ap, fmt);
 	vsnprintf(p.msg, sizeof(p.msg), fmt, ap);
 	va_end(ap);
-	if (warning != CK_WARNING && warning != CK_FIX) {
-		c->st->errors++;
-		c->st->stage_errors[c->stage]++;
-	}
-	if (c->o->problem)
-		c->o->problem(c->o->ctx, &p);
+	ck_report(c, &p);
 }
 
 void ck_fs_error(struct check_ctx *c, const struct fs_error *e)
 {
 	char buf[300];
 
+	if (CFG_CHECK_THREADS && c->fsr_bg) {
+		ck_fsr_redo(c);
+		return;
+	}
 	if (e->logical) {
 		for (int i = 0; i < c->nbad; i++)
 			if (c->bad_blocks[i] == e->logical) {
@@ -74,7 +83,11 @@ struct xsort *ck_sorter(struct check_ctx *c, size_t rec_size, xsort_cmp_fn cmp, 
 {
 	size_t mem = c->o->sort_mem ? c->o->sort_mem : CHECK_DEFAULT_SORT_MEM;
 
-	return xsort_new(rec_size, cmp, mem / 16 * share, c->o->tmpdir);
+	struct xsort *s = xsort_new(rec_size, cmp, mem / 16 * share, c->o->tmpdir);
+
+	if (CFG_CHECK_THREADS && s && c->o->threads != 1 && !c->fs->w)
+		xsort_use_thread(s);
+	return s;
 }
 
 struct check_bg *ck_bg_find(struct check_ctx *c, uint64_t bytenr)
@@ -323,9 +336,156 @@ static int load_roots(struct check_ctx *c)
 	return 0;
 }
 
+/* Stage 4: inodes and names of every subvolume, the log trees. */
+static int fs_roots_stage(struct check_ctx *c)
+{
+	int ret = ck_qgroup_init(c);
+
+	if (ret < 0)
+		return ret;
+	c->csum_need = ck_sorter(c, sizeof(struct check_range), ck_range_cmp, 3);
+	if (!c->csum_need)
+		return -ENOMEM;
+	check_cache_inodes(c);
+	ret = check_fs_roots(c);
+	if (ret >= 0)
+		check_log_trees(c);
+	return ret;
+}
+
+#if CFG_CHECK_THREADS
+#include "vec.h"
+#include "workq.h"
+
+/* Stage 4 on a second thread from the start, through a view with a context of its
+ * own: the problems it reports are kept and reported in stage 4, in order, so the
+ * output is that of one thread. Which tree blocks the first thread has in its cache
+ * changes how a bad block is reported: at the first bad block (or past
+ * FSR_MAX_EVENTS problems) the first thread does stage 4 anew. */
+#define FSR_MAX_EVENTS 4096
+/* Sort memory of each thread, in 16ths of the one thread's: the peak stays that of
+ * one thread (the extent references of stage 2 alone fill less than their share). */
+#define FSR_SORT_MEM 6
+struct fsr_bg {
+	struct workq q;
+	struct check_ctx c;
+	struct check_opts o;
+	struct check_stats st;
+	struct check_problem *ev;
+	size_t n, cap;
+	int ret, redo;
+};
+
+void ck_fsr_redo(struct check_ctx *c)
+{
+	c->fsr_bg->redo = 1;
+}
+
+static void fsr_bad_copy(void *ctx, const struct fs_error *e)
+{
+	(void)e;
+	ck_fsr_redo(ctx);
+}
+
+static void fsr_log_problem(void *ctx, const struct check_problem *p)
+{
+	struct fsr_bg *bg = ((struct check_ctx *)ctx)->fsr_bg;
+	struct check_problem *e = NULL;
+
+	if (bg->n < FSR_MAX_EVENTS)
+		e = vec_push(&bg->ev, &bg->n, &bg->cap, sizeof(*p));
+
+	if (e)
+		*e = *p;
+	else
+		bg->redo = 1;
+}
+
+static void fsr_run(void *ctx, void *rec)
+{
+	struct fsr_bg *bg = ctx;
+
+	(void)rec;
+	bg->ret = fs_roots_stage(&bg->c);
+}
+
+/* Halves the sort memory of both threads (mo: the first one's options). */
+static struct fsr_bg *fsr_bg_start(struct check_ctx *c, struct check_opts *mo)
+{
+	struct fsr_bg *bg;
+	size_t opts_sort_mem = mo->sort_mem;
+
+	if (mo->threads == 1 || mo->extent || c->fs->w || !(bg = calloc(1, sizeof(*bg))))
+		return NULL;
+	mo->sort_mem = (mo->sort_mem ? mo->sort_mem : CHECK_DEFAULT_SORT_MEM) / 16 * FSR_SORT_MEM;
+	bg->o = *mo;
+	bg->o.problem = fsr_log_problem;
+	bg->o.progress = NULL;
+	bg->o.stage = NULL;
+	bg->o.ctx = &bg->c;
+	bg->c = *c;
+	bg->c.o = &bg->o;
+	bg->c.st = &bg->st;
+	bg->c.stage = CHECK_STAGE_FS_ROOTS;
+	bg->c.fsr_bg = bg;
+	bg->c.data_bg = NULL;
+	bg->c.fs = fs_view(c->fs, 0);
+	if (bg->c.fs) {
+		bg->c.fs->bad_copy = fsr_bad_copy;
+		bg->c.fs->bad_copy_ctx = &bg->c;
+	}
+	if (!bg->c.fs || workq_start(&bg->q, 64, fsr_run, bg) < 0) {
+		fs_view_free(bg->c.fs);
+		free(bg);
+		mo->sort_mem = opts_sort_mem;
+		return NULL;
+	}
+	workq_reserve(&bg->q, 8);
+	workq_commit(&bg->q, 8);
+	return bg;
+}
+
+/* Waits for the second thread's stage 4 and reports what it found, or (too
+ * much found) does stage 4 here; or (report 0: the check ended early) drops it. */
+static int fsr_bg_join(struct check_ctx *c, struct fsr_bg *bg, int report)
+{
+	int ret;
+
+	workq_stop(&bg->q);
+	ret = bg->ret;
+	if (!report || bg->redo) {
+		xsort_free(bg->c.csum_need);
+		ck_qgroup_free(&bg->c);
+		ret = report ? fs_roots_stage(c) : 0;
+	} else {
+		for (size_t i = 0; i < bg->n; i++)
+			ck_report(c, &bg->ev[i]);
+		c->quota_root = bg->c.quota_root;
+		c->qgroups = bg->c.qgroups;
+		c->qgroup_err = bg->c.qgroup_err;
+		c->qg = bg->c.qg;
+		c->qgroup_skip = bg->c.qgroup_skip;
+		c->qgroup_dropping = bg->c.qgroup_dropping;
+		c->csum_need = bg->c.csum_need;
+		c->st->quota_enabled = bg->st.quota_enabled;
+		if (ret < 0)
+			c->fs->err = bg->c.fs->err;
+	}
+	fs_view_free(bg->c.fs);
+	free(bg->ev);
+	free(bg);
+	return ret;
+}
+#else
+#define fsr_bg_start(c, mo) ((void)(mo), NULL)
+#define fsr_bg_join(c, bg, report) 0
+#endif
+
 int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *stats)
 {
-	struct check_ctx c = { .fs = fs, .o = opts, .st = stats };
+	struct check_opts mo = *opts;
+	struct check_ctx c = { .fs = fs, .o = &mo, .st = stats };
+	struct fsr_bg *fsr_bg = NULL;
 	uint64_t incompat = get_le64(&fs->sb.incompat_flags);
 	uint64_t compat_ro = get_le64(&fs->sb.compat_ro_flags);
 	int fst = (compat_ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE) != 0;
@@ -341,6 +501,8 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	ret = load_roots(&c);
 	if (ret < 0)
 		return ret;
+	ck_data_bg_start(&c);
+	fsr_bg = fsr_bg_start(&c, &mo);
 
 	ck_stage(&c, CHECK_STAGE_ROOT_ITEMS, fst);
 	check_super_copies(&c);
@@ -357,19 +519,10 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	check_free_space(&c);
 
 	ck_stage(&c, CHECK_STAGE_FS_ROOTS, fst);
-	ret = ck_qgroup_init(&c);
+	ret = fsr_bg ? fsr_bg_join(&c, fsr_bg, 1) : fs_roots_stage(&c);
+	fsr_bg = NULL;
 	if (ret < 0)
 		goto out;
-	c.csum_need = ck_sorter(&c, sizeof(struct check_range), ck_range_cmp, 3);
-	if (!c.csum_need) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	check_cache_inodes(&c);
-	ret = check_fs_roots(&c);
-	if (ret < 0)
-		goto out;
-	check_log_trees(&c);
 
 	ck_stage(&c, CHECK_STAGE_CSUMS, fst);
 	ret = check_csums(&c);
@@ -384,6 +537,9 @@ int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *s
 	ret = check_qgroups(&c);
 out:
 	fs->bad_copy = NULL;
+	if (fsr_bg)
+		fsr_bg_join(&c, fsr_bg, 0);
+	ck_data_bg_free(&c);
 	xsort_free(c.csum_need);
 	ck_qgroup_free(&c);
 	for (int i = 0; i < c.nseen; i++)

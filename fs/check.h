@@ -88,6 +88,7 @@ struct check_opts {
 	uint64_t generation;    /* of the filesystem as checked (0: the superblock's) */
 	const char *tmpdir;     /* where sorted runs spill (NULL: /tmp) */
 	size_t sort_mem;        /* memory shared by the external sorters (0: 80 MiB) */
+	int threads;            /* 1: one thread; else a second one where it helps */
 	/* stage n begins; free_space_tree says which variant stage 3 checks */
 	void (*stage)(void *ctx, enum check_stage stage, int free_space_tree);
 	void (*problem)(void *ctx, const struct check_problem *p);

@@ -60,6 +60,8 @@ struct check_ctx {
 	uint64_t fix_value[3];
 	struct ck_root_top *tops;       /* per subvolume, from the extent tree: sorted by root */
 	size_t ntops, cap_tops;
+	struct data_bg *data_bg;        /* --check-data-csum on a second thread */
+	struct fsr_bg *fsr_bg;          /* set: this is stage 4 on a second thread */
 	struct check_ref *xrefs;        /* repair: the references of the extent being compared */
 	size_t nxrefs, cap_xrefs;
 };
@@ -161,6 +163,17 @@ int check_root_refs(struct check_ctx *c);
 int check_root_items(struct check_ctx *c);
 int check_log_csums(struct check_ctx *c);
 int check_log_trees(struct check_ctx *c);
+#if CFG_CHECK_THREADS
+/* Stage 4 on a second thread met a bad tree block: the first thread does it anew. */
+void ck_fsr_redo(struct check_ctx *c);
+/* Starts the data verification of stage 5 on a second thread (when it applies). */
+void ck_data_bg_start(struct check_ctx *c);
+void ck_data_bg_free(struct check_ctx *c);
+#else
+#define ck_data_bg_start(c) ((void)0)
+#define ck_data_bg_free(c) ((void)0)
+#define ck_fsr_redo(c) ((void)0)
+#endif
 int ck_qgroup_init(struct check_ctx *c);
 void ck_qgroup_add(struct check_ctx *c, uint64_t bytenr, uint64_t root, uint64_t size);
 int check_qgroups(struct check_ctx *c);

@@ -1,3 +1,4 @@
+//build:Oz
 /* Stage 6: subvolume links, the uuid tree and the device stats items.
  *
  * A subvolume is named by a ROOT_REF (parent tree, child) and a ROOT_BACKREF

@@ -172,6 +172,11 @@ struct fs {
 struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_opts *opts,
 		   struct fs_error *err);
 void fs_close(struct fs *fs);
+/* A second read-only handle on an open filesystem, for another thread: the devices
+ * (pread) and the chunk map are shared and must not change while it lives; the block
+ * cache (of cache_bytes, 0: the default), the error and the buffers are its own. */
+struct fs *fs_view(const struct fs *fs, size_t cache_bytes);
+void fs_view_free(struct fs *view);
 struct fs_device *fs_device_by_id(struct fs *fs, uint64_t devid);
 /* A seed device (its superblock has another metadata fsid and the SEEDING flag). */
 int fs_device_is_seed(const struct fs *fs, const struct fs_device *d);

@@ -1,3 +1,4 @@
+//build:Oz
 /* Laying out a fresh filesystem (see mkfs.h).
  *
  * Order of work: chunks are placed on the devices first (SYSTEM, METADATA, DATA, or

@@ -1,3 +1,4 @@
+//build:Oz
 /* Subvolume tree items of mkfs in bounded memory.
  *
  * Items go through an external sorter (xsort.h) as they are made, each with a

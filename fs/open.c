@@ -406,11 +406,46 @@ struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_op
 	return fs;
 }
 
+/* What a handle has to itself (a view shares the rest with its filesystem). */
+static void free_own(struct fs *fs)
+{
+	fs_block_cache_free(fs);
+	fs_inflater_free(&fs->inflater);
+	free(fs->disk_buf);
+	free(fs->align_buf);
+	free(fs->spare_ext_buf);
+}
+
+struct fs *fs_view(const struct fs *fs, size_t cache_bytes)
+{
+	struct fs *v = malloc(sizeof(*v));
+
+	if (!v)
+		return NULL;
+	*v = *fs;
+	v->cache = NULL;
+	v->bad_copy = NULL;
+	v->w = NULL;
+	memset(&v->inflater, 0, sizeof(v->inflater));
+	v->disk_buf = v->align_buf = v->spare_ext_buf = NULL;
+	v->disk_buf_cap = v->align_buf_cap = v->spare_ext_cap = 0;
+	fs_err_clear(&v->err);
+	fs_cache_set_limit(v, cache_bytes);
+	return v;
+}
+
+void fs_view_free(struct fs *v)
+{
+	if (v)
+		free_own(v);
+	free(v);
+}
+
 void fs_close(struct fs *fs)
 {
 	if (!fs)
 		return;
-	fs_block_cache_free(fs);
+	free_own(fs);
 	for (int i = 0; i < fs->num_chunks; i++)
 		free(fs->chunks[i].stripes);
 	free(fs->chunks);
@@ -420,9 +455,5 @@ void fs_close(struct fs *fs)
 		free(fs->devs[i].path);
 	}
 	free(fs->devs);
-	fs_inflater_free(&fs->inflater);
-	free(fs->disk_buf);
-	free(fs->align_buf);
-	free(fs->spare_ext_buf);
 	free(fs);
 }

@@ -1,3 +1,4 @@
+//build:Oz
 /* Applying send-stream commands, confined to the subvolume being received.
  *
  * A stream path must be relative, made of non-empty components other than "." and "..";

@@ -1,3 +1,4 @@
+//build:Oz
 /* btrfs check --repair (repair.h): a plan from the check's findings, the changes in
  * one transaction, checks of the changed filesystem, then the commit or nothing.
  *
@@ -22,6 +23,7 @@
 #include "build.h"
 #include "csum.h"
 #include "le.h"
+#include "sort.h"
 #include "write/write.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -366,7 +368,7 @@ static int insert_extent(struct rp *rp, const struct check_extent *x, struct che
 
 	if (!item)
 		return fs_err(&fs->err, -ENOMEM, "out of memory");
-	qsort(refs, x->nrefs, sizeof(*refs), ref_order);
+	sort_stable(refs, x->nrefs, sizeof(*refs), ref_order);
 	if (x->meta && skinny) {
 		key = (struct fs_key){ x->bytenr, BTRFS_METADATA_ITEM_KEY, (uint64_t)x->level };
 	} else if (x->meta) {
@@ -979,7 +981,7 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	if (!ret && rp.nomem)
 		ret = fs_err(&fs->err, -ENOMEM, "out of memory");
 	if (rp.nsigs)
-		qsort(rp.sigs, rp.nsigs, sizeof(*rp.sigs), u64_cmp);
+		sort_stable(rp.sigs, rp.nsigs, sizeof(*rp.sigs), u64_cmp);
 	r->last = r->first;
 	if (ret || (!rp.fixable && !o->init_csum_tree && !o->init_extent_tree)) {
 		r->nothing = !ret && r->first.errors;

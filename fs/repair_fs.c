@@ -1,3 +1,4 @@
+//build:Oz
 /* Repair of subvolume trees: an inode made to say what its items say, names completed
  * (dir item, dir index and inode ref) or removed, inodes nothing names linked into
  * lost+found. Each fix works from the items as the transaction has them. */

@@ -1,3 +1,4 @@
+//build:Oz
 /* Send stream codec; the format is described in sendstream.h. */
 #include "sendstream.h"
 #include "csum.h"

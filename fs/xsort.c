@@ -4,6 +4,7 @@
  * process) followed by its bytes, in the collecting buffer and in the runs, so
  * fixed and variable sizes share one path. */
 #include "xsort.h"
+#include "config.h"
 #include "pio.h"
 #include "sort.h"
 #include <errno.h>
@@ -48,6 +49,10 @@ struct xsort {
 	size_t *heap;           /* run indices, smallest current record on top */
 	size_t heap_len;
 	int reading;
+#if CFG_CHECK_THREADS
+	struct workq *helper;   /* xsort_use_thread */
+	size_t faulted;         /* bytes of buf the helper was asked to fault in */
+#endif
 };
 
 static size_t stored_size(size_t len)
@@ -97,6 +102,86 @@ static inline int rec_less(const struct xsort *s, uint32_t a, uint32_t b)
 
 /* Sorts the order entries by their records (only 4-byte offsets move). */
 SORT_DEFINE(sort_order, uint32_t, const struct xsort *, rec_less)
+
+#if CFG_CHECK_THREADS
+#include "workq.h"
+#include <stdlib.h>
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define FAULT_STEP HUGE_PAGE
+#define SPLIT_MIN 4096  /* fewer records are sorted on one thread */
+
+/* Work for the second thread: sort n order entries at v, or (v NULL) fault in the
+ * pages of [p, p + n) (MADV_POPULATE_WRITE: only the page tables change; on
+ * kernels before 5.14 it is a no-op). */
+struct job { uint32_t *v; uint8_t *p; size_t n; };
+
+static void helper_run(void *ctx, void *rec)
+{
+	const struct job *j = rec;
+	uintptr_t a = (uintptr_t)j->p & ~(uintptr_t)4095;
+
+	if (j->v)
+		sort_order(ctx, j->v, j->n);
+	else
+		madvise((void *)a, (uintptr_t)j->p + j->n - a, MADV_POPULATE_WRITE);
+}
+
+static void helper_post(struct xsort *s, uint32_t *v, uint8_t *p, size_t n)
+{
+	struct job *j = workq_reserve(s->helper, sizeof(*j));
+
+	*j = (struct job){ v, p, n };
+	workq_commit(s->helper, sizeof(*j));
+}
+
+void xsort_use_thread(struct xsort *s)
+{
+	if (s->helper || !(s->helper = malloc(sizeof(*s->helper))))
+		return;
+	if (workq_start(s->helper, 8 * sizeof(struct job) + 64, helper_run, s) < 0) {
+		free(s->helper);
+		s->helper = NULL;
+	}
+}
+
+/* Fresh memory costs a page fault per page, and in a virtual machine much more on
+ * its first touch: the second thread faults in the next huge page before the
+ * records reach it. */
+static void fault_ahead(struct xsort *s, size_t need)
+{
+	if (s->helper && s->faulted < s->buf_cap && need + FAULT_STEP > s->faulted) {
+		size_t n = s->buf_cap - s->faulted;
+
+		if (n > FAULT_STEP)
+			n = FAULT_STEP;
+
+		helper_post(s, NULL, s->buf + s->faulted, n);
+		s->faulted += n;
+	}
+}
+
+/* Sorts the order entries: one side of a partition on each thread. */
+static void sort_all(struct xsort *s)
+{
+	size_t k = 0;
+
+	if (s->helper && s->len >= SPLIT_MIN) {
+		k = sort_order_split(s, s->order, s->len);
+		helper_post(s, s->order + k, NULL, s->len - k);
+	}
+	sort_order(s, s->order, k ? k : s->len);
+	if (s->helper)
+		workq_drain(s->helper);
+}
+#else
+#define fault_ahead(s, need) ((void)0)
+static void sort_all(struct xsort *s)
+{
+	sort_order(s, s->order, s->len);
+}
+#endif
 
 /* Writes the buffer's records in sorted order at off, through a staging buffer
  * (a record larger than it goes out directly). Returns the bytes written or a
@@ -160,7 +245,7 @@ static int spill_run(struct xsort *s)
 		s->cap_runs = nc;
 	}
 	if (s->len > 1)
-		sort_order(s, s->order, s->len);
+		sort_all(s);
 	written = write_sorted(s, s->file_end);
 	if (written < 0)
 		return (int)written;
@@ -197,6 +282,7 @@ static int make_room(struct xsort *s, size_t sz)
 		if (ret < 0)
 			return ret;
 	}
+	fault_ahead(s, s->buf_used + sz);
 	if (s->len == s->order_cap) {
 		size_t nc = s->order_cap ? s->order_cap * 2 : 1024;
 		void *p;
@@ -311,7 +397,7 @@ int xsort_finish(struct xsort *s)
 	s->reading = 1;
 	if (!s->nruns) {
 		if (s->len > 1)
-			sort_order(s, s->order, s->len);
+			sort_all(s);
 		s->pos = 0;
 		return 0;
 	}
@@ -414,6 +500,11 @@ void xsort_free(struct xsort *s)
 {
 	if (!s)
 		return;
+#if CFG_CHECK_THREADS
+	if (s->helper)
+		workq_stop(s->helper);
+	free(s->helper);
+#endif
 	free(s->runs);
 	free(s->heap);
 	free(s->buf);

@@ -33,6 +33,9 @@ int xsort_next(struct xsort *s, void *rec);
 const void *xsort_peek(struct xsort *s);
 size_t xsort_peek_size(struct xsort *s);
 size_t xsort_count(const struct xsort *s);
+/* A second thread for s (CHECK_THREADS): it sorts half of each run and faults in
+ * the collecting buffer's pages ahead of the records. */
+void xsort_use_thread(struct xsort *s);
 void xsort_free(struct xsort *s);
 
 #endif

@@ -1,8 +1,9 @@
 #!/bin/sh
-# btrfs check on the standard large image (issue 5): ours against the reference in its
-# original mode (time and memory), against the reference's --mode=lowmem (the reference's
-# low-memory answer), and both with --check-data-csum. Warm cache, median of BENCH_RUNS
-# (lowmem: BENCH_LOWMEM_RUNS, default 1: it takes half a minute).
+# btrfs check on the standard large image (issue 5): ours against the reference (6.19
+# where built, else Debian's) in its original mode (time and memory), against the
+# reference's --mode=lowmem (the reference's low-memory answer), and both with
+# --check-data-csum; ours on one thread (BTRFSBOX_THREADS=1) against two. Warm cache,
+# median of BENCH_RUNS (lowmem: BENCH_LOWMEM_RUNS, default 1: it takes half a minute).
 BENCH_NAME=check
 . "$(dirname "$0")/bench/lib.sh"
 bench_need_ref
@@ -10,9 +11,12 @@ bench_need_applet "$BOX" btrfs check
 bench_big_image
 bench_warm "$IMG"
 
-bench_vs "check" box '"$BOX" btrfs check "$IMG"' ref '"$REF_BTRFS" check "$IMG"' || [ $? = 1 ] || exit 0
+REF=$(bench_ref619 btrfs)
+bench_vs "check" box '"$BOX" btrfs check "$IMG"' ref '"$REF" check "$IMG"' || [ $? = 1 ] || exit 0
 bench_vs "check --check-data-csum" box '"$BOX" btrfs check --check-data-csum "$IMG"' \
-	ref '"$REF_BTRFS" check --check-data-csum "$IMG"'
+	ref '"$REF" check --check-data-csum "$IMG"'
+bench_vs "check two threads vs one" box '"$BOX" btrfs check "$IMG"' \
+	box-1 'env BTRFSBOX_THREADS=1 "$BOX" btrfs check "$IMG"'
 BENCH_RUNS=${BENCH_LOWMEM_RUNS:-1}
 bench_vs "check vs ref lowmem" box '"$BOX" btrfs check "$IMG"' \
 	ref-lowmem '"$REF_BTRFS" check --mode=lowmem "$IMG"'

@@ -334,6 +334,18 @@ uint64_t cli_arg_u64(const char *s)
 	exit(1);
 }
 
+char *cli_strstr(const char *s, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (;; s++) {
+		if (!strncmp(s, needle, n))
+			return (char *)s;
+		if (!*s)
+			return NULL;
+	}
+}
+
 int cli_all_digits(const char *s)
 {
 	if (!*s)

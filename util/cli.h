@@ -93,5 +93,7 @@ int cli_parse_u64(const char *s, uint64_t *out);
 uint64_t cli_arg_u64(const char *s);
 /* 1 when s is one or more decimal digits and nothing else. */
 int cli_all_digits(const char *s);
+/* strstr() for the few short searches of the commands (musl's two-way strstr is 1.2 KB). */
+char *cli_strstr(const char *s, const char *needle);
 
 #endif

@@ -5,7 +5,8 @@
  * SORT_DEFINE(name, T, CTX, LESS) defines
  *     static void name(CTX ctx, T *v, size_t n)
  * sorting v[0..n) so that LESS(ctx, a, b) (a and b of type T: a before b) holds
- * wherever it can: quicksort (median of three; the smaller side by recursion, so
+ * wherever it can (and name_split, its partition step, to sort the sides apart):
+ * quicksort (median of three; the smaller side by recursion, so
  * the depth stays logarithmic) and insertion sort for short ranges. Not stable. */
 #ifndef UTIL_SORT_H
 #define UTIL_SORT_H
@@ -18,40 +19,46 @@
 void sort_stable(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 #define SORT_DEFINE(name, T, CTX, LESS)                                               \
+/* One partition step (n > 2): returns k, v[0..k) <= pivot <= v[k..n). */            \
+static __attribute__((unused)) size_t name##_split(CTX ctx, T *v, size_t n)           \
+{                                                                                     \
+	size_t mid = n / 2, i = 0, j = n - 1;                                         \
+	T t, pivot;                                                                   \
+                                                                                      \
+	if (LESS(ctx, v[mid], v[0]))                                                  \
+		t = v[mid], v[mid] = v[0], v[0] = t;                                  \
+	if (LESS(ctx, v[n - 1], v[0]))                                                \
+		t = v[n - 1], v[n - 1] = v[0], v[0] = t;                              \
+	if (LESS(ctx, v[n - 1], v[mid]))                                              \
+		t = v[n - 1], v[n - 1] = v[mid], v[mid] = t;                          \
+	pivot = v[mid];                                                               \
+	for (;;) {                                                                    \
+		while (LESS(ctx, v[i], pivot))                                        \
+			i++;                                                          \
+		while (LESS(ctx, pivot, v[j]))                                        \
+			j--;                                                          \
+		if (i >= j)                                                           \
+			return j + 1;                                                 \
+		t = v[i], v[i] = v[j], v[j] = t;                                      \
+		i++;                                                                  \
+		j--;                                                                  \
+	}                                                                             \
+}                                                                                     \
+                                                                                      \
 static void name(CTX ctx, T *v, size_t n)                                             \
 {                                                                                     \
 	size_t lo = 0, hi = n;                                                        \
-	T t;                                                                          \
                                                                                       \
 	while (hi - lo > 16) {                                                        \
-		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi - 1;                  \
-		T pivot;                                                              \
+		size_t k = lo + name##_split(ctx, v + lo, hi - lo);                   \
                                                                                       \
-		if (LESS(ctx, v[mid], v[lo]))                                         \
-			t = v[mid], v[mid] = v[lo], v[lo] = t;                        \
-		if (LESS(ctx, v[hi - 1], v[lo]))                                      \
-			t = v[hi - 1], v[hi - 1] = v[lo], v[lo] = t;                  \
-		if (LESS(ctx, v[hi - 1], v[mid]))                                     \
-			t = v[hi - 1], v[hi - 1] = v[mid], v[mid] = t;                \
-		pivot = v[mid];                                                       \
-		for (;;) {                                                            \
-			while (LESS(ctx, v[i], pivot))                                \
-				i++;                                                  \
-			while (LESS(ctx, pivot, v[j]))                                \
-				j--;                                                  \
-			if (i >= j)                                                   \
-				break;                                                \
-			t = v[i], v[i] = v[j], v[j] = t;                              \
-			i++;                                                          \
-			j--;                                                          \
-		}                                                                     \
-		/* [lo, j] <= pivot <= [j + 1, hi) */                                 \
-		if (j + 1 - lo < hi - (j + 1)) {                                      \
-			name(ctx, v + lo, j + 1 - lo);                                \
-			lo = j + 1;                                                   \
+		/* the smaller side by recursion */                                   \
+		if (k - lo < hi - k) {                                                \
+			name(ctx, v + lo, k - lo);                                    \
+			lo = k;                                                       \
 		} else {                                                              \
-			name(ctx, v + j + 1, hi - (j + 1));                           \
-			hi = j + 1;                                                   \
+			name(ctx, v + k, hi - k);                                     \
+			hi = k;                                                       \
 		}                                                                     \
 	}                                                                             \
 	for (size_t i = lo + 1; i < hi; i++) {                                        \

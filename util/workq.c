@@ -124,6 +124,19 @@ void workq_commit(struct workq *q, size_t len)
 	}
 }
 
+void workq_drain(struct workq *q)
+{
+	for (;;) {
+		int seen = seq_now(q);
+
+		if (q->head == LOAD(&q->tail))
+			return;
+		wake(q);
+		if (seq_now(q) == seen + 1)
+			sleep_on(q, seen + 1);
+	}
+}
+
 size_t workq_backlog(struct workq *q)
 {
 	return q->head - LOAD(&q->tail);

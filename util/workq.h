@@ -32,6 +32,8 @@ void *workq_reserve(struct workq *q, size_t len);
 void workq_commit(struct workq *q, size_t len);
 /* Bytes handed over and not done yet. */
 size_t workq_backlog(struct workq *q);
+/* Waits until every record handed over is done. */
+void workq_drain(struct workq *q);
 /* Waits until every record is done and ends the worker. */
 void workq_stop(struct workq *q);
 

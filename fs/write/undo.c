@@ -1,3 +1,4 @@
+//build:Oz
 /* Undo files: what a change overwrote, to put the devices back byte for byte.
  *
  * Format (little-endian):
