@@ -8,6 +8,14 @@
 //config:	help
 //config:	  Space usage, structure and label of a filesystem, defragmentation,
 //config:	  sync and online resize.
+//config:
+//config:config FS_RESIZE_OFFLINE
+//config:	bool "btrfs filesystem resize --offline"
+//config:	default y
+//config:	depends on APPLET_FILESYSTEM
+//config:	help
+//config:	  Grow an unmounted single-device filesystem or image file (after
+//config:	  mkfs.btrfs --rootdir --shrink), through the write engine.
 //cmd:APPLET_FILESYSTEM fs_df_main btrfs filesystem df|Show space usage information for a mount point
 //cmd:APPLET_FILESYSTEM fs_show_main btrfs filesystem show|Show the structure of a filesystem
 //cmd:APPLET_FILESYSTEM fs_label_main btrfs filesystem label|Get or change the label of a filesystem
@@ -490,32 +498,51 @@ static void no_btrfs_error(const char *path, int ret)
 	msg_error("cannot read the superblock of %s: %m", path);
 }
 
-/* Every superblock copy of every device of the filesystem, through the write engine:
- * exclusive (the devices unmounted, no other writer), flushed, the primary copies last. */
-static int set_label_unmounted(const char *path, const char *label)
+static void write_error(const char *path, const char *what, const struct fs_error *err)
+{
+	char buf[320];
+
+	msg_error("cannot %s %s: %s", what, path, fs_error_format(err, buf, sizeof(buf)));
+}
+
+/* The filesystem of the unmounted device or image path, opened through the write
+ * engine (exclusive: unmounted, no other writer), the undo file started when asked;
+ * NULL after an error (printed; what: the command's work, for the messages). */
+static struct fs *wopen_one(const char *path, int super_only, const char *undo, const char *what)
 {
 	struct fs_wopen_opts o;
 	struct fs_error err;
-	char buf[320];
 	struct fs *fs;
-	int ret;
 
 	fs_wopen_opts_init(&o);
-	o.open.partial = 1;
-	o.open.skip_chunk_tree = 1;
+	o.open.partial = o.open.skip_chunk_tree = super_only;
 	fs = fs_wopen(&path, 1, &o, &err);
-	if (!fs) {
-		if (err.code == -EUCLEAN || err.code == -ENOENT || err.code == -EIO)
-			no_btrfs_error(path, err.code);
-		else
-			msg_error("cannot set the label of %s: %s", path, fs_error_format(&err, buf, sizeof(buf)));
-		return 1;
+	if (!fs && (err.code == -EUCLEAN || err.code == -ENOENT || err.code == -EIO))
+		no_btrfs_error(path, err.code);
+	else if (!fs)
+		write_error(path, what, &err);
+	else if (undo && fs_undo_start(fs, undo)) {
+		write_error(path, what, &fs->err);
+		fs_wclose(fs);
+		fs = NULL;
 	}
+	return fs;
+}
+
+/* Every superblock copy of every device of the filesystem, flushed, the primary
+ * copies last. */
+static int set_label_unmounted(const char *path, const char *label)
+{
+	struct fs *fs = wopen_one(path, 1, NULL, "set the label of");
+	int ret;
+
+	if (!fs)
+		return 1;
 	memset(fs->sb.label, 0, sizeof(fs->sb.label));
 	memcpy(fs->sb.label, label, strlen(label));
 	ret = fs_super_commit(fs);
 	if (ret)
-		msg_error("cannot set the label of %s: %s", path, fs_error_format(&fs->err, buf, sizeof(buf)));
+		write_error(path, "set the label of", &fs->err);
 	fs_wclose(fs);
 	return !!ret;
 }
@@ -809,79 +836,202 @@ int fs_defrag_main(int argc, char **argv)
 /* ---- resize -------------------------------------------------------------- */
 
 USAGE(resize_usage) =
-	"usage: btrfs filesystem resize [--enqueue] [devid:][+/-]<newsize>[kKmMgGtTpPeE]|[devid:]max <path>\n"
+	"usage: btrfs filesystem resize [options] [devid:][+/-]<newsize>[kKmMgGtTpPeE]|[devid:]max <path>\n"
 	"Grow or shrink a mounted filesystem on one of its devices (devid 1 unless given).\n"
-	"'max' takes all the space of the device; suffixes are powers of 1024.\n";
+	"'max' takes all the space of the device; suffixes are powers of 1024.\n"
+	"    --enqueue     wait if another exclusive operation runs\n"
+#if CFG_FS_RESIZE_OFFLINE
+	"    --offline     grow an unmounted single-device filesystem (an image file grows too)\n"
+	"    --undo FILE   with --offline: save what is overwritten (btrfs rescue undo)\n"
+#endif
+	;
+
+/* A resize request: [devid:][+|-]SIZE, [devid:]max or cancel. */
+struct resize_arg {
+	uint64_t devid, size;
+	int has_devid, sign, max, cancel;
+};
+
+/* Parses amount as btrfs-progs does (a devid that is no number is 0; devid 1 when
+ * none is given); 0 or 1 after an error. */
+static int resize_parse(const char *amount, struct resize_arg *a)
+{
+	char buf[BTRFS_PATH_NAME_MAX + 1], *size = buf, *colon;
+
+	memset(a, 0, sizeof(*a));
+	a->devid = 1;
+	a->cancel = !strcmp(amount, "cancel");
+	if (a->cancel)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", amount);
+	colon = strchr(buf, ':');
+	if (colon) {
+		*colon = 0;
+		size = colon + 1;
+		a->has_devid = 1;
+		errno = 0;
+		a->devid = strtoull(buf, NULL, 10);
+		if (errno == ERANGE) {   /* (only an overflow: glibc sets no other error here) */
+			msg_error("failed to parse devid %s: %m", buf);
+			return 1;
+		}
+	}
+	a->max = !strcmp(size, "max");
+	a->sign = *size == '-' ? -1 : *size == '+';
+	if (!a->max && parse_size(size + (a->sign != 0), &a->size)) {
+		msg_error("failed to parse size %s", size + (a->sign != 0));
+		return 1;
+	}
+	return 0;
+}
 
 /* Prints what the resize will do, as btrfs-progs does; 0 or 1 after an error. */
 static int resize_announce(int fd, const char *amount)
 {
 	struct btrfs_ioctl_fs_info_args fi;
 	struct btrfs_ioctl_dev_info_args *devs;
-	char buf[BTRFS_PATH_NAME_MAX + 1], *size = buf, *colon;
-	uint64_t devid = 1, diff, old, new_size = 0;
-	int n, i, sign = 0, ret = 1;
+	struct resize_arg a;
+	uint64_t new_size, old;
+	int n, i, ret = 1;
 
 	if (btrfs_dev_infos(fd, &fi, &devs, &n)) {
 		msg_error("unable to retrieve fs info");
 		return 1;
 	}
-	snprintf(buf, sizeof(buf), "%s", amount);
-	colon = strchr(buf, ':');
-	if (colon) {
-		*colon = 0;
-		size = colon + 1;
-		if (cli_parse_u64(buf, &devid)) {
-			msg_error("invalid devid: %s", buf);
-			goto out;
-		}
-	}
-	for (i = 0; i < n && devs[i].devid != devid; i++)
-		;
-	if (i == n) {
-		msg_error("cannot find devid: %llu", (unsigned long long)devid);
+	if (resize_parse(amount, &a))
 		goto out;
-	}
 	ret = 0;
-	if (!strcmp(size, "cancel")) {
+	if (a.cancel) {
 		printf("Request to cancel resize\n");
 		goto out;
 	}
-	old = devs[i].total_bytes;
-	if (strcmp(size, "max")) {
-		sign = *size == '-' ? -1 : *size == '+' ? 1 : 0;
-		if (parse_size(size + (sign != 0), &diff) || !diff) {
-			msg_error("failed to parse size %s", size + (sign != 0));
-			ret = 1;
-			goto out;
-		}
-		if (sign < 0 && diff > old) {
-			msg_error("current size is %s which is smaller than %s",
-				  pretty_size(old, UNITS_DEFAULT), pretty_size(diff, UNITS_DEFAULT));
-			ret = 1;
-			goto out;
-		}
-		if (sign > 0 && diff > UINT64_MAX - old) {
-			msg_error("increasing %s is out of range", pretty_size(diff, UNITS_DEFAULT));
-			ret = 1;
-			goto out;
-		}
-		new_size = sign < 0 ? old - diff : sign > 0 ? old + diff : diff;
-		new_size -= new_size % (fi.sectorsize ? fi.sectorsize : 4096);
+	for (i = 0; i < n && devs[i].devid != a.devid; i++)
+		;
+	ret = i == n;
+	if (ret) {
+		msg_error("cannot find devid: %llu", (unsigned long long)a.devid);
+		goto out;
 	}
-	printf("Resize device id %llu (%s) from %s to %s\n", (unsigned long long)devid,
+	old = devs[i].total_bytes;
+	ret = 1;
+	if (a.sign < 0 && a.size > old)
+		msg_error("current size is %s which is smaller than %s",
+			  pretty_size(old, UNITS_DEFAULT), pretty_size(a.size, UNITS_DEFAULT));
+	else if (a.sign > 0 && a.size > UINT64_MAX - old)
+		msg_error("increasing %s is out of range", pretty_size(a.size, UNITS_DEFAULT));
+	else
+		ret = 0;
+	if (ret)
+		goto out;
+	new_size = a.sign < 0 ? old - a.size : a.sign ? old + a.size : a.size;
+	new_size -= new_size % (fi.sectorsize ? fi.sectorsize : 4096);
+	printf("Resize device id %llu (%s) from %s to %s\n", (unsigned long long)a.devid,
 	       (char *)devs[i].path, pretty_size(old, UNITS_DEFAULT),
-	       strcmp(size, "max") ? pretty_size(new_size, UNITS_DEFAULT) : "max");
+	       a.max ? "max" : pretty_size(new_size, UNITS_DEFAULT));
 out:
 	free(devs);
 	return ret;
 }
 
+#if CFG_FS_RESIZE_OFFLINE
+/* The size the offline resize of device d (blk: a block device) gives it (grow only;
+ * max: the whole device); 0 after an error (printed). */
+static uint64_t offline_size(struct fs *fs, struct fs_device *d, const char *amount, int blk)
+{
+	uint64_t old = d->total_bytes, dev_size = fs_fd_size(d->fd), new_size = 0;
+	struct resize_arg a;
+
+	if (resize_parse(amount, &a))
+		return 0;
+	if (a.cancel || (a.has_devid && a.devid != d->devid)) {
+		msg_error(a.cancel ? "can not cancel --offline resize" : "invalid device id %llu",
+			  (unsigned long long)a.devid);
+		return 0;
+	}
+	if (a.sign > 0 && a.size > UINT64_MAX - old) {
+		msg_error("increasing (%llu) %s is out of range", (unsigned long long)a.size,
+			  pretty_size(a.size, UNITS_DEFAULT));
+		return 0;
+	}
+	if (a.sign >= 0)
+		new_size = a.max ? dev_size : a.sign ? old + a.size : a.size;
+	new_size -= new_size % fs->sectorsize;
+	if (new_size < old) {
+		msg_error("offline resize does not support shrinking");
+		return 0;
+	}
+	if (new_size > dev_size && blk) {
+		msg_error("unable to resize '%s': not enough free space", d->path);
+		return 0;
+	}
+	if (new_size < (256 << 20))
+		msg_warn("the new size %llu (%s) is < 256MiB, this may be rejected by kernel",
+			 (unsigned long long)new_size, pretty_size(new_size, UNITS_DEFAULT));
+	printf("Resize from %s to %s\n", pretty_size(old, UNITS_DEFAULT), pretty_size(new_size, UNITS_DEFAULT));
+	return new_size;
+}
+
+static int resize_device(struct fs *fs, void *new_size)
+{
+	return fs_device_resize(fs, &fs->devs[0], *(uint64_t *)new_size);
+}
+
+/* Grows the unmounted single-device filesystem at path (btrfs-progs' --offline): an
+ * image file is made that long first, then the device item and the superblocks are
+ * changed in one transaction (new blocks, then the superblocks). 0 or 1. */
+static int resize_offline(const char *amount, const char *path, const char *undo)
+{
+	struct btrfs_super_block sb;
+	uint64_t new_size;
+	struct stat st;
+	struct fs *fs;
+	int ret, m;
+
+	if (stat(path, &st)) {
+		msg_error("cannot stat '%s': %m", path);
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		msg_error("not a regular file or block device: %s", path);
+		return 1;
+	}
+	ret = fs_super_read(path, 0, &sb, NULL);
+	m = ret ? 0 : fs_path_mounted(path);
+	if (ret || m) {
+		if (ret)
+			no_btrfs_error(path, ret);
+		else
+			msg_error(m > 0 ? "%s must not be mounted to use --offline" : "unable to access %s", path);
+		return 1;
+	}
+	if (get_le64(&sb.num_devices) != 1) {
+		msg_error("multi-device not supported with --offline");
+		return 1;
+	}
+	fs = wopen_one(path, 0, undo, "resize");
+	if (!fs)
+		return 1;
+	new_size = offline_size(fs, &fs->devs[0], amount, S_ISBLK(st.st_mode));
+	ret = !new_size;
+	if (!ret && S_ISREG(st.st_mode) && ftruncate(fs->devs[0].fd, (off_t)new_size)) {
+		msg_error("unable to truncate %s to new size %llu", path, (unsigned long long)new_size);
+		ret = 1;
+	}
+	if (!ret && (ret = fs_tx_run(fs, resize_device, &new_size)))
+		write_error(path, "resize", &fs->err);
+	if (fs_wclose(fs) && !ret) {
+		msg_error("cannot close the undo file %s", undo);
+		ret = 1;
+	}
+	return ret;
+}
+#endif
+
 int fs_resize_main(int argc, char **argv)
 {
 	struct btrfs_ioctl_vol_args args;
-	const char *amount, *path;
-	int i = 1, fd, res;
+	const char *amount, *path, *undo = NULL;
+	int i = 1, fd, res, flags = 0;   /* 1 --enqueue, 2 --offline */
 
 	/* Own parsing: "-1G" is a size, not an option. */
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
@@ -891,20 +1041,39 @@ int fs_resize_main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--"))
 			{ i++; break; }
-		if (strcmp(argv[i], "--enqueue"))
+		if (!strcmp(argv[i], "--enqueue"))
+			flags |= 1;
+		else if (CFG_FS_RESIZE_OFFLINE && !strcmp(argv[i], "--offline"))
+			flags |= 2;
+		else if (CFG_FS_RESIZE_OFFLINE && !strcmp(argv[i], "--undo") && i + 1 < argc)
+			undo = argv[++i];
+		else
 			cli_usage_error(resize_usage, "unrecognized option");
 	}
 	optind = i;
 	cli_check_argc(argc, 2, 2, resize_usage);
+	if (flags == 3 || (undo && flags != 2)) {
+		msg_error(flags == 3 ? "--enqueue is not compatible with --offline" : "--undo needs --offline");
+		return 1;
+	}
 	amount = argv[i];
 	path = argv[i + 1];
 	if (!*amount || strlen(amount) >= sizeof(args.name)) {
 		msg_error("resize value too long (%s)", amount);
 		return 1;
 	}
+#if CFG_FS_RESIZE_OFFLINE
+	if (flags & 2)
+		return resize_offline(amount, path, undo);
+#endif
 	fd = btrfs_open_path(path, 1, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		struct stat st;
+
+		if (!stat(path, &st) && !S_ISDIR(st.st_mode))
+			msg_error("to resize a file containing a BTRFS image use the --offline flag");
 		return 1;
+	}
 	if (resize_announce(fd, amount)) {
 		close(fd);
 		return 1;

@@ -152,18 +152,6 @@ static int close_rw(struct fs *fs, int ret, const char *what)
 	return ret || closed;
 }
 
-/* Runs change(fs, ctx) in one transaction and commits it; 0 or the error. */
-static int in_tx(struct fs *fs, int (*change)(struct fs *fs, void *ctx), void *ctx)
-{
-	int ret = fs_tx_begin(fs);
-
-	if (!ret && (ret = change(fs, ctx)))
-		fs_tx_abort(fs);
-	else if (!ret)
-		ret = fs_tx_commit(fs);
-	return ret;
-}
-
 /* A command of one device whose whole work is change() in a transaction. */
 static int tx_command(int argc, char **argv, const char *name, const char *desc,
 		      int (*change)(struct fs *fs, void *ctx), const char *what)
@@ -175,7 +163,7 @@ static int tx_command(int argc, char **argv, const char *name, const char *desc,
 	usage_of(name, "[--undo FILE] <device>", desc, "");
 	dev = argv[parse(argc, argv, "", 1, &undo, &flags)];
 	fs = open_rw(dev, undo, 0);
-	return fs ? close_rw(fs, in_tx(fs, change, NULL), what) : 1;
+	return fs ? close_rw(fs, fs_tx_run(fs, change, NULL), what) : 1;
 }
 
 /* ---- zero-log --------------------------------------------------------------- */
@@ -301,22 +289,13 @@ static uint64_t right_size(struct fs *fs, struct fs_device *d)
 static int set_sizes(struct fs *fs, void *ctx)
 {
 	const uint64_t *want = ctx;
+	int ret = 0;
 
-	for (int i = 0; i < fs->num_devs; i++) {
-		struct fs_key k = { BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, fs->devs[i].devid };
-		struct btrfs_dev_item *di;
-		uint32_t size;
-
-		if (!want[i])
-			continue;
-		di = (struct btrfs_dev_item *)fs_item_mut(fs, BTRFS_CHUNK_TREE_OBJECTID, &k, &size);
-		if (!di || size < sizeof(*di))
-			return di ? fs_err(&fs->err, -EUCLEAN, "device item too short") : fs->err.code;
-		put_le64(&di->total_bytes, want[i]);
-		put_le64(&fs->devs[i].sb.dev_item.total_bytes, want[i]);
-	}
+	for (int i = 0; i < fs->num_devs && !ret; i++)
+		if (want[i])
+			ret = fs_device_resize(fs, &fs->devs[i], want[i]);
 	put_le64(&fs->sb.total_bytes, want[64]);
-	return 0;
+	return ret;
 }
 
 int rescue_fix_device_size_main(int argc, char **argv)
@@ -343,7 +322,7 @@ int rescue_fix_device_size_main(int argc, char **argv)
 		printf("No device size related problem found\n");
 		return close_rw(fs, 0, NULL);
 	}
-	if (in_tx(fs, set_sizes, want))
+	if (fs_tx_run(fs, set_sizes, want))
 		return close_rw(fs, 1, "failed to fix the device sizes");
 	for (int i = 0; i < fs->num_devs && i < 64; i++)
 		if (want[i])
@@ -450,7 +429,7 @@ int rescue_clear_space_cache_main(int argc, char **argv)
 	}
 	if (!v1)
 		printf("Clear free space cache v2\n");
-	ret = close_rw(fs, in_tx(fs, v1 ? clear_v1 : clear_v2, NULL), "failed to clear free space cache");
+	ret = close_rw(fs, fs_tx_run(fs, v1 ? clear_v1 : clear_v2, NULL), "failed to clear free space cache");
 	if (!ret)
 		printf(v1 ? "Free space cache cleared\n" : ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE ?
 		       "free space cache v2 cleared and made anew (the block group tree needs one)\n" :

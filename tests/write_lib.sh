@@ -3,6 +3,7 @@
 #   with_log IMG               one whose log tree holds fsync'ed data (as a power cut leaves it)
 #   valid IMG                  reference check passes and the kernel mounts it read-write
 #   sum FILE                   its sha256
+#   detached IMG               waits until no loop device holds IMG (after an umount)
 MNT=$T/mnt
 mkdir -p "$MNT"
 sum() { sha256sum "$1" | cut -d' ' -f1; }
@@ -14,7 +15,17 @@ valid() {
 		{ t_fail "reference check fails on $(basename "$1"): $(grep -m3 -i 'error\|err ' "$T/check.out" | tr '\n' ' ')"; return 1; }
 	t_mount -o loop "$1" "$MNT" 2>"$T/mount.err" ||
 		{ t_fail "kernel mount of $(basename "$1") fails: $(cat "$T/mount.err")"; return 1; }
-	touch "$MNT/.written" && sync -f "$MNT" && t_umount "$MNT"
+	touch "$MNT/.written" && sync -f "$MNT" && t_umount "$MNT" && detached "$1"
+}
+
+# detached IMG: waits (up to 10 s) until the loop device of an unmounted image is gone
+# (the kernel frees it after the umount returns, and may still write the image until
+# then: a writer would find it in use, a checksum taken then would change)
+detached() {
+	for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		[ -z "$(losetup -nj "$1" 2>/dev/null)" ] && return 0
+		sleep 0.5
+	done
 }
 
 # A small filesystem made by the reference mkfs and filled by the kernel.
@@ -25,7 +36,7 @@ fresh() { # IMG [mkfs options]
 	t_mount -o loop "$img" "$MNT" || { t_fail "mount of a fresh image"; return 1; }
 	mkdir -p "$MNT/d/e" && echo hello > "$MNT/d/f" && head -c 300000 /dev/urandom > "$MNT/d/e/r"
 	ln -s f "$MNT/d/l"
-	t_umount "$MNT"
+	t_umount "$MNT" && detached "$img"
 }
 
 # An image whose log tree holds an fsync'ed file: copied while mounted, as a power cut
@@ -38,7 +49,7 @@ with_log() { # IMG
 		python3 -c "import os; fd = os.open('$MNT/d/logged$try', os.O_CREAT | os.O_WRONLY); os.write(fd, b'x' * 10000)
 os.fsync(fd); os.write(fd, b'y' * 5000); os.fsync(fd)"
 		cp --sparse=always "$T/base.img" "$1"
-		t_umount "$MNT"
+		t_umount "$MNT" && detached "$T/base.img"
 		"$REF_BTRFS" inspect-internal dump-super "$1" | grep -q '^log_root[[:space:]]*[1-9]' && return 0
 	done
 	t_fail "could not make an image with a log tree"
@@ -88,7 +99,7 @@ for i in range(20000):
     with open('$MNT/f%05d' % i, 'wb') as f: f.write(b'x' * 100)
 os.sync()
 for i in range(0, 20000, 2): os.unlink('$MNT/f%05d' % i)"
-	t_umount "$MNT"
+	t_umount "$MNT" && detached "$1"
 	"$REF_BTRFS" inspect-internal dump-tree -t 10 "$1" | grep -q FREE_SPACE_BITMAP ||
 		{ t_fail "no free space bitmaps in the fragmented image"; return 1; }
 }

@@ -127,6 +127,17 @@ int fs_tx_settle(struct fs *fs)
 	return settle(fs);
 }
 
+int fs_tx_run(struct fs *fs, int (*change)(struct fs *fs, void *ctx), void *ctx)
+{
+	int ret = fs_tx_begin(fs);
+
+	if (!ret && (ret = change(fs, ctx)))
+		fs_tx_abort(fs);
+	else if (!ret)
+		ret = fs_tx_commit(fs);
+	return ret;
+}
+
 uint64_t fs_tx_generation(const struct fs *fs)
 {
 	return fs->w ? fs->w->transid : 0;

@@ -139,3 +139,22 @@ int fs_wclose(struct fs *fs)
 	fs_close(fs);
 	return ret;
 }
+
+int fs_device_resize(struct fs *fs, struct fs_device *d, uint64_t bytes)
+{
+	struct fs_key k = { BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, d->devid };
+	struct btrfs_dev_item *di;
+	uint64_t now = fs_fd_size(d->fd);
+	uint32_t size;
+
+	di = (struct btrfs_dev_item *)fs_item_mut(fs, BTRFS_CHUNK_TREE_OBJECTID, &k, &size);
+	if (!di || size < sizeof(*di))
+		return di ? fs_err(&fs->err, -EUCLEAN, "device item %llu too short", (unsigned long long)d->devid) :
+			    fs->err.code;
+	put_le64(&fs->sb.total_bytes, get_le64(&fs->sb.total_bytes) - get_le64(&di->total_bytes) + bytes);
+	put_le64(&di->total_bytes, bytes);
+	put_le64(&d->sb.dev_item.total_bytes, bytes);
+	if (now > d->size)
+		d->size = now;
+	return 0;
+}

@@ -55,6 +55,12 @@ struct fs *fs_wopen(const char *const *paths, int n, const struct fs_wopen_opts 
  * or the error of closing the undo file. */
 int fs_wclose(struct fs *fs);
 
+/* In a transaction: device d is bytes long (its dev item and its superblock's
+ * dev_item), the filesystem's total_bytes changes by as much. A device (image file)
+ * grown beforehand gets the superblock copies that now fit. An abort does not undo
+ * the dev_item of d->sb: close the handle then. */
+int fs_device_resize(struct fs *fs, struct fs_device *d, uint64_t bytes);
+
 /* ---- superblocks and device I/O (write/wio.c) --------------------------- */
 
 /* Writes fs->sb (with each device's own dev_item) to every superblock copy of every
@@ -91,6 +97,9 @@ int fs_tx_begin(struct fs *fs);
  * on error nothing of the superblocks was written when fs->err says so. */
 int fs_tx_commit(struct fs *fs);
 void fs_tx_abort(struct fs *fs);
+/* A transaction around change(fs, ctx): committed when it returns 0, else aborted.
+ * Returns 0 or the error. */
+int fs_tx_run(struct fs *fs, int (*change)(struct fs *fs, void *ctx), void *ctx);
 /* Brings the bookkeeping up to date as the commit would, without writing: the read
  * side (a check) then sees a consistent filesystem of generation fs_tx_generation.
  * On error the caller aborts. */
