@@ -1,3 +1,4 @@
+//build:Oz
 /* Stage 7: qgroup numbers, by the reference's rules.
  *
  * Every extent (tree block or data) counts in the "referenced" bytes of each

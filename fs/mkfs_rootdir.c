@@ -1,3 +1,4 @@
+//build:Oz
 /* --rootdir: populating the new filesystem from a directory tree.
  *
  * The walk is depth first, entries of a directory in name order (so the result does

@@ -1,3 +1,4 @@
+//build:Oz
 /* Spools of mkfs: records written once in order, read back as often as needed
  * (see mkfs_int.h). Plain pread/pwrite through one buffer, no stdio: the C
  * library's stream buffers are small (1 KiB with musl), a syscall every few items. */

@@ -1,3 +1,4 @@
+//build:Oz
 /* Offline send (see send.h).
  *
  * The parent and sent trees are compared in key order, skipping the subtrees they

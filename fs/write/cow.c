@@ -1,3 +1,4 @@
+//build:Oz
 /* Copy-on-write B-tree changes.
  *
  * A change first copies the path from the root to the leaf (cow_search): each block

@@ -1,3 +1,4 @@
+//build:Oz
 /* Space of the write side: allocating tree blocks, their extent items, block group
  * `used`, the superblock's bytes_used, the free space tree, data extent references. */
 #include "wint.h"

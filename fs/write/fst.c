@@ -1,3 +1,4 @@
+//build:Oz
 /* The free space tree kept in step with allocations. Each block group has a
  * FREE_SPACE_INFO (start, 198, length) with the number of free extents, then either
  * FREE_SPACE_EXTENT items (start, 199, length) or, with USING_BITMAPS, bitmaps

@@ -1,3 +1,4 @@
+//build:Oz
 /* Transactions: begin, the fixed-point commit, the write-out, abort. */
 #include "wint.h"
 #include "csum.h"

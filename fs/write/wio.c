@@ -1,3 +1,4 @@
+//build:Oz
 /* Every write of the engine: device bytes (saved to the undo file first), flushes,
  * superblocks. Writes go through pio_dev_write/pio_dev_sync, which tests record. */
 #include "wint.h"

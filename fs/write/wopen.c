@@ -1,3 +1,4 @@
+//build:Oz
 /* Opening a filesystem for writing: nobody else may use its devices. */
 #include "wint.h"
 #include "le.h"
