@@ -3,6 +3,7 @@
  * `used`, the superblock's bytes_used, the free space tree, data extent references. */
 #include "wint.h"
 #include "le.h"
+#include "sort.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -539,7 +540,7 @@ int run_refs(struct fs *fs, int *did)
 	}
 	/* a snapshot's id is above its source's: the last tree to give up a leaf they
 	 * share is then the owner that made it */
-	qsort(w->frees, w->nfrees, sizeof(*w->frees), later_tree_first);
+	sort_stable(w->frees, w->nfrees, sizeof(*w->frees), later_tree_first);
 	for (size_t i = 0; i < w->nfrees; i++) {
 		struct wfree f = w->frees[i];
 
