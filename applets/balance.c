@@ -20,6 +20,7 @@
 #if CFG_APPLET_BALANCE
 #include "applets.h"
 #include "cli.h"
+#include "units.h"
 #include "btrfs_ioctl.h"
 #include "output.h"
 #include <errno.h>
@@ -68,7 +69,7 @@ static int parse_plain_u64(const char *s, uint64_t *v)
 
 	if (*s == '-' || !*s)
 		return -1;
-	*v = strtoull(s, &end, 10);
+	*v = str_to_ull(s, &end, 10);
 	return *end ? -1 : 0;
 }
 
@@ -82,10 +83,10 @@ static int parse_range(const char *s, uint64_t *start, uint64_t *end, int strict
 	if (!dots || (dots == s && !dots[2]))
 		return -1;
 	*end = UINT64_MAX;
-	if (dots[2] && (*end = strtoull(dots + 2, &e, 10), *e))
+	if (dots[2] && (*end = str_to_ull(dots + 2, &e, 10), *e))
 		return -1;
 	*start = 0;
-	if (dots != s && (*start = strtoull(s, &e, 10), *e != '.'))
+	if (dots != s && (*start = str_to_ull(s, &e, 10), *e != '.'))
 		return -1;
 	if (*start > *end || (strict && *start == *end)) {
 		msg_error("range %llu..%llu %s", (unsigned long long)*start, (unsigned long long)*end,

@@ -295,7 +295,7 @@ static int discard_supported(dev_t rdev)
 			buf[0] = 0;
 		fclose(f);
 	}
-	return strtoull(buf, NULL, 10) > 0;
+	return str_to_ull(buf, NULL, 10) > 0;
 }
 
 static int zero_range(int fd, uint64_t off, uint64_t len, uint64_t size)

@@ -73,7 +73,7 @@ static int zone_unusable(int fd, uint64_t flags, uint64_t *val)
 	snprintf(name, sizeof(name), "allocation/%s/bytes_zone_unusable", kind);
 	if (btrfs_sysfs_read(fd, name, buf, sizeof(buf)))
 		return -1;
-	*val = strtoull(buf, NULL, 10);
+	*val = str_to_ull(buf, NULL, 10);
 	return 0;
 }
 
@@ -870,7 +870,7 @@ static int resize_parse(const char *amount, struct resize_arg *a)
 		size = colon + 1;
 		a->has_devid = 1;
 		errno = 0;
-		a->devid = strtoull(buf, NULL, 10);
+		a->devid = str_to_ull(buf, NULL, 10);
 		if (errno == ERANGE) {   /* (only an overflow: glibc sets no other error here) */
 			msg_error("failed to parse devid %s: %m", buf);
 			return 1;

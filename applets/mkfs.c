@@ -773,7 +773,7 @@ static int kernel_supports_sectorsize(uint32_t size)
 	buf[n > 0 ? n : 0] = 0;
 	for (char *p = buf; *p; p += strspn(p, " \n")) {
 		char *end;
-		if (strtoul(p, &end, 10) == size && (!*end || *end == ' ' || *end == '\n'))
+		if (str_to_ull(p, &end, 10) == size && (!*end || *end == ' ' || *end == '\n'))
 			return 1;
 		p = end > p ? end : p + 1;
 	}
@@ -1054,7 +1054,7 @@ int mkfs_main(int argc, char **argv)
 	 * variable is for tests (forcing the spill to disk on small trees) */
 	o.cfg.tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	if (getenv("BTRFSBOX_MKFS_SORT_MEM"))
-		o.cfg.sort_mem = (size_t)strtoull(getenv("BTRFSBOX_MKFS_SORT_MEM"), NULL, 0);
+		o.cfg.sort_mem = (size_t)str_to_ull(getenv("BTRFSBOX_MKFS_SORT_MEM"), NULL, 0);
 	if (!memcmp(o.cfg.fsid, zero, 16) && uuid_generate(o.cfg.fsid)) {
 		msg_error("cannot read random bytes for a UUID");
 		return 1;

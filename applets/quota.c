@@ -50,12 +50,12 @@
 static int parse_qgroupid(const char *s, uint64_t *id)
 {
 	char *end;
-	unsigned long long level = strtoull(s, &end, 10), sub;
+	unsigned long long level = str_to_ull(s, &end, 10), sub;
 
 	if (end == s || *end != '/')
 		return -1;
 	s = end + 1;
-	sub = strtoull(s, &end, 10);
+	sub = str_to_ull(s, &end, 10);
 	if (end == s || *end || sub >> BTRFS_QGROUP_LEVEL_SHIFT ||
 	    level >> (64 - BTRFS_QGROUP_LEVEL_SHIFT))
 		return -1;

@@ -850,7 +850,7 @@ static int scrub_speed_max(int fd, uint64_t devid, uint64_t *limit, int set)
 	snprintf(name, sizeof(name), "devinfo/%llu/scrub_speed_max", (unsigned long long)devid);
 	if (!set) {
 		ret = btrfs_sysfs_read(fd, name, buf, sizeof(buf));
-		*limit = strtoull(buf, NULL, 10);
+		*limit = str_to_ull(buf, NULL, 10);
 		return ret;
 	}
 	if ((ret = btrfs_sysfs_path(fd, name, path)))

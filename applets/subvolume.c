@@ -94,10 +94,10 @@ static int inherit_add(struct inherit *in, const char *arg)
 	char *end;
 	void *p;
 
-	level = strtoull(arg, &end, 10);
+	level = str_to_ull(arg, &end, 10);
 	if (*end != '/' || level > 0xffff)
 		goto bad;
-	id = strtoull(end + 1, &end, 10);
+	id = str_to_ull(end + 1, &end, 10);
 	if (*end || id >> 48)
 		goto bad;
 	p = realloc(in->qi, sizeof(*in->qi) + (in->n + 1) * sizeof(uint64_t));

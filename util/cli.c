@@ -8,6 +8,7 @@
 //config:	  (about 17 KB smaller) and inflate them when one is printed.
 //build:Oz
 #include "cli.h"
+#include "units.h"
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -309,7 +310,7 @@ int cli_parse_u64(const char *s, uint64_t *out)
 	if (!s || !*s || *s == '-')
 		return -1;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = str_to_ull(s, &end, 0);
 	if (errno || *end)
 		return -1;
 	*out = v;
@@ -322,7 +323,7 @@ uint64_t cli_arg_u64(const char *s)
 	unsigned long long v;
 
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = str_to_ull(s, &end, 0);
 	if (*end)
 		msg_error("%s is not a valid numeric value", s);
 	else if (*s == '-')

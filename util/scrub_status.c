@@ -1,5 +1,6 @@
 //build:Oz
 #include "scrub_status.h"
+#include "units.h"
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -87,14 +88,14 @@ static int parse_line(char *line, const char *fsid, struct scrub_record *r)
 	p = line + 37;
 	if (!isdigit((unsigned char)*p))
 		return -1;
-	r->devid = strtoull(p, &end, 10);
+	r->devid = str_to_ull(p, &end, 10);
 	p = end;
 	while (*p == '|') {
 		char *colon = strchr(++p, ':');
 
 		if (!colon || !isdigit((unsigned char)colon[1]))
 			return -1;
-		set_field(r, p, (size_t)(colon - p), strtoull(colon + 1, &end, 10));
+		set_field(r, p, (size_t)(colon - p), str_to_ull(colon + 1, &end, 10));
 		p = end;
 	}
 	return *p ? -1 : 0;

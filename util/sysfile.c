@@ -1,6 +1,7 @@
 /* Readers for the kernel's text tables (see sysfile.h). */
 //build:Oz
 #include "sysfile.h"
+#include "units.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -52,7 +53,7 @@ static int parse_u64(const char *s, char stop, uint64_t *out, const char **end)
 	if (*s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
-	*out = strtoull(s, &e, 10);
+	*out = str_to_ull(s, &e, 10);
 	if (errno || *e != stop)
 		return -EINVAL;
 	if (end)

@@ -6,6 +6,7 @@
 #include "units.h"
 #include "cli.h"
 #include <ctype.h>
+#include <limits.h>
 
 static const char unit_names[2][7][4] = {
 	{ "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" },
@@ -48,6 +49,42 @@ const char *pretty_size_mode(uint64_t size, unsigned mode, char buf[UNITS_BUF])
 		value = -value;
 	snprintf(buf, UNITS_BUF, "%.2f%s", value, unit_names[decimal][divs]);
 	return buf;
+}
+
+unsigned long long str_to_ull(const char *s, char **end, int base)
+{
+	const char *p = s, *digits;
+	unsigned long long v = 0, b;
+	unsigned d;
+	int neg = 0, over = 0;
+
+	while (*p == ' ' || (unsigned)(*p - '\t') < 5)
+		p++;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if (base != 10 && p[0] == '0' && (p[1] | 0x20) == 'x' && isxdigit((unsigned char)p[2])) {
+		p += 2;
+		base = 16;
+	} else if (!base) {
+		base = *p == '0' ? 8 : 10;
+	}
+	b = (unsigned)base;
+	for (digits = p;; p++) {
+		d = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0') :
+		    (*p | 0x20) >= 'a' && (*p | 0x20) <= 'z' ? (unsigned)((*p | 0x20) - 'a' + 10) : 99;
+		if (d >= b)
+			break;
+		if (v > (ULLONG_MAX - d) / b)
+			over = 1;
+		v = v * b + d;
+	}
+	if (end)
+		*end = (char *)(p == digits ? s : p);
+	if (over) {
+		errno = ERANGE;
+		return ULLONG_MAX;
+	}
+	return neg ? -v : v;
 }
 
 int parse_size(const char *s, uint64_t *out)

@@ -31,6 +31,12 @@ const char *pretty_size_mode(uint64_t size, unsigned mode, char buf[UNITS_BUF]);
  * of 1024). Returns 0, -EINVAL for a malformed value, -ERANGE when it overflows. */
 int parse_size(const char *s, uint64_t *out);
 
+/* strtoull(s, end, base) for base 0, 10 or 16, without the C library's number
+ * scanner (2 KB static): leading white space, a sign (minus negates), the 0x and
+ * (base 0) 0 prefixes, ULLONG_MAX and errno ERANGE on overflow; *end (if end) at
+ * the first character not used, s when there is no number. */
+unsigned long long str_to_ull(const char *s, char **end, int base);
+
 /* parse_size() for a command-line value, reporting a bad one as btrfs-progs 6.2 does
  * ("ERROR: size value 'x' is invalid", "... is too large for u64", "unknown size
  * descriptor 'q'", ...). 0 or -1. */
