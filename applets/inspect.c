@@ -72,15 +72,11 @@ static int dump_one_super(const char *path, int fd, uint64_t bytenr, int full, i
 int dump_super_main(int argc, char **argv)
 {
 	enum { OPT_BYTENR = 256 };
-	static const struct cli_option longopts[] = {
-		{ "all", no_argument, 'a' }, { "bytenr", required_argument, OPT_BYTENR },
-		{ "full", no_argument, 'f' }, { "force", no_argument, 'F' },
-		{ "super", required_argument, 's' }, { NULL, 0, 0 },
-	};
 	int all = 0, full = 0, force = 0, c;
 	uint64_t bytenr = btrfs_super_offset(0), arg;
 
-	while ((c = cli_getopt(argc, argv, "fFai:s:", longopts, dump_super_usage)) != -1) {
+	while ((c = cli_getopt_long(argc, argv, "fFai:s:",
+			"all=a bytenr:=\x01 full=f force=F super:=s", dump_super_usage)) != -1) {
 		switch (c) {
 		case 'a': all = 1; break;
 		case 'f': full = 1; break;
@@ -768,20 +764,12 @@ static void parse_dump_tree_opts(int argc, char **argv, struct dump_opts *o, str
 {
 	enum { OPT_FOLLOW = 256, OPT_DFS, OPT_BFS, OPT_NOSCAN, OPT_HIDE_NAMES, OPT_CSUM_HEADERS,
 	       OPT_CSUM_ITEMS };
-	static const struct cli_option longopts[] = {
-		{ "extents", no_argument, 'e' }, { "device", no_argument, 'd' },
-		{ "roots", no_argument, 'r' }, { "backups", no_argument, 'R' },
-		{ "uuid", no_argument, 'u' }, { "block", required_argument, 'b' },
-		{ "tree", required_argument, 't' }, { "follow", no_argument, OPT_FOLLOW },
-		{ "bfs", no_argument, OPT_BFS }, { "dfs", no_argument, OPT_DFS },
-		{ "noscan", no_argument, OPT_NOSCAN },
-		{ "hide-names", no_argument, OPT_HIDE_NAMES },
-		{ "csum-headers", no_argument, OPT_CSUM_HEADERS },
-		{ "csum-items", no_argument, OPT_CSUM_ITEMS }, { NULL, 0, 0 },
-	};
 	int c;
 
-	while ((c = cli_getopt(argc, argv, "deb:rRut:", longopts, dump_tree_usage)) != -1) {
+	while ((c = cli_getopt_long(argc, argv, "deb:rRut:",
+			"extents=e device=d roots=r backups=R uuid=u block:=b tree:=t "
+			"follow=\x01 bfs=\x03 dfs=\x02 noscan=\x04 hide-names=\x05 "
+			"csum-headers=\x06 csum-items=\x07", dump_tree_usage)) != -1) {
 		switch (c) {
 		case 'e': o->extents_only = 1; break;
 		case 'd': o->device_only = 1; break;

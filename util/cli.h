@@ -72,7 +72,8 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 	       const struct cli_option *longopts, const char *usage);
 /* cli_getopt with the long options as a string: "name=c" (no argument), "name:=c"
  * (required argument), "name::=c" (optional argument), separated by spaces; c is the
- * character returned. At most 15 options. */
+ * character returned, or "\x01".."\x1f" for 256..286 (a long option without a short one:
+ * enum { OPT_X = 256, ... }). At most 31 options. */
 int cli_getopt_long(int argc, char **argv, const char *shortopts, const char *longs,
 		    const char *usage);
 /* The usage text (CLI_UNITS spelled out) on f. */
