@@ -1,3 +1,4 @@
+//build:Oz
 /* Back references of data extents and inode paths (see backref.h). */
 #include "backref.h"
 #include "le.h"

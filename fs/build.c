@@ -1,3 +1,4 @@
+//build:Oz
 /* Bottom-up tree builder (see build.h). */
 #include "build.h"
 #include "format.h"

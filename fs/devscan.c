@@ -1,3 +1,4 @@
+//build:Oz
 /* Device scan for multi-device filesystems (see devscan.h). */
 #include "devscan.h"
 #include "sysfile.h"

@@ -1,3 +1,4 @@
+//build:Oz
 /* Error values with context, and key helpers. */
 #include "fs.h"
 #include "le.h"

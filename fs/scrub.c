@@ -1,3 +1,4 @@
+//build:Oz
 /* Offline scrub (see scrub.h). */
 #include "scrub.h"
 #include "csum.h"

@@ -1,3 +1,4 @@
+//build:Oz
 /* Superblock reading and validation. */
 #include "fs.h"
 #include "csum.h"

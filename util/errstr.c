@@ -1,3 +1,4 @@
+//build:Oz
 /* strerror() with glibc's texts: musl words some errno values differently ("I/O error",
  * "Resource busy", "Not a tty"), and users and scripts grep for the texts btrfs-progs prints
  * ("Input/output error", "Device or resource busy", ...). musl builds link with
