@@ -1486,6 +1486,21 @@ static void print_u64_field(const char *label, uint64_t value)
 	out_fmt("%s%llu\n", label, (unsigned long long)value);
 }
 
+/* "label<value>" lines of n superblock fields: the labels one after the other, each
+ * ending with a NUL; fields[i] = SB_FIELD(member): offset << 2 | log2 of the size. */
+#define SB_FIELD(m) (uint16_t)(offsetof(struct btrfs_super_block, m) << 2 | \
+	(sizeof(((struct btrfs_super_block *)0)->m) == 8 ? 3 : sizeof(((struct btrfs_super_block *)0)->m) == 4 ? 2 : 0))
+static void print_sb_fields(const struct btrfs_super_block *sb, const char *labels,
+			    const uint16_t *fields, size_t n)
+{
+	for (size_t i = 0; i < n; i++, labels += strlen(labels) + 1) {
+		const uint8_t *p = (const uint8_t *)sb + (fields[i] >> 2);
+		unsigned size = fields[i] & 3;
+
+		print_u64_field(labels, size == 3 ? get_le64(p) : size == 2 ? get_le32(p) : *p);
+	}
+}
+
 void print_superblock(const struct btrfs_super_block *sb, int full)
 {
 	uint64_t incompat = get_le64(&sb->incompat_flags);
@@ -1508,47 +1523,67 @@ void print_superblock(const struct btrfs_super_block *sb, int full)
 	out_str("label\t\t\t");
 	print_printable(sb->label, BTRFS_LABEL_SIZE, 1);
 	out_char('\n');
-	print_u64_field("generation\t\t", get_le64(&sb->generation));
-	print_u64_field("root\t\t\t", get_le64(&sb->root));
-	print_u64_field("sys_array_size\t\t", get_le32(&sb->sys_chunk_array_size));
-	print_u64_field("chunk_root_generation\t", get_le64(&sb->chunk_root_generation));
-	print_u64_field("root_level\t\t", sb->root_level);
-	print_u64_field("chunk_root\t\t", get_le64(&sb->chunk_root));
-	print_u64_field("chunk_root_level\t", sb->chunk_root_level);
-	print_u64_field("log_root\t\t", get_le64(&sb->log_root));
-	print_u64_field("log_root_transid (deprecated)\t", get_le64(&sb->unused_log_root_transid));
-	print_u64_field("log_root_level\t\t", sb->log_root_level);
-	print_u64_field("total_bytes\t\t", get_le64(&sb->total_bytes));
-	print_u64_field("bytes_used\t\t", get_le64(&sb->bytes_used));
-	print_u64_field("sectorsize\t\t", get_le32(&sb->sectorsize));
-	print_u64_field("nodesize\t\t", get_le32(&sb->nodesize));
-	print_u64_field("leafsize (deprecated)\t", get_le32(&sb->unused_leafsize));
-	print_u64_field("stripesize\t\t", get_le32(&sb->stripesize));
-	print_u64_field("root_dir\t\t", get_le64(&sb->root_dir_objectid));
-	print_u64_field("num_devices\t\t", get_le64(&sb->num_devices));
+	print_sb_fields(sb,
+			"generation\t\t\0"
+			"root\t\t\t\0"
+			"sys_array_size\t\t\0"
+			"chunk_root_generation\t\0"
+			"root_level\t\t\0"
+			"chunk_root\t\t\0"
+			"chunk_root_level\t\0"
+			"log_root\t\t\0"
+			"log_root_transid (deprecated)\t\0"
+			"log_root_level\t\t\0"
+			"total_bytes\t\t\0"
+			"bytes_used\t\t\0"
+			"sectorsize\t\t\0"
+			"nodesize\t\t\0"
+			"leafsize (deprecated)\t\0"
+			"stripesize\t\t\0"
+			"root_dir\t\t\0"
+			"num_devices\t\t",
+			(const uint16_t[]){
+				SB_FIELD(generation), SB_FIELD(root), SB_FIELD(sys_chunk_array_size),
+				SB_FIELD(chunk_root_generation), SB_FIELD(root_level),
+				SB_FIELD(chunk_root), SB_FIELD(chunk_root_level), SB_FIELD(log_root),
+				SB_FIELD(unused_log_root_transid), SB_FIELD(log_root_level),
+				SB_FIELD(total_bytes), SB_FIELD(bytes_used), SB_FIELD(sectorsize),
+				SB_FIELD(nodesize), SB_FIELD(unused_leafsize), SB_FIELD(stripesize),
+				SB_FIELD(root_dir_objectid), SB_FIELD(num_devices) }, 18);
 	out_fmt("compat_flags\t\t0x%llx\n", (unsigned long long)get_le64(&sb->compat_flags));
 	out_fmt("compat_ro_flags\t\t0x%llx\n", (unsigned long long)get_le64(&sb->compat_ro_flags));
 	FLAG_BLOCK(get_le64(&sb->compat_ro_flags), compat_ro_names, COMPAT_RO_SUPP);
 	out_fmt("incompat_flags\t\t0x%llx\n", (unsigned long long)incompat);
 	FLAG_BLOCK(incompat, incompat_names, INCOMPAT_SUPP);
-	print_u64_field("cache_generation\t", get_le64(&sb->cache_generation));
-	print_u64_field("uuid_tree_generation\t", get_le64(&sb->uuid_tree_generation));
+	print_sb_fields(sb,
+			"cache_generation\t\0"
+			"uuid_tree_generation\t",
+			(const uint16_t[]){
+				SB_FIELD(cache_generation), SB_FIELD(uuid_tree_generation) }, 2);
 	uuid_unparse(d->uuid, u);
 	out_fmt("dev_item.uuid\t\t%s\n", u);
 	uuid_unparse(d->fsid, u);
 	out_fmt("dev_item.fsid\t\t%s %s\n", u,
 	       memcmp(d->fsid, meta_uuid, BTRFS_FSID_SIZE) ? "[DON'T MATCH]" : "[match]");
-	print_u64_field("dev_item.type\t\t", get_le64(&d->type));
-	print_u64_field("dev_item.total_bytes\t", get_le64(&d->total_bytes));
-	print_u64_field("dev_item.bytes_used\t", get_le64(&d->bytes_used));
-	print_u64_field("dev_item.io_align\t", get_le32(&d->io_align));
-	print_u64_field("dev_item.io_width\t", get_le32(&d->io_width));
-	print_u64_field("dev_item.sector_size\t", get_le32(&d->sector_size));
-	print_u64_field("dev_item.devid\t\t", get_le64(&d->devid));
-	print_u64_field("dev_item.dev_group\t", get_le32(&d->dev_group));
-	print_u64_field("dev_item.seek_speed\t", d->seek_speed);
-	print_u64_field("dev_item.bandwidth\t", d->bandwidth);
-	print_u64_field("dev_item.generation\t", get_le64(&d->generation));
+	print_sb_fields(sb,
+			"dev_item.type\t\t\0"
+			"dev_item.total_bytes\t\0"
+			"dev_item.bytes_used\t\0"
+			"dev_item.io_align\t\0"
+			"dev_item.io_width\t\0"
+			"dev_item.sector_size\t\0"
+			"dev_item.devid\t\t\0"
+			"dev_item.dev_group\t\0"
+			"dev_item.seek_speed\t\0"
+			"dev_item.bandwidth\t\0"
+			"dev_item.generation\t",
+			(const uint16_t[]){
+				SB_FIELD(dev_item.type), SB_FIELD(dev_item.total_bytes),
+				SB_FIELD(dev_item.bytes_used), SB_FIELD(dev_item.io_align),
+				SB_FIELD(dev_item.io_width), SB_FIELD(dev_item.sector_size),
+				SB_FIELD(dev_item.devid), SB_FIELD(dev_item.dev_group),
+				SB_FIELD(dev_item.seek_speed), SB_FIELD(dev_item.bandwidth),
+				SB_FIELD(dev_item.generation) }, 11);
 	if (full) {
 		out_fmt("sys_chunk_array[%d]:\n", BTRFS_SYSTEM_CHUNK_ARRAY_SIZE);
 		print_sys_chunk_array(sb);
