@@ -338,6 +338,14 @@ uint64_t cli_arg_u64(const char *s)
 	exit(1);
 }
 
+const char *cli_id_name(const int16_t *ids, size_t n, const char *names, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++, names += strlen(names) + 1)
+		if ((uint64_t)(int64_t)ids[i] == id)
+			return names;
+	return NULL;
+}
+
 char *cli_strstr(const char *s, const char *needle)
 {
 	size_t n = strlen(needle);

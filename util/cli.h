@@ -96,5 +96,9 @@ uint64_t cli_arg_u64(const char *s);
 int cli_all_digits(const char *s);
 /* strstr() for the few short searches of the commands (musl's two-way strstr is 1.2 KB). */
 char *cli_strstr(const char *s, const char *needle);
+/* Tables of names of numbers without a pointer per name: names holds them one after
+ * the other, each ending with a NUL; ids[i] is the number of the i-th, as an int16_t
+ * (objectids near 2^64 as small negative numbers). The name of id, or NULL. */
+const char *cli_id_name(const int16_t *ids, size_t n, const char *names, uint64_t id);
 
 #endif
