@@ -1,3 +1,4 @@
+//build:Oz
 /* Chunk and device-extent allocator of the write side (see alloc.h). */
 #include "alloc.h"
 #include "format.h"

@@ -1,3 +1,4 @@
+//build:Oz
 /* Opening a filesystem: devices, superblock choice, chunk map, root tree. */
 #include "fs.h"
 #include "csum.h"

@@ -1,3 +1,4 @@
+//build:Oz
 /* Subvolume lookups by UUID through the UUID tree (BTRFS_IOC_TREE_SEARCH). */
 #include "subvol_lookup.h"
 #include "le.h"
