@@ -206,17 +206,13 @@ static void features_string(const struct mkfs_config *cfg, int runtime, char *bu
 
 /* ---- option values ---- */
 
+/* A profile by its name in any case ("single", "dup", "raid1c3", ...). */
 static int parse_profile(const char *s, uint64_t *out)
 {
-	static const struct { const char *name; uint64_t flag; } p[] = {
-		{ "single", 0 }, { "dup", BTRFS_BLOCK_GROUP_DUP }, { "raid0", BTRFS_BLOCK_GROUP_RAID0 },
-		{ "raid1", BTRFS_BLOCK_GROUP_RAID1 }, { "raid1c3", BTRFS_BLOCK_GROUP_RAID1C3 },
-		{ "raid1c4", BTRFS_BLOCK_GROUP_RAID1C4 }, { "raid10", BTRFS_BLOCK_GROUP_RAID10 },
-		{ "raid5", BTRFS_BLOCK_GROUP_RAID5 }, { "raid6", BTRFS_BLOCK_GROUP_RAID6 },
-	};
-	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
-		if (!strcasecmp(s, p[i].name)) {
-			*out = p[i].flag;
+	/* the profile bits are RAID0..RAID1C4; the bit below them stands for single (0) */
+	for (uint64_t bit = BTRFS_BLOCK_GROUP_RAID0 >> 1; bit <= BTRFS_BLOCK_GROUP_RAID1C4; bit <<= 1)
+		if (!strcasecmp(s, fs_profile_name(bit & BTRFS_BLOCK_GROUP_PROFILE_MASK))) {
+			*out = bit & BTRFS_BLOCK_GROUP_PROFILE_MASK;
 			return 0;
 		}
 	return -1;
@@ -827,7 +823,7 @@ static int settle_options(struct opts *o, int ndevs)
 		uint64_t p = k ? cfg->data_profile : cfg->meta_profile;
 		if (ndevs < profile_min_devs(p)) {
 			msg_error("unable to create FS with %s profile %s (have %d devices but %d devices are required)",
-				  k ? "data" : "metadata", profile_name(p), ndevs, profile_min_devs(p));
+				  k ? "data" : "metadata", fs_profile_name(p), ndevs, profile_min_devs(p));
 			return -1;
 		}
 	}
@@ -886,12 +882,12 @@ static void print_summary(const struct opts *o, const struct target *t, int ndev
 	printf("Filesystem size:    %s\n", pretty_size(res->total_bytes, UNITS_DEFAULT));
 	printf("Block group profiles:\n");
 	if (cfg->mixed) {
-		printf("  Data+Metadata:    %-8s %16s\n", profile_name(cfg->data_profile), pretty_size(res->size[0], UNITS_DEFAULT));
+		printf("  Data+Metadata:    %-8s %16s\n", fs_profile_name(cfg->data_profile), pretty_size(res->size[0], UNITS_DEFAULT));
 	} else {
-		printf("  Data:             %-8s %16s\n", profile_name(cfg->data_profile), pretty_size(res->size[0], UNITS_DEFAULT));
-		printf("  Metadata:         %-8s %16s\n", profile_name(cfg->meta_profile), pretty_size(res->size[1], UNITS_DEFAULT));
+		printf("  Data:             %-8s %16s\n", fs_profile_name(cfg->data_profile), pretty_size(res->size[0], UNITS_DEFAULT));
+		printf("  Metadata:         %-8s %16s\n", fs_profile_name(cfg->meta_profile), pretty_size(res->size[1], UNITS_DEFAULT));
 	}
-	printf("  System:           %-8s %16s\n", profile_name(cfg->meta_profile), pretty_size(res->size[2], UNITS_DEFAULT));
+	printf("  System:           %-8s %16s\n", fs_profile_name(cfg->meta_profile), pretty_size(res->size[2], UNITS_DEFAULT));
 	printf("SSD detected:       %s\n", ssd ? "yes" : "no");
 	printf("Zoned device:       no\n");
 	features_string(cfg, 0, feat, sizeof(feat));

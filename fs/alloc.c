@@ -74,21 +74,6 @@ int profile_data_stripes(uint64_t profile, int num_stripes)
 	}
 }
 
-const char *profile_name(uint64_t profile)
-{
-	switch (profile & PROFILE_MASK) {
-	case BTRFS_BLOCK_GROUP_DUP: return "DUP";
-	case BTRFS_BLOCK_GROUP_RAID0: return "RAID0";
-	case BTRFS_BLOCK_GROUP_RAID1: return "RAID1";
-	case BTRFS_BLOCK_GROUP_RAID1C3: return "RAID1C3";
-	case BTRFS_BLOCK_GROUP_RAID1C4: return "RAID1C4";
-	case BTRFS_BLOCK_GROUP_RAID10: return "RAID10";
-	case BTRFS_BLOCK_GROUP_RAID5: return "RAID5";
-	case BTRFS_BLOCK_GROUP_RAID6: return "RAID6";
-	default: return "single";
-	}
-}
-
 void alloc_init(struct alloc *a)
 {
 	memset(a, 0, sizeof(*a));

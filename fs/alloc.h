@@ -50,7 +50,6 @@ int profile_copies(uint64_t profile);
 int profile_num_stripes(uint64_t profile, int ndevs);
 /* Logical bytes a chunk holds per byte of stripe_size. */
 int profile_data_stripes(uint64_t profile, int num_stripes);
-const char *profile_name(uint64_t profile);  /* "single", "DUP", "RAID1", ... */
 
 void alloc_init(struct alloc *a);
 void alloc_free(struct alloc *a);

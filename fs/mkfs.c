@@ -353,7 +353,7 @@ static int add_chunk(struct mkfs_ctx *c, uint64_t type, uint64_t want, const cha
 		return mkfs_fail(c, errno == ENOSPC ?
 				 "device too small for the %s block group (%s, %llu bytes)" :
 				 "cannot lay out the %s block group (%s, %llu bytes)",
-				 what, profile_name(type), (unsigned long long)want);
+				 what, fs_profile_name(type), (unsigned long long)want);
 	return 0;
 }
 
