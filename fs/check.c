@@ -1,3 +1,4 @@
+//build:Oz
 /* btrfs check: the driver, problem reporting and the root item checks.
  * What is checked, where, and the test that breaks each thing: fs/CHECKS.md. */
 #include "check_internal.h"

@@ -1,3 +1,4 @@
+//build:Oz
 /* Stage 2, device set: the devices that were opened against the device items of
  * the chunk tree (devid, dev uuid, metadata fsid: a seed device's items carry the
  * seed's). Missing devices are not errors here: the open said which ones, and

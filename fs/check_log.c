@@ -1,3 +1,4 @@
+//build:Oz
 /* The tree log (replayed at the next mount). Its blocks are read and checked
  * like any tree block (checksums, keys, levels, leaf packing); what a log
  * leaves out (links, counts, extent items) is not an error. A logged regular
