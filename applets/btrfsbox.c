@@ -27,15 +27,9 @@ typedef int applet_fn(int argc, char **argv);
 
 /* The commands as two tables in the order of commands.h: their words ("btrfs
  * filesystem df") one after the other, each ending with a NUL (an empty one ends the
- * list), and their functions (NULL: not built in this configuration). No pointer per
- * command for the words: 8 bytes each. */
-static const char cmd_words[] =
-#define CMD(words, fn, desc) words "\0"
-#define CMD_OFF(words) words "\0"
-#include "commands.h"
-	;
-#undef CMD
-#undef CMD_OFF
+ * list), and their functions (NULL: not built in this configuration). The words are
+ * stored front-coded (CMD_WORDS_CODED, half the size) and decoded by main. */
+static char cmd_words[CMD_WORDS_SIZE];
 static applet_fn *const cmd_fns[] = {
 #define CMD(words, fn, desc) fn,
 #define CMD_OFF(words) NULL,
@@ -306,9 +300,27 @@ static int box_main(int argc, char **argv)
 	return run_applet(argv[1], argc - 1, argv + 1);
 }
 
+static void decode_cmd_words(void)
+{
+	const char *p = CMD_WORDS_CODED;
+	char *out = cmd_words, *prev = cmd_words;
+
+	while (*p) {
+		size_t keep = (unsigned char)*p++ - 1, len = strlen(p) + 1;
+
+		memmove(out, prev, keep);
+		memcpy(out + keep, p, len);
+		prev = out;
+		out += keep + len;
+		p += len;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/');
+
+	decode_cmd_words();
 
 	name = name ? name + 1 : argv[0];
 	if (!strcmp(name, "btrfsbox"))
