@@ -80,6 +80,10 @@ unsigned long long str_to_ull(const char *s, char **end, int base)
 	}
 	if (end)
 		*end = (char *)(p == digits ? s : p);
+	if (p == digits) {
+		errno = EINVAL;   /* as musl's: no number */
+		return 0;
+	}
 	if (over) {
 		errno = ERANGE;
 		return ULLONG_MAX;

@@ -34,7 +34,8 @@ int parse_size(const char *s, uint64_t *out);
 /* strtoull(s, end, base) for base 0, 10 or 16, without the C library's number
  * scanner (2 KB static): leading white space, a sign (minus negates), the 0x and
  * (base 0) 0 prefixes, ULLONG_MAX and errno ERANGE on overflow; *end (if end) at
- * the first character not used, s when there is no number. */
+ * the first character not used, s when there is no number (then errno EINVAL, as in
+ * musl). */
 unsigned long long str_to_ull(const char *s, char **end, int base);
 
 /* parse_size() for a command-line value, reporting a bad one as btrfs-progs 6.2 does

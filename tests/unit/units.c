@@ -1,6 +1,8 @@
 /* Size printing and parsing; expected strings are what btrfs-progs 6.2 prints
  * (pretty_size_mode in single-precision float, hence "1.07kB" for 1065). */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "units.h"
 #include "unit.h"
@@ -97,6 +99,39 @@ TEST(parse_size_values)
 		CHECK(v == (ret ? 12345 : cases[i].want));
 	}
 	CHECK(parse_size(NULL, &(uint64_t){ 0 }) == -EINVAL);
+}
+
+/* str_to_ull gives what the C library's strtoull gives: value, end and errno (glibc
+ * leaves errno alone when there is no number, musl and str_to_ull set EINVAL). */
+TEST(str_to_ull_like_strtoull)
+{
+	static const char *const in[] = {
+		"", "0", "00", "08", "012", "0x", "0x1g", "0X1F", "0xg", " \t\n42abc", "+7", "-7",
+		"-", "+", " -0x10", "18446744073709551615", "18446744073709551616",
+		"99999999999999999999999", "-18446744073709551616", "0x0", "4294967296", "abc",
+		"1 2", "  ", "0b1", "0xffffffffffffffff", "0x10000000000000000",
+	};
+	static const int bases[] = { 0, 10, 16 };
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		for (size_t b = 0; b < 3; b++) {
+			char *want_end, *end;
+			unsigned long long want, got;
+			int want_errno;
+
+			errno = 0;
+			want = strtoull(in[i], &want_end, bases[b]);
+			want_errno = errno;
+			errno = 0;
+			got = str_to_ull(in[i], &end, bases[b]);
+			if (got != want || end != want_end ||
+			    (errno != want_errno && !(end == in[i] && errno == EINVAL)))
+				fprintf(stderr, "  str_to_ull(\"%s\", %d) = %llu\n", in[i], bases[b], got);
+			CHECK(got == want);
+			CHECK(end == want_end);
+			CHECK(errno == want_errno || (end == in[i] && errno == EINVAL));
+		}
+	CHECK(str_to_ull("12", NULL, 10) == 12);
 }
 
 /* Runs units_parse_args on a space-separated command line; returns the mode and
