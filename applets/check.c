@@ -400,17 +400,17 @@ int rescue_clear_space_cache_main(int argc, char **argv);
 /* --clear-space-cache v1|v2: what 'btrfs rescue clear-space-cache' does. */
 static int clear_space_cache(struct check_args *a, const char *path)
 {
+	msg_warn("--clear-space-cache option is deprecated, please use \"btrfs rescue clear-space-cache\" instead");
+#if CFG_RESCUE_CLEAR_SPACE_CACHE
 	char *av[] = { "clear-space-cache", "--undo", (char *)a->undo, (char *)a->clear_cache,
 		       (char *)path, NULL };
 
-	msg_warn("--clear-space-cache option is deprecated, please use \"btrfs rescue clear-space-cache\" instead");
-	if (!CFG_RESCUE_CLEAR_SPACE_CACHE) {
-		msg_error("clearing the space cache is not built in, nothing was written");
-		return 1;
-	}
-#if CFG_RESCUE_CLEAR_SPACE_CACHE
 	optind = 0;
 	return a->undo ? rescue_clear_space_cache_main(5, av) : (av[2] = av[0], rescue_clear_space_cache_main(3, av + 2));
+#else
+	(void)a, (void)path;
+	msg_error("clearing the space cache is not built in, nothing was written");
+	return 1;
 #endif
 }
 

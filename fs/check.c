@@ -478,8 +478,18 @@ static int fsr_bg_join(struct check_ctx *c, struct fsr_bg *bg, int report)
 	return ret;
 }
 #else
-#define fsr_bg_start(c, mo) ((void)(mo), NULL)
-#define fsr_bg_join(c, bg, report) 0
+struct fsr_bg;
+static struct fsr_bg *fsr_bg_start(struct check_ctx *c, struct check_opts *mo)
+{
+	(void)c, (void)mo;
+	return NULL;
+}
+
+static int fsr_bg_join(struct check_ctx *c, struct fsr_bg *bg, int report)
+{
+	(void)c, (void)bg, (void)report;
+	return 0;
+}
 #endif
 
 int check_fs(struct fs *fs, const struct check_opts *opts, struct check_stats *stats)
