@@ -1289,12 +1289,14 @@ static int parse_args(int argc, char **argv, struct restore *r, struct restore_a
 }
 
 /* The CPUs this process may run on, as musl's sysconf(_SC_NPROCESSORS_ONLN) counts them
- * (sysconf would link 1 KB). */
+ * (sysconf would link 1 KB); BTRFSBOX_THREADS=1 keeps to one thread (as check), so that
+ * errors of the writer thread are printed where they happen. */
 static int more_than_one_cpu(void)
 {
+	const char *t = getenv("BTRFSBOX_THREADS");
 	cpu_set_t cpus;
 
-	return !sched_getaffinity(0, sizeof(cpus), &cpus) && CPU_COUNT(&cpus) > 1;
+	return !(t && !strcmp(t, "1")) && !sched_getaffinity(0, sizeof(cpus), &cpus) && CPU_COUNT(&cpus) > 1;
 }
 
 static int run(struct restore *r, struct restore_args *a, int argc, char **argv)

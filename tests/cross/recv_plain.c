@@ -35,6 +35,9 @@ static int apply_stream(struct receiver *r, struct ss_reader *rd)
 	for (;;) {
 		if (ss_read_cmd(rd, &c))
 			return fail("stream", rd->err);
+		/* a held-back creating command first (recv_apply's contract) */
+		if (recv_settle(r, c.type == SS_C_END ? NULL : &c))
+			return fail("create", r->err);
 		if (c.type == SS_C_END)
 			return 0;
 		if (c.type == SS_C_SNAPSHOT || c.type == SS_C_CLONE)

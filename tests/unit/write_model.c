@@ -260,8 +260,10 @@ static int run_model(uint64_t seed, const char *nodesize, int steps, const char 
 	rng_state = seed + (getenv("WRITE_MODEL_SEED") ? strtoull(getenv("WRITE_MODEL_SEED"), NULL, 0) : 0);
 	for (int i = 0; i < 2; i++)
 		snprintf(img[i], sizeof(img[i]), "%s/%s%s.img", dir, name, i ? "-2" : "");
-	if (snprintf(cmd, sizeof(cmd), "rm -f %s %s && truncate -s 256M %s %s && %s mkfs.btrfs -q -f -n %s %s %s %s",
-		     img[0], img[1], img[0], img[1], box, nodesize, mkfs, img[0],
+	/* UNIT_RUNNER: the emulator that runs a cross build (make cross-test) */
+	if (snprintf(cmd, sizeof(cmd), "rm -f %s %s && truncate -s 256M %s %s && %s %s mkfs.btrfs -q -f -n %s %s %s %s",
+		     img[0], img[1], img[0], img[1], getenv("UNIT_RUNNER") ? getenv("UNIT_RUNNER") : "", box,
+		     nodesize, mkfs, img[0],
 		     ndevs > 1 ? img[1] : "") >= (int)sizeof(cmd) || system(cmd))
 		return 0;
 	fs_wopen_opts_init(&o);
