@@ -94,6 +94,13 @@ struct out_state {
 	enum check_stage cur;
 };
 
+/* What the output of a check (or the checks of a repair) starts from. */
+static struct out_state out_for(const struct check_args *a, struct check_stats *st)
+{
+	return (struct out_state){ .progress = a->progress && isatty(2),
+				   .data_csum = a->opts.check_data_csum, .st = st };
+}
+
 static const char *stage_text(enum check_stage s, int fst, int data_csum, int quota)
 {
 	switch (s) {
@@ -358,13 +365,10 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 static int run_check(struct fs *fs, struct check_args *a, const char *path)
 {
 	struct check_stats st;
-	struct out_state o = { 0 };
+	struct out_state o = out_for(a, &st);
 	char uuid[UUID_STR_LEN];
 	int ret;
 
-	o.progress = a->progress && isatty(2);
-	o.data_csum = a->opts.check_data_csum;
-	o.st = &st;
 	memset(&st, 0, sizeof(st));
 	a->opts.stage = on_stage;
 	a->opts.problem = on_problem;
@@ -484,13 +488,10 @@ static int run_repair(struct fs *fs, struct check_args *a, const char *path, int
 	struct repair_opts ro = { .check = a->opts, .init_csum_tree = a->init_csum,
 				  .init_extent_tree = a->init_extent, .fixed = on_fixed, .left = on_left };
 	struct repair_result r;
-	struct out_state o = { 0 };
+	struct out_state o = out_for(a, &r.first);
 	char uuid[UUID_STR_LEN];
 	int ret;
 
-	o.progress = a->progress && isatty(2);
-	o.data_csum = a->opts.check_data_csum;
-	o.st = &r.first;
 	ro.check.stage = on_stage;
 	ro.check.problem = on_problem;
 	ro.check.progress = on_progress;

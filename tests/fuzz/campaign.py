@@ -496,31 +496,44 @@ def record(out, findings, mutant, name, what, argv, result):
     return log
 
 
-def campaign(args):
-    box, out, n, seed, timeout, only, asis, writers = None, None, 100, int(time.time()), 60, None, False, False
-    images = []
+def common_options(args, other):
+    """--box, --out, -n, --seed, --timeout; other(a) takes any other argument (false: none).
+    Returns (box, out, n, seed, timeout)."""
+    box, out, n, seed, timeout = None, None, 100, int(time.time()), 60
     while args:
         a = args.pop(0)
         if a == "--box":
             box = os.path.abspath(args.pop(0))
         elif a == "--out":
             out = args.pop(0)
-        elif a == "-n":
-            n = int(args.pop(0))
-        elif a == "--seed":
-            seed = int(args.pop(0))
-        elif a == "--timeout":
-            timeout = int(args.pop(0))
-        elif a == "--as-is":
-            asis = True
+        elif a in ("-n", "--seed", "--timeout"):
+            v = int(args.pop(0))
+            n, seed, timeout = (v if a == "-n" else n, v if a == "--seed" else seed,
+                                v if a == "--timeout" else timeout)
+        elif not other(a):
+            raise SystemExit(__doc__)
+    return box, out, n, seed, timeout
+
+
+def campaign(args):
+    opt = {"only": None, "asis": False, "writers": False}
+    images = []
+
+    def other(a):
+        if a == "--as-is":
+            opt["asis"] = True
         elif a == "--writers":
-            writers = True
+            opt["writers"] = True
         elif a == "--only":
-            only = args.pop(0).split(",")
+            opt["only"] = args.pop(0).split(",")
         elif os.path.isdir(a):
-            images += sorted(os.path.join(a, f) for f in os.listdir(a) if f.endswith((".img", ".raw")))
+            images.extend(sorted(os.path.join(a, f) for f in os.listdir(a) if f.endswith((".img", ".raw"))))
         else:
             images.append(a)
+        return True
+
+    box, out, n, seed, timeout = common_options(args, other)
+    only, asis, writers = opt["only"], opt["asis"], opt["writers"]
     if not box or not out or not images:
         raise SystemExit(__doc__)
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
@@ -742,20 +755,8 @@ def stream_files(args):
 
 
 def stream_campaign(args):
-    box, out, n, seed, timeout = None, None, 100, int(time.time()), 60
     streams = []
-    while args:
-        a = args.pop(0)
-        if a == "--box":
-            box = os.path.abspath(args.pop(0))
-        elif a == "--out":
-            out = args.pop(0)
-        elif a == "-n":
-            n = int(args.pop(0))
-        elif a == "--seed":
-            seed = int(args.pop(0))
-        else:
-            streams.append(a)
+    box, out, n, seed, timeout = common_options(args, lambda a: streams.append(a) or True)
     streams = stream_files(streams)
     if not box or not out or not streams:
         raise SystemExit(__doc__)
