@@ -478,7 +478,7 @@ int balance_ctl_main(int argc, char **argv)
 
 	cli_no_options(argc, argv, 1, 1, ctl_usage);
 	path = argv[optind];
-	fd = btrfs_open_cmd_path(argc, argv, 1, 1, ctl_usage);
+	fd = btrfs_open_path(path, 1, 0);
 	if (fd < 0)
 		return 1;
 	if (!strcmp(argv[0], "resume")) {

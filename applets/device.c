@@ -935,7 +935,7 @@ int replace_cancel_main(int argc, char **argv)
 	int fd, ret;
 
 	cli_no_options(argc, argv, 1, 1, replace_cancel_usage);
-	fd = btrfs_open_cmd_path(argc, argv, 1, 1, replace_cancel_usage);
+	fd = btrfs_open_path(argv[optind], 1, 0);
 	if (fd < 0)
 		return 1;
 	ret = replace_ioctl(fd, BTRFS_IOCTL_DEV_REPLACE_CMD_CANCEL, &args);

@@ -54,7 +54,7 @@ int rootid_main(int argc, char **argv)
 	int fd, ret;
 
 	cli_no_options(argc, argv, 1, 1, rootid_usage);
-	fd = btrfs_open_cmd_path(argc, argv, 1, 0, rootid_usage);
+	fd = btrfs_open_path(argv[optind], 0, 0);
 	if (fd < 0)
 		return 1;
 	ret = subvol_id_of_fd(fd, &id);
