@@ -5,7 +5,8 @@
 #   bench_need_root / bench_need_loop / bench_need_ref    exit 0 with "SKIP: reason" when missing
 #   bench_need_applet BIN ARGS...     SKIP when BIN does not know the command (ARGS --help)
 #   bench_big_image                   IMG = the standard large image (built once, cached)
-#   bench_warm FILE...                read files into the page cache (warm-cache runs)
+#   bench_warm FILE...                read files into the page cache, again before each run
+#                                     (BENCH_COLD=1: dropped from it before each run instead)
 #   bench_vs LABEL TAG_A CMD_A TAG_B CMD_B
 #       runs CMD_A and CMD_B (strings, evaluated at run time) BENCH_RUNS times, alternating,
 #       each under GNU time and timeout, and prints the medians and ratios:
@@ -115,12 +116,46 @@ bench_settle() {
 	done
 }
 
-bench_warm() { for f in "$@"; do timeout 600 cat "$f" > /dev/null; done; }
+# bench_warm FILE...: reads the files' data (holes skipped) into the page cache and
+# remembers them: bench_run reads them again before every run (untimed), because
+# btrfs-progs drops an image's cached pages when it opens and closes it
+# (posix_fadvise DONTNEED), so without this a run after the reference's reads the disk.
+# With BENCH_COLD=1 bench_run drops their cached pages instead (cold-cache runs).
+BENCH_WARM_FILES=
+bench_warm() {
+	for f in "$@"; do
+		case " $BENCH_WARM_FILES " in *" $f "*) ;; *) BENCH_WARM_FILES="$BENCH_WARM_FILES $f" ;; esac
+	done
+	bench_rewarm
+}
+bench_rewarm() {
+	[ -n "$BENCH_WARM_FILES" ] || return 0
+	timeout 600 python3 -c '
+import os, sys
+for name in sys.argv[1:]:
+    fd = os.open(name, os.O_RDONLY)
+    end, pos = os.fstat(fd).st_size, 0
+    while pos < end:
+        try:
+            pos = os.lseek(fd, pos, os.SEEK_DATA)
+        except OSError:
+            break
+        hole = os.lseek(fd, pos, os.SEEK_HOLE)
+        while pos < hole:
+            n = len(os.pread(fd, min(1 << 22, hole - pos), pos))
+            if n == 0:
+                break
+            pos += n
+        pos = hole
+    os.close(fd)' $BENCH_WARM_FILES
+}
+bench_drop() { for f in "$@"; do dd if="$f" iflag=nocache count=0 status=none; done; }
 
 # bench_run TAG CMD: one timed run; appends "seconds KiB exit" to $W/TAG.runs.
 bench_run() {
 	tag=$1
 	$BENCH_PREP "$tag"
+	if [ -n "${BENCH_COLD:-}" ]; then bench_drop $BENCH_WARM_FILES; else bench_rewarm; fi
 	bench_settle
 	eval "set -- $2"
 	"$GNU_TIME" -f '%e %M' -o "$W/time" timeout "$BENCH_TIMEOUT" "$@" > "$BENCH_STDOUT" 2> "$W/$tag.err"
