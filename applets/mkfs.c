@@ -15,6 +15,15 @@
 //config:	  --compress, --subvol, --inode-flags): for building firmware and disk
 //config:	  images.
 //config:
+//config:config MKFS_THREADS
+//config:	bool "mkfs.btrfs --rootdir on two cores"
+//config:	default y
+//config:	depends on MKFS_ROOTDIR
+//config:	help
+//config:	  The data of --rootdir is written into the image on a second thread
+//config:	  while the next piece is read (4 MiB more memory). BTRFSBOX_THREADS=1
+//config:	  keeps it to one thread.
+//config:
 //config:config MKFS_QUOTA
 //config:	bool "mkfs.btrfs -O quota, squota"
 //config:	default y
@@ -28,6 +37,7 @@
 #include "csum.h"
 #include "le.h"
 #include "mkfs.h"
+#include "workq.h"
 #include "sysfile.h"
 #include "fs.h"
 #include "units.h"
@@ -1036,6 +1046,7 @@ int mkfs_main(int argc, char **argv)
 	/* --rootdir sorts the fs tree items through temporary files here; the budget
 	 * variable is for tests (forcing the spill to disk on small trees) */
 	o.cfg.tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	o.cfg.writer_thread = CFG_MKFS_THREADS && workq_worthwhile();
 	if (getenv("BTRFSBOX_MKFS_SORT_MEM"))
 		o.cfg.sort_mem = (size_t)str_to_ull(getenv("BTRFSBOX_MKFS_SORT_MEM"), NULL, 0);
 	if (!memcmp(o.cfg.fsid, zero, 16) && uuid_generate(o.cfg.fsid)) {

@@ -23,11 +23,11 @@
 #include "range.h"
 #include "restore_out.h"
 #include "units.h"
+#include "workq.h"
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1288,17 +1288,6 @@ static int parse_args(int argc, char **argv, struct restore *r, struct restore_a
 	return 0;
 }
 
-/* The CPUs this process may run on, as musl's sysconf(_SC_NPROCESSORS_ONLN) counts them
- * (sysconf would link 1 KB); BTRFSBOX_THREADS=1 keeps to one thread (as check), so that
- * errors of the writer thread are printed where they happen. */
-static int more_than_one_cpu(void)
-{
-	const char *t = getenv("BTRFSBOX_THREADS");
-	cpu_set_t cpus;
-
-	return !(t && !strcmp(t, "1")) && !sched_getaffinity(0, sizeof(cpus), &cpus) && CPU_COUNT(&cpus) > 1;
-}
-
 static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 {
 	int ndev = argc - optind - (a->list_roots ? 0 : 1), outfd = -1;
@@ -1379,7 +1368,7 @@ static int run(struct restore *r, struct restore_args *a, int argc, char **argv)
 	rpath_pop(&r->path, 0);
 	raise_fd_limit();
 	/* file data is written by a second thread while this one reads the next */
-	if (!r->out.dry_run && more_than_one_cpu())
+	if (!r->out.dry_run && workq_worthwhile())
 		rout_writer_start(&r->out, r->fs->sectorsize);
 	if (restore_dir(r, &root, top, outfd))
 		r->lost = 1;

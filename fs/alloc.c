@@ -198,13 +198,25 @@ static struct alloc_chunk *chunk_of(struct alloc *a, uint64_t logical)
 	return NULL;
 }
 
+const struct alloc_chunk *alloc_chunk_of(struct alloc *a, uint64_t logical, size_t len)
+{
+	const struct alloc_chunk *c = chunk_of(a, logical);
+
+	return c && logical + len <= c->logical + c->length ? c : NULL;
+}
+
 int alloc_write(struct alloc *a, uint64_t logical, const void *buf, size_t len)
 {
-	struct alloc_chunk *c = chunk_of(a, logical);
+	const struct alloc_chunk *c = alloc_chunk_of(a, logical, len);
+
+	return c ? alloc_chunk_write(a, c, logical, buf, len) : -EINVAL;
+}
+
+int alloc_chunk_write(const struct alloc *a, const struct alloc_chunk *c, uint64_t logical,
+		      const void *buf, size_t len)
+{
 	const uint8_t *p = buf;
 
-	if (!c || logical + len > c->logical + c->length)
-		return -EINVAL;
 	while (len) {
 		struct stripe_pos sp;
 		size_t n;

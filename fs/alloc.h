@@ -69,6 +69,12 @@ uint64_t alloc_space_upto(struct alloc *a, uint64_t kind, uint64_t maxlen, uint6
 /* Writes buf at a logical address to every copy (len must stay inside one chunk).
  * RAID5/6 parity is written later by alloc_write_parity. Returns 0 or -errno. */
 int alloc_write(struct alloc *a, uint64_t logical, const void *buf, size_t len);
+/* alloc_write in two steps: the chunk holding [logical, logical + len) (NULL when no
+ * one chunk does), then the writing, which reads only what stays fixed once a chunk
+ * exists (its stripes, the devices): a second thread may do it while chunks are added. */
+const struct alloc_chunk *alloc_chunk_of(struct alloc *a, uint64_t logical, size_t len);
+int alloc_chunk_write(const struct alloc *a, const struct alloc_chunk *c, uint64_t logical,
+		      const void *buf, size_t len);
 /* RAID5/6: computes and writes the parity (P, and Q for RAID6) of every full stripe
  * in use, from the data on the devices. Call after all data and tree blocks are
  * written. Returns 0 or -errno. */

@@ -13,6 +13,7 @@
 #include "pio.h"
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,77 @@ int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint6
 		return mkfs_fail(c, "cannot write data: %s", strerror(-ret));
 	return c->nodatasum ? 0 : add_csums(c, logical, buf, len);
 }
+
+#if CFG_MKFS_THREADS
+/* A piece of rootdir data in the writer's ring. */
+struct data_piece {
+	const struct alloc_chunk *chunk;
+	uint64_t logical, len;
+	uint8_t data[];
+};
+
+static void write_piece(void *ctx, void *rec)
+{
+	struct mkfs_ctx *c = ctx;
+	const struct data_piece *p = rec;
+
+	if (!c->writer_err)
+		c->writer_err = alloc_chunk_write(&c->al, p->chunk, p->logical, p->data, p->len);
+}
+
+static void writer_start(struct mkfs_ctx *c)
+{
+	if (c->cfg->writer_thread)
+		workq_start(&c->writer, 4 * (sizeof(struct data_piece) + 8 + MKFS_DATA_PIECE), write_piece, c);
+}
+
+/* Waits for the writes; ret is what populating returned. */
+static int writer_stop(struct mkfs_ctx *c, int ret)
+{
+	workq_stop(&c->writer);
+	if (!ret && c->writer_err)
+		ret = mkfs_fail(c, "cannot write data: %s", strerror(-c->writer_err));
+	return ret;
+}
+
+uint8_t *mkfs_data_space(struct mkfs_ctx *c, uint8_t *fallback, size_t len)
+{
+	if (!c->writer.ring)
+		return fallback;
+	return ((struct data_piece *)workq_reserve(&c->writer, sizeof(struct data_piece) + len))->data;
+}
+
+int mkfs_data_put(struct mkfs_ctx *c, uint64_t logical, uint8_t *buf, size_t len)
+{
+	struct data_piece *p;
+
+	if (!c->writer.ring)
+		return mkfs_data_write(c, logical, buf, len);
+	p = (struct data_piece *)(buf - offsetof(struct data_piece, data));
+	p->chunk = alloc_chunk_of(&c->al, logical, len);
+	if (!p->chunk)
+		return mkfs_fail(c, "cannot write data: %s", strerror(EINVAL));
+	p->logical = logical;
+	p->len = len;
+	/* the ring's bytes stay as they are until the next mkfs_data_space */
+	workq_commit(&c->writer, sizeof(*p) + len);
+	return c->nodatasum ? 0 : add_csums(c, logical, buf, len);
+}
+#else
+#define writer_start(c) ((void)0)
+#define writer_stop(c, ret) (ret)
+uint8_t *mkfs_data_space(struct mkfs_ctx *c, uint8_t *fallback, size_t len)
+{
+	(void)c;
+	(void)len;
+	return fallback;
+}
+
+int mkfs_data_put(struct mkfs_ctx *c, uint64_t logical, uint8_t *buf, size_t len)
+{
+	return mkfs_data_write(c, logical, buf, len);
+}
+#endif
 
 int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t logical,
 		     uint64_t len)
@@ -1104,8 +1176,10 @@ static int build_fs_tree(struct mkfs_ctx *c)
 	struct item_list l = { 0 };
 	int ret = 0;
 
-	if (CFG_MKFS_ROOTDIR && c->cfg->rootdir)
-		return rootdir_populate(c, c->cfg->rootdir);
+	if (CFG_MKFS_ROOTDIR && c->cfg->rootdir) {
+		writer_start(c);
+		return writer_stop(c, rootdir_populate(c, c->cfg->rootdir));
+	}
 	if (add_root_dir(c, &l, 0, 040755, 0, 0, times))
 		ret = -1;
 	for (size_t i = 0; i < l.n && !ret; i++)

@@ -57,6 +57,7 @@ struct mkfs_config {
 	int compress_level;             /* its level (struct fs_deflater); 0 default */
 	const char *tmpdir;             /* temporary files of rootdir's item sorting */
 	size_t sort_mem;                /* their memory budget (0: 64 MiB) */
+	int writer_thread;              /* rootdir data written on a second thread (MKFS_THREADS) */
 	struct { dev_t dev; ino_t ino; } skip[64];  /* image files: not copied by --rootdir */
 	int nskip;
 	const struct mkfs_subvol_spec *subvols;

@@ -1,9 +1,11 @@
 /* Shared between fs/mkfs.c and fs/mkfs_rootdir.c (not a public interface). */
 #ifndef FS_MKFS_INT_H
 #define FS_MKFS_INT_H
+#include "config.h"
 #include "mkfs.h"
 #include "alloc.h"
 #include "build.h"
+#include "workq.h"
 #include <time.h>
 
 #define MKFS_GENERATION 1ULL      /* every item and block of the new filesystem */
@@ -65,6 +67,10 @@ struct mkfs_ctx {
 	int cur;                    /* the one items are added to (index into sv) */
 	uint64_t default_id;        /* --subvol default: its id, 0: the top level */
 	int nodatasum;              /* the data being written gets no checksums */
+#if CFG_MKFS_THREADS
+	struct workq writer;        /* writes rootdir data (mkfs_data_put); ring NULL: none */
+	int writer_err;             /* its first error, read once it has stopped */
+#endif
 	char *err;
 	size_t errlen;
 	struct mkfs_result *res;
@@ -88,6 +94,13 @@ int mkfs_data_alloc(struct mkfs_ctx *c, uint64_t maxlen, uint64_t *logical, uint
 /* Exactly len contiguous bytes (compressed extents). */
 int mkfs_data_alloc_exact(struct mkfs_ctx *c, uint64_t len, uint64_t *logical);
 int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint64_t len);
+/* mkfs_data_write in two steps, for a writer thread (cfg->writer_thread): len (at most
+ * MKFS_DATA_PIECE) bytes of room to fill (in its ring, else fallback), then
+ * checksummed and handed over to be written at logical (without the thread: written
+ * at once). The thread's write errors are reported when --rootdir is done. */
+#define MKFS_DATA_PIECE (1024 * 1024)
+uint8_t *mkfs_data_space(struct mkfs_ctx *c, uint8_t *fallback, size_t len);
+int mkfs_data_put(struct mkfs_ctx *c, uint64_t logical, uint8_t *buf, size_t len);
 int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t logical,
 		     uint64_t len);
 

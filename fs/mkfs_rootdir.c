@@ -31,7 +31,7 @@
 
 #define MAX_INLINE 2048
 #define MAX_EXTENT (128ULL * 1024 * 1024)   /* BTRFS_MAX_EXTENT_SIZE */
-#define IO_BUF (1024 * 1024)
+#define IO_BUF MKFS_DATA_PIECE
 #define COMPRESS_CHUNK (128 * 1024)                /* BTRFS_MAX_UNCOMPRESSED */
 #define FILE_EXTENT_HDR 21                  /* btrfs_file_extent_item up to its type */
 
@@ -492,9 +492,11 @@ static int copy_range(struct walk *w, int fd, uint64_t ino, uint64_t start, uint
 			return -1;
 		for (uint64_t done = 0; done < len; ) {
 			size_t n = len - done < IO_BUF ? (size_t)(len - done) : IO_BUF;
-			if (read_full(fd, w->buf, n, start + done))
+			uint8_t *buf = mkfs_data_space(c, w->buf, n);
+
+			if (read_full(fd, buf, n, start + done))
 				return mkfs_fail(c, "cannot read %s: %s", w->path, strerror(errno));
-			if (mkfs_data_write(c, at + done, w->buf, n))
+			if (mkfs_data_put(c, at + done, buf, n))
 				return -1;
 			done += n;
 		}

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -151,4 +153,13 @@ void workq_stop(struct workq *q)
 	pthread_join(q->thread, NULL);
 	free(q->ring);
 	q->ring = NULL;
+}
+
+/* CPUs counted as musl's sysconf(_SC_NPROCESSORS_ONLN) does (sysconf would link 1 KB) */
+int workq_worthwhile(void)
+{
+	const char *t = getenv("BTRFSBOX_THREADS");
+	cpu_set_t cpus;
+
+	return !(t && !strcmp(t, "1")) && !sched_getaffinity(0, sizeof(cpus), &cpus) && CPU_COUNT(&cpus) > 1;
 }

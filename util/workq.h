@@ -36,5 +36,8 @@ size_t workq_backlog(struct workq *q);
 void workq_drain(struct workq *q);
 /* Waits until every record is done and ends the worker. */
 void workq_stop(struct workq *q);
+/* Whether a second thread can help: this process may run on more than one CPU and
+ * BTRFSBOX_THREADS=1 (one thread: output and timing as without one) is not set. */
+int workq_worthwhile(void);
 
 #endif
