@@ -1,8 +1,8 @@
 /* External sort: sorted runs in one temporary file, k-way merge.
  *
- * Every record is stored as a 4-byte length (host order, never leaves this
- * process) followed by its bytes, in the collecting buffer and in the runs, so
- * fixed and variable sizes share one path. */
+ * A record of variable size is stored after a header holding its length (host
+ * order, never leaves this process), in the collecting buffer and in the runs; one
+ * of fixed size as it is (its length is the sorter's). */
 #include "xsort.h"
 #include "config.h"
 #include "pio.h"
@@ -18,8 +18,9 @@
 #define XSORT_MIN_MEM (256u << 10)
 #define XSORT_MIN_RUN_BUF (16u << 10)
 #define XSORT_STAGE (64u << 10)
-/* Each stored record: a le32 length, 4 bytes of padding, the record, zero padding to a
- * multiple of 8 — so every record starts 8-byte aligned in memory and in run files. */
+/* Each stored record: (variable sizes) a 4-byte length and 4 bytes of padding, the
+ * record, zero padding to a multiple of 8 — so every record starts 8-byte aligned in
+ * memory and in run files. */
 #define XSORT_HDR 8u
 #define XSORT_MAX_BUF ((size_t)1 << 31)     /* offsets in order[] are 32 bits */
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -33,6 +34,7 @@ struct xsort_run {
 
 struct xsort {
 	size_t rec_size;        /* 0: variable */
+	size_t hdr;             /* bytes before each stored record: XSORT_HDR or 0 */
 	size_t max_rec;
 	xsort_cmp_fn cmp;
 	size_t mem;
@@ -55,16 +57,18 @@ struct xsort {
 #endif
 };
 
-static size_t stored_size(size_t len)
+static size_t stored_size(const struct xsort *s, size_t len)
 {
-	return XSORT_HDR + ((len + 7) & ~(size_t)7);
+	return s->hdr + ((len + 7) & ~(size_t)7);
 }
 
-static uint32_t get_len(const uint8_t *p)
+/* The length of the stored record at p. */
+static uint32_t get_len(const struct xsort *s, const uint8_t *p)
 {
-	uint32_t v;
+	uint32_t v = (uint32_t)s->rec_size;
 
-	memcpy(&v, p, sizeof(v));
+	if (!v)
+		memcpy(&v, p, sizeof(v));
 	return v;
 }
 
@@ -78,10 +82,11 @@ struct xsort *xsort_new(size_t rec_size, xsort_cmp_fn cmp, size_t mem, const cha
 	if (!s)
 		return NULL;
 	s->rec_size = rec_size;
+	s->hdr = rec_size ? 0 : XSORT_HDR;
 	s->max_rec = rec_size ? rec_size : XSORT_MAX_REC;
 	/* room for a few of the largest records */
-	if (mem < 4 * (stored_size(s->max_rec)))
-		mem = 4 * (stored_size(s->max_rec));
+	if (mem < 4 * (stored_size(s, s->max_rec)))
+		mem = 4 * (stored_size(s, s->max_rec));
 	if (mem < XSORT_MIN_MEM)
 		mem = XSORT_MIN_MEM;
 	s->cmp = cmp;
@@ -97,7 +102,7 @@ struct xsort *xsort_new(size_t rec_size, xsort_cmp_fn cmp, size_t mem, const cha
 
 static inline int rec_less(const struct xsort *s, uint32_t a, uint32_t b)
 {
-	return s->cmp(s->buf + a + XSORT_HDR, s->buf + b + XSORT_HDR) < 0;
+	return s->cmp(s->buf + a + s->hdr, s->buf + b + s->hdr) < 0;
 }
 
 /* Sorts the order entries by their records (only 4-byte offsets move). */
@@ -197,7 +202,7 @@ static ssize_t write_sorted(struct xsort *s, off_t off)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->len && !ret; i++) {
 		const uint8_t *rec = s->buf + s->order[i];
-		size_t sz = stored_size(get_len(rec));
+		size_t sz = stored_size(s, get_len(s, rec));
 
 		if (n + sz > XSORT_STAGE) {
 			ret = pio_all(s->fd, stage, n, off, 1);
@@ -306,19 +311,21 @@ int xsort_add_var(struct xsort *s, const void *rec, size_t len)
 
 	if (s->reading || len > s->max_rec)
 		return -EINVAL;
-	ret = make_room(s, stored_size(len));
+	ret = make_room(s, stored_size(s, len));
 	if (ret < 0)
 		return ret;
 	s->order[s->len++] = (uint32_t)s->buf_used;
 	/* only the header's and the last word's padding are zeroed: a memset of the
 	 * whole record (variable size, so not inlined well) costs more than the copy */
 	p = s->buf + s->buf_used;
-	memcpy(p, &l, sizeof(l));
-	memset(p + sizeof(l), 0, XSORT_HDR - sizeof(l));
+	if (s->hdr) {
+		memcpy(p, &l, sizeof(l));
+		memset(p + sizeof(l), 0, XSORT_HDR - sizeof(l));
+	}
 	if (len & 7)
-		memset(p + XSORT_HDR + (len & ~(size_t)7), 0, 8);
-	memcpy(p + XSORT_HDR, rec, len);
-	s->buf_used += stored_size(len);
+		memset(p + s->hdr + (len & ~(size_t)7), 0, 8);
+	memcpy(p + s->hdr, rec, len);
+	s->buf_used += stored_size(s, len);
 	s->total++;
 	return 0;
 }
@@ -332,12 +339,12 @@ int xsort_add(struct xsort *s, const void *rec)
 
 /* Makes the run's next record wholly present in its buffer (moving a partial one
  * to the front and reading more): 1, 0 when the run is exhausted, negative errno. */
-static int run_fill(struct xsort_run *r, int fd)
+static int run_fill(const struct xsort *s, struct xsort_run *r)
 {
 	size_t have = r->buf_len - r->buf_pos, want;
 	int ret;
 
-	if (have >= XSORT_HDR && have >= stored_size(get_len(r->buf + r->buf_pos)))
+	if (have >= XSORT_HDR && have >= stored_size(s, get_len(s, r->buf + r->buf_pos)))
 		return 1;
 	if (!have && r->next == r->end)
 		return 0;
@@ -347,26 +354,26 @@ static int run_fill(struct xsort_run *r, int fd)
 	want = r->buf_cap - have;
 	if ((off_t)want > r->end - r->next)
 		want = (size_t)(r->end - r->next);
-	ret = pio_all(fd, r->buf + have, want, r->next, 0);
+	ret = pio_all(s->fd, r->buf + have, want, r->next, 0);
 	if (ret < 0)
 		return ret;
 	r->next += (off_t)want;
 	r->buf_len += want;
 	have = r->buf_len;
 	/* runs are our own file: a short record means it was damaged underneath us */
-	if (have < XSORT_HDR || have < stored_size(get_len(r->buf)))
+	if (have < XSORT_HDR || have < stored_size(s, get_len(s, r->buf)))
 		return -EIO;
 	return 1;
 }
 
-static const void *run_cur(const struct xsort_run *r)
+static const void *run_cur(const struct xsort *s, const struct xsort_run *r)
 {
-	return r->buf + r->buf_pos + XSORT_HDR;
+	return r->buf + r->buf_pos + s->hdr;
 }
 
 static int heap_less(const struct xsort *s, size_t a, size_t b)
 {
-	return s->cmp(run_cur(&s->runs[a]), run_cur(&s->runs[b])) < 0;
+	return s->cmp(run_cur(s, &s->runs[a]), run_cur(s, &s->runs[b])) < 0;
 }
 
 static void heap_sift_down(struct xsort *s, size_t i)
@@ -411,8 +418,8 @@ int xsort_finish(struct xsort *s)
 	per_run = s->buf_cap / s->nruns & ~(size_t)7;
 	if (per_run < XSORT_MIN_RUN_BUF)
 		per_run = XSORT_MIN_RUN_BUF;
-	if (per_run < stored_size(s->max_rec))
-		per_run = stored_size(s->max_rec);
+	if (per_run < stored_size(s, s->max_rec))
+		per_run = stored_size(s, s->max_rec);
 	if (per_run * s->nruns > s->buf_cap) {
 		free(s->buf);
 		s->buf_cap = per_run * s->nruns;
@@ -426,7 +433,7 @@ int xsort_finish(struct xsort *s)
 
 		r->buf_cap = per_run;
 		r->buf = s->buf + i * per_run;
-		ret = run_fill(r, s->fd);
+		ret = run_fill(s, r);
 		if (ret < 0)
 			return ret;
 		if (ret > 0)
@@ -437,7 +444,7 @@ int xsort_finish(struct xsort *s)
 	return 0;
 }
 
-/* The next record with its length header, or NULL. */
+/* The next record with its length header (if any), or NULL. */
 static const uint8_t *peek_raw(const struct xsort *s)
 {
 	const struct xsort_run *r;
@@ -456,14 +463,14 @@ const void *xsort_peek(struct xsort *s)
 {
 	const uint8_t *p = peek_raw(s);
 
-	return p ? p + XSORT_HDR : NULL;
+	return p ? p + s->hdr : NULL;
 }
 
 size_t xsort_peek_size(struct xsort *s)
 {
 	const uint8_t *p = peek_raw(s);
 
-	return p ? get_len(p) : 0;
+	return p ? get_len(s, p) : 0;
 }
 
 int xsort_next(struct xsort *s, void *rec)
@@ -474,14 +481,14 @@ int xsort_next(struct xsort *s, void *rec)
 
 	if (!cur)
 		return 0;
-	memcpy(rec, cur + XSORT_HDR, get_len(cur));
+	memcpy(rec, cur + s->hdr, get_len(s, cur));
 	if (!s->nruns) {
 		s->pos++;
 		return 1;
 	}
 	r = &s->runs[s->heap[0]];
-	r->buf_pos += stored_size(get_len(cur));
-	ret = run_fill(r, s->fd);
+	r->buf_pos += stored_size(s, get_len(s, cur));
+	ret = run_fill(s, r);
 	if (ret < 0)
 		return ret;
 	if (!ret)

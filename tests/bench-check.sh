@@ -13,8 +13,10 @@ bench_warm "$IMG"
 
 REF=$(bench_ref619 btrfs)
 bench_vs "check" box '"$BOX" btrfs check "$IMG"' ref '"$REF" check "$IMG"' || [ $? = 1 ] || exit 0
+bench_goal "check" box ref time 0.33
 bench_vs "check --check-data-csum" box '"$BOX" btrfs check --check-data-csum "$IMG"' \
 	ref '"$REF" check --check-data-csum "$IMG"'
+bench_goal "check --check-data-csum" box ref time 0.4
 BENCH_COLD=1 bench_vs "check --check-data-csum, cold cache" box '"$BOX" btrfs check --check-data-csum "$IMG"' \
 	ref '"$REF" check --check-data-csum "$IMG"'
 bench_vs "check two threads vs one" box '"$BOX" btrfs check "$IMG"' \

@@ -24,6 +24,7 @@ size=4G
 bench_vs "mkfs --rootdir" box '"$BOX" mkfs.btrfs -f --rootdir "$SRC" "$MKFS_IMG"' \
 	ref '"$REF_MKFS" -f --rootdir "$SRC" "$MKFS_IMG"'
 [ $? = 2 ] && exit 0
+bench_goal "mkfs --rootdir" box ref time 0.2
 bench_rootdir_many || { echo "mkfs: FAIL: cannot generate $SRC"; exit 1; }
 bench_vs "mkfs --rootdir 100k data files" box '"$BOX" mkfs.btrfs -f --rootdir "$SRC" "$MKFS_IMG"' \
 	ref '"$REF_MKFS" -f --rootdir "$SRC" "$MKFS_IMG"'

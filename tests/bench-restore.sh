@@ -16,6 +16,7 @@ BENCH_PREP=bench_out_prep BENCH_POST=bench_out_post
 bench_vs "restore" box '"$BOX" btrfs restore "$IMG" "$OUT"' ref '"$REF_BTRFS" restore "$IMG" "$OUT"'
 [ $? = 2 ] && exit 0
 bench_same_output restore box ref
+bench_goal "restore" box ref speed 2.5
 # btrfs-progs drops the image's cached pages when it opens it, so it reads the disk
 # even when the cache is warm: both from a cold cache too.
 BENCH_COLD=1 bench_vs "restore, cold cache" box '"$BOX" btrfs restore "$IMG" "$OUT"' ref '"$REF_BTRFS" restore "$IMG" "$OUT"'

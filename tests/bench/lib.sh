@@ -18,6 +18,9 @@
 #       default none, untimed); when BENCH_POST writes a byte count to $W/TAG.bytes, the
 #       line shows throughput as well. Returns 2 (after a SKIP line) when A is not built
 #       yet (placeholder or unknown command), 1 when a run failed.
+#   bench_goal LABEL TAG_A TAG_B time|speed GOAL
+#       after bench_vs: the issue's goal against the medians, "time" A's time at most
+#       GOAL times B's, "speed" A's throughput at least GOAL times B's (met or MISSED).
 #
 # $W is a scratch directory under BENCH_DIR; at exit everything mounted below it is
 # unmounted, loop devices backed by files below it are detached, and it is removed
@@ -241,6 +244,15 @@ bench_vs() {
 		status=1
 	done
 	return $status
+}
+
+bench_goal() {
+	awk -v l="$1" -v kind="$4" -v goal="$5" -v ta="$(bench_median "$W/$2.runs" 1)" \
+		-v tb="$(bench_median "$W/$3.runs" 1)" 'BEGIN {
+		r = kind == "time" ? (tb > 0 ? ta / tb : 0) : (ta > 0 ? tb / ta : 0)
+		ok = kind == "time" ? r <= goal : r >= goal
+		printf "%s: %s x%.2f (goal: %s x%.2f) %s\n", l, kind == "time" ? "time" : "throughput",
+			r, kind == "time" ? "at most" : "at least", goal, ok ? "met" : "MISSED" }'
 }
 
 bench_need_root
