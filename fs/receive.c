@@ -487,8 +487,8 @@ static int open_subvol_id(struct receiver *r, uint64_t id)
 static int open_subvol_uuid(struct receiver *r, const uint8_t uuid[16], uint64_t transid)
 {
 	/* A UUID tree item lists the le64 ids of every subvolume with that UUID (the same
-	 * stream received into many directories), as many as the search ioctl returns. */
-	uint64_t ids[BTRFS_SEARCH_ARGS_BUFSIZE / 8];
+	 * stream received into many directories). */
+	uint64_t ids[SUBVOL_UUID_MAX_IDS];
 	struct subvol_entry it;
 	int pass, n, i, fd = -1;
 

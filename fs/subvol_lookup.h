@@ -8,6 +8,8 @@
 
 /* Whether fd is the top directory of a subvolume (1), not (0), or -errno. */
 int subvol_is_root_dir(int fd);
+/* The most ids one UUID tree item holds (a 64 KiB leaf of le64 ids). */
+#define SUBVOL_UUID_MAX_IDS 8192
 /* Up to max root ids whose UUID (received == 0) or received UUID (received == 1) is
  * uuid; returns how many were found (0: none) or -errno. fd: any file on the fs. */
 int subvol_find_uuid(int fd, const uint8_t uuid[16], int received, uint64_t *ids, int max);

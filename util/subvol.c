@@ -29,16 +29,69 @@ int tree_search(int fd, uint64_t tree_id, const struct tree_key *min,
 	return tree_search_since(fd, tree_id, min, max, 0, fn, ctx);
 }
 
+/* One search: BTRFS_IOC_TREE_SEARCH_V2 with room for the largest leaf (the first
+ * ioctl's buffer holds 3992 bytes: a larger item, such as a UUID tree item naming
+ * hundreds of subvolumes, comes with a length of 0), or where the kernel lacks it (before
+ * 3.15), BTRFS_IOC_TREE_SEARCH. *v2 is allocated at the first call. */
+#define SEARCH_V2_BUF 65536
+static int search_ioctl(int fd, struct btrfs_ioctl_search_args *v1,
+			struct btrfs_ioctl_search_args_v2 **v2, int *old_kernel)
+{
+	if (!*old_kernel) {
+		if (!*v2 && !(*v2 = calloc(1, sizeof(**v2) + SEARCH_V2_BUF)))
+			return -ENOMEM;
+		(*v2)->key = v1->key;
+		(*v2)->buf_size = SEARCH_V2_BUF;
+		if (ioctl(fd, BTRFS_IOC_TREE_SEARCH_V2, *v2) == 0) {
+			v1->key = (*v2)->key;
+			return 0;
+		}
+		if (errno != ENOTTY)
+			return -errno;
+		*old_kernel = 1;
+	}
+	return ioctl(fd, BTRFS_IOC_TREE_SEARCH, v1) < 0 ? -errno : 0;
+}
+
+/* Hands the items of one search's buffer to fn and moves sk past the last (*done
+ * when nothing is left): 0, or fn's value that stops, or an error. */
+static int search_items(struct btrfs_ioctl_search_key *sk, const char *buf, size_t size,
+			const struct tree_key *max, tree_search_fn fn, void *ctx, int *done)
+{
+	struct btrfs_ioctl_search_header sh;
+	size_t off = 0;
+	int ret;
+
+	*done = sk->nr_items == 0;
+	if (*done)
+		return 0;
+	for (uint32_t i = 0; i < sk->nr_items; i++) {
+		if (off + sizeof(sh) > size)
+			return -EIO;
+		memcpy(&sh, buf + off, sizeof(sh));
+		off += sizeof(sh);
+		if (sh.len > size - off)
+			return -EIO;
+		ret = fn(&sh, buf + off, ctx);
+		if (ret)
+			return ret;
+		off += sh.len;
+		key_next(sk, sh.objectid, (uint8_t)sh.type, sh.offset);
+	}
+	/* the last key was the maximum: the increment wrapped around */
+	*done = (sh.objectid == max->objectid && sh.type == max->type && sh.offset == max->offset) ||
+		sk->min_objectid < sh.objectid;
+	return 0;
+}
+
 int tree_search_since(int fd, uint64_t tree_id, const struct tree_key *min,
 		      const struct tree_key *max, uint64_t min_transid, tree_search_fn fn,
 		      void *ctx)
 {
 	struct btrfs_ioctl_search_args args;
+	struct btrfs_ioctl_search_args_v2 *v2 = NULL;
 	struct btrfs_ioctl_search_key *sk = &args.key;
-	struct btrfs_ioctl_search_header sh;
-	size_t off;
-	uint32_t i;
-	int ret;
+	int ret, done = 0, old_kernel = 0;
 
 	memset(&args, 0, sizeof(args));
 	sk->tree_id = tree_id;
@@ -50,32 +103,15 @@ int tree_search_since(int fd, uint64_t tree_id, const struct tree_key *min,
 	sk->max_offset = max->offset;
 	sk->min_transid = min_transid;
 	sk->max_transid = (uint64_t)-1;
-	for (;;) {
+	do {
 		sk->nr_items = 4096;
-		if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &args) < 0)
-			return -errno;
-		if (sk->nr_items == 0)
-			return 0;
-		off = 0;
-		for (i = 0; i < sk->nr_items; i++) {
-			if (off + sizeof(sh) > sizeof(args.buf))
-				return -EIO;
-			memcpy(&sh, args.buf + off, sizeof(sh));
-			off += sizeof(sh);
-			if (sh.len > sizeof(args.buf) - off)
-				return -EIO;
-			ret = fn(&sh, args.buf + off, ctx);
-			if (ret)
-				return ret;
-			off += sh.len;
-			key_next(sk, sh.objectid, (uint8_t)sh.type, sh.offset);
-		}
-		/* the last key was the maximum: the increment wrapped around */
-		if (sh.objectid == max->objectid && sh.type == max->type && sh.offset == max->offset)
-			return 0;
-		if (sk->min_objectid < sh.objectid)
-			return 0;
-	}
+		ret = search_ioctl(fd, &args, &v2, &old_kernel);
+		if (!ret)
+			ret = search_items(sk, old_kernel ? args.buf : (const char *)v2->buf,
+					   old_kernel ? sizeof(args.buf) : SEARCH_V2_BUF, max, fn, ctx, &done);
+	} while (!ret && !done);
+	free(v2);
+	return ret;
 }
 
 int subvol_id_of_fd(int fd, uint64_t *id)
