@@ -15,9 +15,9 @@ COMMANDS = [["rescue", "zero-log"], ["rescue", "super-recover", "-y"], ["rescue"
 REF = os.environ.get("REF_BTRFS", "/usr/bin/btrfs")
 
 
-def sparse_sum(path):
-    """sha256 of the data regions of a sparse file, with their offsets."""
-    h = hashlib.sha256()
+def data_regions(path):
+    """The data regions of a sparse file (holes skipped): (offset, bytes) pieces of
+    at most 1 MiB, then (size, None)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         end, pos = os.fstat(fd).st_size, 0
@@ -27,16 +27,22 @@ def sparse_sum(path):
             except OSError:
                 break
             stop = os.lseek(fd, pos, os.SEEK_HOLE)
-            h.update(b"%d:" % pos)
             while pos < stop:
                 chunk = os.pread(fd, min(1 << 20, stop - pos), pos)
                 if not chunk:
                     break
-                h.update(chunk)
+                yield pos, chunk
                 pos += len(chunk)
-        h.update(b"size %d" % end)
+        yield end, None
     finally:
         os.close(fd)
+
+
+def sparse_sum(path):
+    """sha256 of the data regions of a sparse file, with their offsets."""
+    h = hashlib.sha256()
+    for pos, chunk in data_regions(path):
+        h.update(b"%d:" % pos + chunk if chunk is not None else b"size %d" % pos)
     return h.hexdigest()
 
 

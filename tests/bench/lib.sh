@@ -37,6 +37,7 @@ BENCH_TIMEOUT=${BENCH_TIMEOUT:-1800}
 # make-big.sh: ../shared/bench beside the checkout (as for the conformance suite)
 BENCH_SHARED=${BENCH_SHARED:-$(cd "$(dirname "$0")/.." && pwd)/../shared/bench}
 [ -d "$BENCH_SHARED" ] || BENCH_SHARED=/work/shared/bench
+BENCH_TESTS=$(cd "$(dirname "$0")" && pwd)       # tests/ (rescue_corpus.py's data_regions)
 BENCH_PREP=:
 BENCH_POST=:
 BENCH_STDOUT=/dev/null
@@ -133,24 +134,12 @@ bench_warm() {
 }
 bench_rewarm() {
 	[ -n "$BENCH_WARM_FILES" ] || return 0
-	timeout 600 python3 -c '
-import os, sys
-for name in sys.argv[1:]:
-    fd = os.open(name, os.O_RDONLY)
-    end, pos = os.fstat(fd).st_size, 0
-    while pos < end:
-        try:
-            pos = os.lseek(fd, pos, os.SEEK_DATA)
-        except OSError:
-            break
-        hole = os.lseek(fd, pos, os.SEEK_HOLE)
-        while pos < hole:
-            n = len(os.pread(fd, min(1 << 22, hole - pos), pos))
-            if n == 0:
-                break
-            pos += n
-        pos = hole
-    os.close(fd)' $BENCH_WARM_FILES
+	timeout 600 python3 -c 'import sys
+sys.path.insert(0, sys.argv[1])
+from rescue_corpus import data_regions
+for name in sys.argv[2:]:
+    for _ in data_regions(name):
+        pass' "$BENCH_TESTS" $BENCH_WARM_FILES
 }
 bench_drop() { for f in "$@"; do dd if="$f" iflag=nocache count=0 status=none; done; }
 
