@@ -214,8 +214,8 @@ int mkfs_data_write(struct mkfs_ctx *c, uint64_t logical, const void *buf, uint6
 	return c->nodatasum ? 0 : add_csums(c, logical, buf, len);
 }
 
-#if CFG_MKFS_THREADS
-/* A piece of rootdir data in the writer's ring. */
+/* A piece of rootdir data in the writer's ring (MKFS_THREADS; without it the ring
+ * stays NULL and the calls below are compiled out). */
 struct data_piece {
 	const struct alloc_chunk *chunk;
 	uint64_t logical, len;
@@ -233,14 +233,15 @@ static void write_piece(void *ctx, void *rec)
 
 static void writer_start(struct mkfs_ctx *c)
 {
-	if (c->cfg->writer_thread)
+	if (CFG_MKFS_THREADS && c->cfg->writer_thread)
 		workq_start(&c->writer, 4 * (sizeof(struct data_piece) + 8 + MKFS_DATA_PIECE), write_piece, c);
 }
 
 /* Waits for the writes; ret is what populating returned. */
 static int writer_stop(struct mkfs_ctx *c, int ret)
 {
-	workq_stop(&c->writer);
+	if (CFG_MKFS_THREADS)
+		workq_stop(&c->writer);
 	if (!ret && c->writer_err)
 		ret = mkfs_fail(c, "cannot write data: %s", strerror(-c->writer_err));
 	return ret;
@@ -248,7 +249,7 @@ static int writer_stop(struct mkfs_ctx *c, int ret)
 
 uint8_t *mkfs_data_space(struct mkfs_ctx *c, uint8_t *fallback, size_t len)
 {
-	if (!c->writer.ring)
+	if (!CFG_MKFS_THREADS || !c->writer.ring)
 		return fallback;
 	return ((struct data_piece *)workq_reserve(&c->writer, sizeof(struct data_piece) + len))->data;
 }
@@ -257,7 +258,7 @@ int mkfs_data_put(struct mkfs_ctx *c, uint64_t logical, uint8_t *buf, size_t len
 {
 	struct data_piece *p;
 
-	if (!c->writer.ring)
+	if (!CFG_MKFS_THREADS || !c->writer.ring)
 		return mkfs_data_write(c, logical, buf, len);
 	p = (struct data_piece *)(buf - offsetof(struct data_piece, data));
 	p->chunk = alloc_chunk_of(&c->al, logical, len);
@@ -269,21 +270,6 @@ int mkfs_data_put(struct mkfs_ctx *c, uint64_t logical, uint8_t *buf, size_t len
 	workq_commit(&c->writer, sizeof(*p) + len);
 	return c->nodatasum ? 0 : add_csums(c, logical, buf, len);
 }
-#else
-#define writer_start(c) ((void)0)
-#define writer_stop(c, ret) (ret)
-uint8_t *mkfs_data_space(struct mkfs_ctx *c, uint8_t *fallback, size_t len)
-{
-	(void)c;
-	(void)len;
-	return fallback;
-}
-
-int mkfs_data_put(struct mkfs_ctx *c, uint64_t logical, uint8_t *buf, size_t len)
-{
-	return mkfs_data_write(c, logical, buf, len);
-}
-#endif
 
 int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t logical,
 		     uint64_t len)

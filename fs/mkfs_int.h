@@ -1,7 +1,6 @@
 /* Shared between fs/mkfs.c and fs/mkfs_rootdir.c (not a public interface). */
 #ifndef FS_MKFS_INT_H
 #define FS_MKFS_INT_H
-#include "config.h"
 #include "mkfs.h"
 #include "alloc.h"
 #include "build.h"
@@ -67,10 +66,8 @@ struct mkfs_ctx {
 	int cur;                    /* the one items are added to (index into sv) */
 	uint64_t default_id;        /* --subvol default: its id, 0: the top level */
 	int nodatasum;              /* the data being written gets no checksums */
-#if CFG_MKFS_THREADS
 	struct workq writer;        /* writes rootdir data (mkfs_data_put); ring NULL: none */
 	int writer_err;             /* its first error, read once it has stopped */
-#endif
 	char *err;
 	size_t errlen;
 	struct mkfs_result *res;

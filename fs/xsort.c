@@ -344,7 +344,7 @@ static int run_fill(const struct xsort *s, struct xsort_run *r)
 	size_t have = r->buf_len - r->buf_pos, want;
 	int ret;
 
-	if (have >= XSORT_HDR && have >= stored_size(s, get_len(s, r->buf + r->buf_pos)))
+	if (have >= s->hdr && have >= stored_size(s, get_len(s, r->buf + r->buf_pos)))
 		return 1;
 	if (!have && r->next == r->end)
 		return 0;
@@ -361,7 +361,7 @@ static int run_fill(const struct xsort *s, struct xsort_run *r)
 	r->buf_len += want;
 	have = r->buf_len;
 	/* runs are our own file: a short record means it was damaged underneath us */
-	if (have < XSORT_HDR || have < stored_size(s, get_len(s, r->buf)))
+	if (have < s->hdr || have < stored_size(s, get_len(s, r->buf)))
 		return -EIO;
 	return 1;
 }
