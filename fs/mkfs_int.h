@@ -106,7 +106,7 @@ int mkfs_data_extent(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t lo
  * fs_items_add returns 0 or a negative errno. fs_items_settle ends the adding and
  * computes the shape of each tree, in tree order (shapes[0..ntrees), every tree has
  * items; 0 or -1 with err set); fs_items_source then gives the final items of tree i,
- * the trees read in order (i == 0 starts over). */
+ * the trees read once, in order. */
 struct fs_items;
 struct fs_items *fs_items_new(size_t mem, const char *tmpdir);
 int fs_items_add(struct fs_items *f, uint64_t tree, uint64_t objectid, uint8_t type,

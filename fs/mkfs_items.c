@@ -5,9 +5,10 @@
  * sequence number so that equal keys keep the order they were added in. Settling
  * reads them back in (tree, key) order, joins equal keys into one item (hash collisions of
  * names, several names of an inode in one directory), moves INODE_REF names that do
- * not fit a leaf into INODE_EXTREF items, and writes the final items to an unlinked
- * temporary file while counting the leaves of each tree. The tree writer then
- * streams that file, one tree after the other.
+ * not fit a leaf into INODE_EXTREF items, and counts the leaves of each tree. The
+ * tree writer then reads the sorter again from the start (no copy of the final
+ * items is kept: settling is cheap, writing and reading a copy is not), one tree
+ * after the other.
  * RAM: the sorter's budget, one joined item and the extrefs of one inode. */
 #include "mkfs_int.h"
 #include "xsort.h"
@@ -23,13 +24,6 @@
 /* Record in the sorter: this header, then size bytes of item data. */
 struct rec_hdr {
 	uint64_t tree, objectid, offset, seq;
-	uint32_t size;
-	uint8_t type;
-};
-
-/* Record in the final file: this header, then size bytes. */
-struct out_hdr {
-	uint64_t objectid, offset;
 	uint32_t size;
 	uint8_t type;
 };
@@ -51,29 +45,28 @@ struct fs_items {
 	uint32_t room;              /* largest item data in a leaf */
 	int extref_ok;
 	uint64_t bad_ino;           /* too many names, no extref feature */
-	struct spool out;           /* the final items */
 	uint64_t tree;              /* of the items being settled */
-	uint64_t *counts;           /* items of each tree in the output */
+	uint64_t *trees;            /* the ids of the trees, in the sorter's order */
+	uint64_t *counts;           /* final items of each tree */
 	int seg;                    /* index of the tree being settled */
 	uint64_t left;              /* items of the tree being read */
 };
 
+/* The sorter's records are 8-byte aligned: the fields are read in place (the hottest
+ * function of mkfs --rootdir). */
 static int rec_cmp(const void *a, const void *b)
 {
-	struct rec_hdr x, y;
-	struct fs_key kx, ky;
-	int r;
+	const struct rec_hdr *x = a, *y = b;
 
-	memcpy(&x, a, sizeof(x));
-	memcpy(&y, b, sizeof(y));
-	if (x.tree != y.tree)
-		return x.tree < y.tree ? -1 : 1;
-	kx = (struct fs_key){ x.objectid, x.type, x.offset };
-	ky = (struct fs_key){ y.objectid, y.type, y.offset };
-	r = fs_key_cmp(&kx, &ky);
-	if (r)
-		return r;
-	return x.seq < y.seq ? -1 : x.seq > y.seq;
+	if (x->tree != y->tree)
+		return x->tree < y->tree ? -1 : 1;
+	if (x->objectid != y->objectid)
+		return x->objectid < y->objectid ? -1 : 1;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 struct fs_items *fs_items_new(size_t mem, const char *tmpdir)
@@ -85,7 +78,7 @@ struct fs_items *fs_items_new(size_t mem, const char *tmpdir)
 	f->tmpdir = tmpdir ? tmpdir : "/tmp";
 	f->sorter = xsort_new(0, rec_cmp, mem ? mem : FS_ITEMS_MEM_DEFAULT, f->tmpdir);
 	f->rec = malloc(XSORT_MAX_REC);
-	if (!f->sorter || !f->rec || spool_init(&f->out, f->tmpdir, SPOOL_BUF)) {
+	if (!f->sorter || !f->rec) {
 		fs_items_free(f);
 		return NULL;
 	}
@@ -99,9 +92,9 @@ void fs_items_free(struct fs_items *f)
 	xsort_free(f->sorter);
 	free(f->rec);
 	free(f->join);
+	free(f->trees);
 	free(f->counts);
 	items_free(&f->ext);
-	spool_free(&f->out);
 	free(f);
 }
 
@@ -162,13 +155,10 @@ static int next_joined(struct fs_items *f)
 		k = (struct fs_key){ h.objectid, h.type, h.offset };
 		if (h.tree != f->tree || (!first && fs_key_cmp(&k, &f->key)))
 			break;
-		ret = xsort_next(f->sorter, f->rec);
-		if (ret < 0)
-			return ret;
 		f->key = k;
 		first = 0;
-		ret = join_append(f, f->rec + sizeof(h), h.size);
-		if (ret < 0)
+		ret = join_append(f, (const uint8_t *)p + sizeof(h), h.size);
+		if (ret < 0 || (ret = xsort_next(f->sorter, NULL)) < 0)
 			return ret;
 	}
 	return first ? 0 : 1;
@@ -271,40 +261,32 @@ static int final_next(void *ctx, struct fs_key *key, const uint8_t **data, uint3
 	return 1;
 }
 
-/* final_next, each item also appended to the output file. */
-static int tee_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size)
+/* final_next, the items counted. */
+static int count_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size)
 {
 	struct fs_items *f = ctx;
 	int ret = final_next(f, key, data, size);
-	struct out_hdr h;
 
-	if (ret != 1)
-		return ret;
-	memset(&h, 0, sizeof(h));      /* no stray padding bytes in the file */
-	h.objectid = key->objectid;
-	h.offset = key->offset;
-	h.size = *size;
-	h.type = key->type;
-	if ((ret = spool_write(&f->out, &h, sizeof(h))) || (ret = spool_write(&f->out, *data, *size)))
-		return ret;
-	f->counts[f->seg]++;
-	return 1;
+	if (ret == 1)
+		f->counts[f->seg]++;
+	return ret;
 }
 
 int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shapes, int ntrees)
 {
 	struct fs_items *f = c->fs;
-	struct item_source src = { tee_next, f };
+	struct item_source src = { count_next, f };
 	int ret = 0;
 
 	f->room = c->cfg->nodesize - (uint32_t)(sizeof(struct btrfs_header) + sizeof(struct btrfs_item));
 	f->extref_ok = !!(c->cfg->incompat & BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF);
 	f->counts = calloc((size_t)ntrees, sizeof(*f->counts));
-	if (!f->counts)
+	f->trees = calloc((size_t)ntrees, sizeof(*f->trees));
+	if (!f->counts || !f->trees)
 		return mkfs_fail(c, "out of memory");
 	ret = xsort_finish(f->sorter);
 	for (int i = 0; i < ntrees && ret >= 0; i++) {
-		f->tree = c->sv[i].id;
+		f->tree = f->trees[i] = c->sv[i].id;
 		f->seg = i;
 		ret = tree_shape_source(&src, c->cfg->nodesize, &shapes[i]);
 		if (ret == -1)
@@ -313,45 +295,27 @@ int fs_items_settle(struct mkfs_ctx *c, struct tree_shape *shapes, int ntrees)
 			return mkfs_fail(c, "too many names for inode %llu in one directory (needs the extref feature)",
 					 (unsigned long long)f->bad_ino);
 	}
+	if (ret >= 0)
+		ret = xsort_rewind(f->sorter);
 	if (ret < 0)
 		return mkfs_fail(c, "cannot sort the items in %s: %s", f->tmpdir, strerror(-ret));
-	ret = spool_rewind(&f->out);
-	if (ret)
-		return mkfs_fail(c, "cannot write to %s: %s", f->tmpdir, strerror(-ret));
-	xsort_free(f->sorter);      /* its memory and file are done with */
-	f->sorter = NULL;
 	return 0;
 }
 
-static int out_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size)
+/* final_next, at most the items counted for the tree. */
+static int again_next(void *ctx, struct fs_key *key, const uint8_t **data, uint32_t *size)
 {
 	struct fs_items *f = ctx;
-	struct out_hdr h;
-	const void *p;
-	int ret;
 
 	if (!f->left)
 		return 0;
 	f->left--;
-	ret = spool_read(&f->out, sizeof(h), &p);
-	if (ret != 1)
-		return ret < 0 ? ret : -EIO;
-	memcpy(&h, p, sizeof(h));
-	if (h.size > XSORT_MAX_REC)
-		return -EIO;
-	ret = spool_read(&f->out, h.size, &p);
-	if (ret != 1)
-		return ret < 0 ? ret : -EIO;
-	*key = (struct fs_key){ h.objectid, h.type, h.offset };
-	*data = p;
-	*size = h.size;
-	return 1;
+	return final_next(f, key, data, size);
 }
 
 struct item_source fs_items_source(struct fs_items *f, int i)
 {
-	if (!i)
-		spool_rewind(&f->out);  /* reading already: only moves to the start */
+	f->tree = f->trees[i];
 	f->left = f->counts[i];
-	return (struct item_source){ out_next, f };
+	return (struct item_source){ again_next, f };
 }

@@ -6,7 +6,9 @@
  * File data is streamed into data extents (holes skipped with SEEK_DATA/SEEK_HOLE);
  * files up to 2 KiB are stored inline in the fs tree, like the kernel's default
  * max_inline. Hard links are found by (st_dev, st_ino) and their link count is what
- * the tree holds. Memory: file data passes through a 1 MiB buffer, the fs tree
+ * the tree holds. Entries are looked up relative to their directory's descriptor
+ * (kept open for the directories on the path, up to DIR_FDS deep; deeper ones by
+ * full path): a full path costs a lookup of every component, per call. Memory: file data passes through a 1 MiB buffer, the fs tree
  * items through an external sorter (mkfs_items.c), data extent and csum items to
  * spools (mkfs.c); what stays in memory grows only with hard-linked files (their
  * inode items wait for the final link count) and the names of the directories on
@@ -34,6 +36,7 @@
 #define IO_BUF MKFS_DATA_PIECE
 #define COMPRESS_CHUNK (128 * 1024)                /* BTRFS_MAX_UNCOMPRESSED */
 #define FILE_EXTENT_HDR 21                  /* btrfs_file_extent_item up to its type */
+#define DIR_FDS 64
 
 struct hardlink {
 	dev_t dev;
@@ -47,6 +50,8 @@ struct hardlink {
 struct walk {
 	struct mkfs_ctx *c;
 	char path[PATH_MAX];
+	int dfd;                    /* the directory of the entries walked, or -1 */
+	int depth;
 	uint64_t next_ino;
 	struct hardlink *links;
 	size_t nlinks, links_cap;
@@ -98,46 +103,79 @@ struct dent64 {
 };
 #define DENT_HDR offsetof(struct dent64, name)
 
-/* Pushes the names in dir (without . and ..) onto w->names, sorted; they are
- * w->offs[*first ...] and stay until pop_names. Returns the count or -1. */
-static long read_names(struct walk *w, const char *dir, size_t *first)
+/* The entry whose path is w->path, for the *at system calls: relative to the
+ * directory's descriptor when it is kept, else the full path. */
+static int at_fd(const struct walk *w) { return w->dfd >= 0 ? w->dfd : AT_FDCWD; }
+
+static const char *at_name(const struct walk *w)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	return w->dfd >= 0 ? strrchr(w->path, '/') + 1 : w->path;
+}
+
+/* Opens the directory at w->path (no O_CLOEXEC: nothing is executed, and musl adds
+ * an fcntl call per open for it). */
+static int open_dir(struct walk *w)
+{
+	int fd = openat(at_fd(w), at_name(w), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+
+	if (fd < 0)
+		return mkfs_fail(w->c, "cannot open directory %s: %s", w->path, strerror(errno));
+	return fd;
+}
+
+/* Makes fd (the directory at w->path) the one its entries are looked up in; returns
+ * the previous one for leave_dir. Beyond DIR_FDS levels fd is closed and the
+ * entries below go by full path. */
+static int enter_dir(struct walk *w, int fd)
+{
+	int prev = w->dfd;
+
+	if (++w->depth > DIR_FDS) {
+		close(fd);
+		fd = -1;
+	}
+	w->dfd = fd;
+	return prev;
+}
+
+static void leave_dir(struct walk *w, int prev)
+{
+	if (w->dfd >= 0)
+		close(w->dfd);
+	w->dfd = prev;
+	w->depth--;
+}
+
+/* Pushes the names in the directory fd (without . and ..) onto w->names, sorted;
+ * they are w->offs[*first ...] and stay until pop_names. Returns the count or -1. */
+static long read_names(struct walk *w, int fd, size_t *first)
+{
+	const char *dir = w->path;
 	long got;
 
 	*first = w->offs_used;
-	if (fd < 0)
-		return mkfs_fail(w->c, "cannot open directory %s: %s", dir, strerror(errno));
 	while ((got = syscall(SYS_getdents64, fd, w->dents, sizeof(w->dents))) > 0) {
 		for (long pos = 0; pos < got; ) {
 			const struct dent64 *d = (const struct dent64 *)(w->dents + pos);
 			size_t room, len;
 
-			if ((size_t)(got - pos) <= DENT_HDR || d->reclen <= DENT_HDR || d->reclen > got - pos) {
-				close(fd);
+			if ((size_t)(got - pos) <= DENT_HDR || d->reclen <= DENT_HDR || d->reclen > got - pos)
 				return mkfs_fail(w->c, "cannot read directory %s: bad record", dir);
-			}
 			pos += d->reclen;
 			room = d->reclen - DENT_HDR;
 			len = strnlen(d->name, room);
 			if (len == room || (d->name[0] == '.' && (len == 1 || (len == 2 && d->name[1] == '.'))))
 				continue;
 			if (grow((void **)&w->names, &w->names_cap, w->names_used + len + 1, 1) ||
-			    grow((void **)&w->offs, &w->offs_cap, w->offs_used + 1, sizeof(*w->offs))) {
-				close(fd);
+			    grow((void **)&w->offs, &w->offs_cap, w->offs_used + 1, sizeof(*w->offs)))
 				return mkfs_fail(w->c, "out of memory");
-			}
 			w->offs[w->offs_used++] = w->names_used;
 			memcpy(w->names + w->names_used, d->name, len + 1);
 			w->names_used += len + 1;
 		}
 	}
-	if (got < 0) {
-		int e = errno;
-		close(fd);
-		return mkfs_fail(w->c, "cannot read directory %s: %s", dir, strerror(e));
-	}
-	close(fd);
+	if (got < 0)
+		return mkfs_fail(w->c, "cannot read directory %s: %s", dir, strerror(errno));
 	sort_names(w->names, w->offs + *first, w->offs_used - *first);
 	return (long)(w->offs_used - *first);
 }
@@ -201,20 +239,44 @@ static uint64_t inode_flags(const struct mkfs_ctx *c, const struct stat *st)
 	return 0;
 }
 
+/* The xattrs of the entry at w->path: through fd when it is open (no lookup), else
+ * by full path (the system calls have no *at form before Linux 6.13). */
+static ssize_t xattr_list(const struct walk *w, int fd, char *names, size_t len)
+{
+	return fd >= 0 ? flistxattr(fd, names, len) : llistxattr(w->path, names, len);
+}
+
+static ssize_t xattr_get(const struct walk *w, int fd, const char *name, void *val, size_t len)
+{
+	return fd >= 0 ? fgetxattr(fd, name, val, len) : lgetxattr(w->path, name, val, len);
+}
+
+/* The names of the xattrs: *names (malloc'ed, NULL when there are none or the
+ * source filesystem has no xattrs) and their bytes *len. 0, or -1 on no memory. */
+static int xattr_names(const struct walk *w, int fd, char **names, ssize_t *len)
+{
+	*names = NULL;
+	*len = xattr_list(w, fd, NULL, 0);
+	if (*len <= 0)
+		return 0;
+	if (!(*names = malloc((size_t)*len)))
+		return -1;
+	*len = xattr_list(w, fd, *names, (size_t)*len);
+	return 0;
+}
+
 /* ---- estimate ---- */
 
-/* Bytes of the names and values of the xattrs of path. */
-static uint64_t xattr_bytes(const char *path)
+/* Bytes of the names and values of the xattrs of the entry at w->path. */
+static uint64_t xattr_bytes(const struct walk *w)
 {
-	ssize_t len = llistxattr(path, NULL, 0);
-	uint64_t total = 0;
+	ssize_t len;
 	char *names;
+	uint64_t total = 0;
 
-	if (len <= 0 || !(names = malloc((size_t)len)))
-		return 0;
-	len = llistxattr(path, names, (size_t)len);
-	for (char *n = names; len > 0 && n < names + len; n += strlen(n) + 1) {
-		ssize_t vl = lgetxattr(path, n, NULL, 0);
+	xattr_names(w, -1, &names, &len);       /* no memory: an estimate without them */
+	for (char *n = names; names && len > 0 && n < names + len; n += strlen(n) + 1) {
+		ssize_t vl = xattr_get(w, -1, n, NULL, 0);
 		total += 30 + 25 + strlen(n) + (vl > 0 ? (uint64_t)vl : 0);
 	}
 	free(names);
@@ -225,12 +287,14 @@ static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 {
 	struct mkfs_ctx *c = w->c;
 	size_t first;
-	long n = read_names(w, w->path, &first);
+	int fd = open_dir(w), prev;
+	long n = fd < 0 ? -1 : read_names(w, fd, &first);
 	int ret = 0;
 
-	if (n < 0)
+	if (fd < 0)
 		return -1;
-	for (long i = 0; i < n && !ret; i++) {
+	prev = enter_dir(w, fd);
+	for (long i = 0; n >= 0 && i < n && !ret; i++) {
 		struct stat st;
 		size_t nl = strlen(name_at(w, first + (size_t)i));
 		int len = path_push(w, name_at(w, first + (size_t)i));
@@ -239,12 +303,12 @@ static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 			ret = -1;
 			break;
 		}
-		if (lstat(w->path, &st)) {
+		if (fstatat(at_fd(w), at_name(w), &st, AT_SYMLINK_NOFOLLOW)) {
 			ret = mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
 		} else if (!is_target(c, &st)) {
 			/* inode, ref, two dir entries, xattrs */
 			est->meta_bytes += 160 + 2 * 25 + 12 + 2 * (30 + 25) + 3 * nl +
-					   xattr_bytes(w->path);
+					   xattr_bytes(w);
 			if (subvol_spec(c, &st))    /* its own tree, root item and refs */
 				est->meta_bytes += 2 * c->cfg->nodesize + 1024;
 			if (S_ISDIR(st.st_mode)) {
@@ -261,13 +325,16 @@ static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 		}
 		w->path[len] = 0;
 	}
+	leave_dir(w, prev);
+	if (n < 0)
+		return -1;
 	pop_names(w, first);
 	return ret;
 }
 
 int rootdir_estimate(struct mkfs_ctx *c, const char *dir, struct rootdir_estimate *est)
 {
-	struct walk w = { .c = c };
+	struct walk w = { .c = c, .dfd = -1 };
 	int ret;
 
 	if (strlen(dir) >= sizeof(w.path))
@@ -336,22 +403,19 @@ static void skipped(struct mkfs_ctx *c, const char *fmt, const char *path)
 		snprintf(c->res->warn_msg, sizeof(c->res->warn_msg), fmt, path);
 }
 
-static int add_xattrs(struct walk *w, uint64_t ino)
+/* The xattrs of the entry at w->path (open as fd, or -1) as items of inode ino. */
+static int add_xattrs(struct walk *w, uint64_t ino, int fd)
 {
 	struct mkfs_ctx *c = w->c;
-	ssize_t len = llistxattr(w->path, NULL, 0);
+	ssize_t len;
 	char *names, *val = NULL;
 	int ret = 0;
 
-	if (len <= 0)
-		return 0;   /* none, or the source filesystem has no xattrs */
-	names = malloc((size_t)len);
-	if (!names)
+	if (xattr_names(w, fd, &names, &len))
 		return mkfs_fail(c, "out of memory");
-	len = llistxattr(w->path, names, (size_t)len);
 	for (char *n = names; len > 0 && n < names + len && !ret; n += strlen(n) + 1) {
 		size_t nl = strlen(n);
-		ssize_t vl = lgetxattr(w->path, n, NULL, 0);
+		ssize_t vl = xattr_get(w, fd, n, NULL, 0);
 		struct btrfs_dir_item *di;
 		uint8_t *item;
 
@@ -370,7 +434,7 @@ static int add_xattrs(struct walk *w, uint64_t ino)
 		item = (uint8_t *)val;
 		di = (struct btrfs_dir_item *)item;
 		memset(di, 0, sizeof(*di));
-		vl = lgetxattr(w->path, n, item + sizeof(*di) + nl, (size_t)vl);
+		vl = xattr_get(w, fd, n, item + sizeof(*di) + nl, (size_t)vl);
 		if (vl < 0)
 			continue;
 		put_le64(&di->transid, MKFS_GENERATION);
@@ -509,7 +573,8 @@ static int copy_range(struct walk *w, int fd, uint64_t ino, uint64_t start, uint
 }
 
 /* File contents: inline when small, else extents over the data ranges; without the
- * no-holes feature the gaps get explicit hole extents. */
+ * no-holes feature the gaps get explicit hole extents. Its xattrs as well (read
+ * through the open file). */
 static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, uint64_t *nbytes)
 {
 	struct mkfs_ctx *c = w->c;
@@ -527,11 +592,15 @@ static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, ui
 	c->nodatasum = inode_flags(c, st) != 0;
 	compress = c->cfg->compress && !c->nodatasum;
 	if (!size)
-		return 0;
+		return add_xattrs(w, ino, -1);
 	/* no O_CLOEXEC: nothing is executed, and musl adds an fcntl call per open for it */
-	fd = open(w->path, O_RDONLY | O_NOFOLLOW);
+	fd = openat(at_fd(w), at_name(w), O_RDONLY | O_NOFOLLOW);
 	if (fd < 0)
 		return mkfs_fail(c, "cannot open %s: %s", w->path, strerror(errno));
+	if (add_xattrs(w, ino, fd)) {
+		close(fd);
+		return -1;
+	}
 	if (size <= MAX_INLINE && size < ss) {
 		if (read_full(fd, w->buf, (size_t)size, 0))
 			ret = mkfs_fail(c, "cannot read %s: %s", w->path, strerror(errno));
@@ -670,7 +739,7 @@ static int add_subvol(struct walk *w, uint64_t dir, uint64_t index, const char *
 	if (spec->is_default)
 		c->default_id = c->sv[sub].id;
 	w->next_ino = BTRFS_FIRST_FREE_OBJECTID + 1;
-	ret = add_xattrs(w, BTRFS_FIRST_FREE_OBJECTID) || add_dir(w, BTRFS_FIRST_FREE_OBJECTID, &size) ||
+	ret = add_dir(w, BTRFS_FIRST_FREE_OBJECTID, &size) ||
 	      add_inode(c, BTRFS_FIRST_FREE_OBJECTID, st, size, 0) ||
 	      mkfs_add_inode_ref(c, BTRFS_FIRST_FREE_OBJECTID, BTRFS_FIRST_FREE_OBJECTID, 0, "..", 2);
 	w->next_ino = next_ino;
@@ -690,7 +759,7 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 	const struct mkfs_subvol_spec *spec;
 	int ret;
 
-	if (lstat(w->path, &st))
+	if (fstatat(at_fd(w), at_name(w), &st, AT_SYMLINK_NOFOLLOW))
 		return mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
 	if (is_target(c, &st))
 		return 1;
@@ -701,7 +770,8 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 		return add_dir_entry(c, dir, index, name, hl->btrfs_ino, file_type(st.st_mode));
 	}
 	ino = w->next_ino++;
-	if (add_dir_entry(c, dir, index, name, ino, file_type(st.st_mode)) || add_xattrs(w, ino))
+	if (add_dir_entry(c, dir, index, name, ino, file_type(st.st_mode)) ||
+	    (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && add_xattrs(w, ino, -1)))
 		return -1;
 	if (S_ISDIR(st.st_mode)) {
 		ret = add_dir(w, ino, &size);
@@ -710,7 +780,7 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 		ret = add_file_data(w, &st, ino, &nbytes);
 	} else if (S_ISLNK(st.st_mode)) {
 		char target[PATH_MAX];
-		ssize_t n = readlink(w->path, target, sizeof(target));
+		ssize_t n = readlinkat(at_fd(w), at_name(w), target, sizeof(target));
 		if (n < 0 || (size_t)n >= sizeof(target))
 			return mkfs_fail(c, "cannot read link %s", w->path);
 		if ((uint32_t)n + FILE_EXTENT_HDR > leaf_room(c))
@@ -729,19 +799,21 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 	return add_inode(c, ino, &st, size, nbytes);
 }
 
-/* The entries of the directory at w->path; its i_size is the sum of the names twice
- * (a DIR_ITEM and a DIR_INDEX each). */
+/* The directory at w->path as inode dir: its xattrs and its entries; its i_size is
+ * the sum of the names twice (a DIR_ITEM and a DIR_INDEX each). */
 static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size)
 {
 	size_t first;
-	long n = read_names(w, w->path, &first);
+	int fd = open_dir(w), prev;
+	long n = fd < 0 || add_xattrs(w, dir, fd) ? -1 : read_names(w, fd, &first);
 	uint64_t index = 2;     /* DIR_INDEX numbering starts after "." and ".." */
 	int ret = 0;
 
-	if (n < 0)
+	if (fd < 0)
 		return -1;
+	prev = enter_dir(w, fd);
 	*dir_size = 0;
-	for (long i = 0; i < n && ret >= 0; i++) {
+	for (long i = 0; n >= 0 && i < n && ret >= 0; i++) {
 		const char *name = name_at(w, first + (size_t)i);
 		size_t nl = strlen(name);
 		int len = path_push(w, name);
@@ -760,14 +832,16 @@ static int add_dir(struct walk *w, uint64_t dir, uint64_t *dir_size)
 		}
 		w->path[len] = 0;
 	}
-	ret = ret < 0 ? -1 : 0;
+	leave_dir(w, prev);
+	if (n < 0)
+		return -1;
 	pop_names(w, first);
-	return ret;
+	return ret < 0 ? -1 : 0;
 }
 
 int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 {
-	struct walk w = { .c = c, .next_ino = BTRFS_FIRST_FREE_OBJECTID + 1,
+	struct walk w = { .c = c, .dfd = -1, .next_ino = BTRFS_FIRST_FREE_OBJECTID + 1,
 			  .deflater.level = c->cfg->compress_level };
 	struct stat st;
 	uint64_t size;
@@ -787,8 +861,7 @@ int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 	}
 	if (add_dir(&w, BTRFS_FIRST_FREE_OBJECTID, &size) ||
 	    add_inode(c, BTRFS_FIRST_FREE_OBJECTID, &st, size, 0) ||
-	    mkfs_add_inode_ref(c, BTRFS_FIRST_FREE_OBJECTID, BTRFS_FIRST_FREE_OBJECTID, 0, "..", 2) ||
-	    add_xattrs(&w, BTRFS_FIRST_FREE_OBJECTID))
+	    mkfs_add_inode_ref(c, BTRFS_FIRST_FREE_OBJECTID, BTRFS_FIRST_FREE_OBJECTID, 0, "..", 2))
 		goto out;
 	/* link counts are known now */
 	for (size_t i = 0; i < w.links_cap; i++) {

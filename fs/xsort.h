@@ -14,7 +14,7 @@
 #define XSORT_MAX_REC (128u << 10)
 
 struct xsort;
-/* Compares two records (the bytes given to xsort_add). */
+/* Compares two records (the bytes given to xsort_add, at 8-byte aligned addresses). */
 typedef int (*xsort_cmp_fn)(const void *a, const void *b);
 
 /* NULL on bad arguments or no memory. */
@@ -25,13 +25,16 @@ int xsort_add(struct xsort *s, const void *rec);
 int xsort_add_var(struct xsort *s, const void *rec, size_t len);
 /* Ends the adding; reading starts. 0 or a negative errno. */
 int xsort_finish(struct xsort *s);
-/* Copies the next record in order (xsort_peek_size bytes): 1, 0 at the end,
- * negative errno. */
+/* Copies the next record in order (xsort_peek_size bytes; rec NULL: skips it): 1,
+ * 0 at the end, negative errno. */
 int xsort_next(struct xsort *s, void *rec);
 /* Looks at the next record without taking it: pointer (valid until the next
  * xsort_next), or NULL at the end/error; xsort_peek_size is its size. */
 const void *xsort_peek(struct xsort *s);
 size_t xsort_peek_size(struct xsort *s);
+/* Reading starts again at the first record (the runs are read again from the
+ * file): 0 or a negative errno. */
+int xsort_rewind(struct xsort *s);
 size_t xsort_count(const struct xsort *s);
 /* A second thread for s (CHECK_THREADS): it sorts half of each run and faults in
  * the collecting buffer's pages ahead of the records. */

@@ -1,5 +1,6 @@
 /* External sorter: in-memory and spilled (many runs) give the
- * same ordered output, duplicates kept, peek agrees with next. */
+ * same ordered output, duplicates kept, peek agrees with next, reading again
+ * after a rewind gives it all again. */
 #include <stdint.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -46,7 +47,11 @@ static int sort_keys_ok(size_t n, size_t mem, int kind)
 		sum_in += r.key;
 		ok = xsort_add(s, &r) == 0;
 	}
-	ok = ok && xsort_count(s) == n && xsort_finish(s) == 0;
+	ok = ok && xsort_count(s) == n && xsort_rewind(s) == -EINVAL && xsort_finish(s) == 0;
+	/* a third read, then all of it again from the start */
+	for (size_t i = 0; ok && i < n / 3; i++)
+		ok = xsort_next(s, &r) == 1;
+	ok = ok && xsort_rewind(s) == 0;
 	while (ok) {
 		const struct rec *p = xsort_peek(s);
 		int ret = xsort_next(s, &r);
