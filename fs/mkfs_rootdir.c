@@ -8,11 +8,11 @@
  * max_inline. Hard links are found by (st_dev, st_ino) and their link count is what
  * the tree holds. Entries are looked up relative to their directory's descriptor
  * (kept open for the directories on the path, up to DIR_FDS deep; deeper ones by
- * full path): a full path costs a lookup of every component, per call. Memory: file data passes through a 1 MiB buffer, the fs tree
- * items through an external sorter (mkfs_items.c), data extent and csum items to
- * spools (mkfs.c); what stays in memory grows only with hard-linked files (their
- * inode items wait for the final link count) and the names of the directories on
- * the path being walked. */
+ * full path): a full path costs a lookup of every component, per call. Memory: file
+ * data passes through a 1 MiB buffer, the fs tree items through an external sorter
+ * (mkfs_items.c), data extent and csum items to spools (mkfs.c); what stays in
+ * memory grows only with hard-linked files (their inode items wait for the final
+ * link count) and the names of the directories on the path being walked. */
 #include "mkfs_int.h"
 #include "le.h"
 #include "csum.h"
