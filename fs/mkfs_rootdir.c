@@ -112,11 +112,13 @@ static const char *at_name(const struct walk *w)
 	return w->dfd >= 0 ? strrchr(w->path, '/') + 1 : w->path;
 }
 
-/* Opens the directory at w->path (no O_CLOEXEC: nothing is executed, and musl adds
- * an fcntl call per open for it). */
+/* Opens the directory at w->path: the --rootdir argument may be a symlink, an entry
+ * below it not (it was a directory when looked at: never follow one that replaced
+ * it). No O_CLOEXEC: nothing is executed, and musl adds an fcntl call per open for
+ * it. */
 static int open_dir(struct walk *w)
 {
-	int fd = openat(at_fd(w), at_name(w), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	int fd = openat(at_fd(w), at_name(w), O_RDONLY | O_DIRECTORY | (w->depth ? O_NOFOLLOW : 0));
 
 	if (fd < 0)
 		return mkfs_fail(w->c, "cannot open directory %s: %s", w->path, strerror(errno));
