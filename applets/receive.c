@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -377,11 +378,15 @@ static int receive_stream(const struct recv_opts *o, struct receiver *r, struct 
 		if (ss_read_cmd(rd, &c)) {
 			if (recv_settle(r, NULL))
 				msg_error("%s", r->err);
+			if (recv_failed_behind(r))
+				msg_error("%s", r->err);
 			msg_error("%s", rd->err);
 			return -1;
 		}
 		/* a creation held back by the receiver is carried out first */
 		if (recv_settle(r, c.type == SS_C_END ? NULL : &c) && counted_error(o, r, errors))
+			return -1;
+		if (recv_failed_behind(r) && counted_error(o, r, errors))
 			return -1;
 		if (c.type == SS_C_END)
 			return 0;
@@ -433,6 +438,17 @@ static void more_descriptors(void)
 	prlimit(0, RLIMIT_NOFILE, &rl, NULL); /* setrlimit: 1.5 KB more in musl (its pre-2.6.36 fallback) */
 }
 
+/* A stream read from a regular file lets the receiver write large files on a second
+ * thread, which reads their data again from the file. */
+static void input_file(struct receiver *r, int fd)
+{
+	struct stat st;
+	off_t at = lseek(fd, 0, SEEK_CUR);
+
+	if (at >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode))
+		recv_input_file(r, fd, (uint64_t)at);
+}
+
 static int recv_run(const struct recv_opts *o, const char *dest, int fd)
 {
 	struct receiver r;
@@ -449,6 +465,7 @@ static int recv_run(const struct recv_opts *o, const char *dest, int fd)
 		goto out;
 	}
 	r.force_decompress = o->force_decompress;
+	input_file(&r, fd);
 	if (add_search_dirs(o, &r, search_fds))
 		goto release;
 	if (o->chroot) {

@@ -14,6 +14,7 @@
  * opened are kept open for later commands (see
  * "directory cache"), and so is the regular file being created or written. */
 #include "receive.h"
+#include "recv_bulk.h"
 #include "fs.h"
 #include "subvol.h"
 #include "subvol_lookup.h"
@@ -61,6 +62,7 @@ static int rfail(struct receiver *r, int fatal, const char *fmt, ...)
 }
 
 static void dir_cache_init(struct receiver *r);
+static void bulk_wait(struct receiver *r);
 
 /* The path of directory fd from the top level of its filesystem: its subvolume's
  * path, then the directory's path inside the subvolume. */
@@ -105,6 +107,7 @@ int recv_init(struct receiver *r, int dest_fd, int mnt_fd)
 	r->mnt_fd = mnt_fd;
 	r->subvol_fd = -1;
 	r->write_fd = -1;
+	r->bulk_fd = -1;
 	if (recv_add_search(r, dest_fd))
 		return -1;
 	dir_cache_init(r);
@@ -140,6 +143,9 @@ static void dir_cache_drop(struct receiver *r, const char *path);
 void recv_release(struct receiver *r)
 {
 	close_write(r);
+	bulk_wait(r);
+	recv_bulk_stop(r->bulk);
+	r->bulk = NULL;
 	dir_cache_drop(r, NULL);
 	free(r->dirs);
 	r->dirs = NULL;
@@ -537,6 +543,7 @@ int recv_finish_subvol(struct receiver *r)
 	int fd = r->subvol_fd;
 
 	close_write(r);
+	bulk_wait(r);
 	dir_cache_drop(r, NULL);
 	if (fd < 0)
 		return 0;
@@ -625,6 +632,8 @@ static int hold_create(struct receiver *r, const struct ss_cmd *c)
 
 int recv_settle(struct receiver *r, const struct ss_cmd *next)
 {
+	if (!next)
+		bulk_wait(r);
 	if (!r->holding)
 		return 0;
 	r->holding = 0;
@@ -773,12 +782,104 @@ static int check_range(struct receiver *r, const char *what, const char *path, u
 	return 0;
 }
 
+/* ---- a large file written behind (recv_bulk.c) ----
+ * When a write reaches RECV_BULK_FROM bytes into the file being written and the second
+ * writer is idle, that file's descriptor goes to the second writer, and with it the
+ * file's further writes, chmods, chowns and utimes; this thread goes on with the next
+ * commands. Commands that could see the file otherwise (all but writes, chmods, chowns
+ * and utimes of other paths, and creations) wait for the second writer first
+ * (bulk_wait). A stream writes a file through one path, so another path is another
+ * file. */
+#define RECV_BULK_FROM (1u << 20)
+
+void recv_input_file(struct receiver *r, int fd, uint64_t base)
+{
+	if (!r->bulk)
+		r->bulk = recv_bulk_start(fd, base);
+}
+
+/* Takes over the second writer's failure as a message naming its file. */
+static void bulk_failure(struct receiver *r)
+{
+	const char *p = r->bulk_path;
+	int what, e;
+
+	if (!r->bulk || !recv_bulk_failed(r->bulk, &what, &e) || r->bulk_err[0])
+		return;
+	r->bulk_fatal = what == RECV_BULK_REREAD;
+	if (r->bulk_fatal)
+		snprintf(r->bulk_err, sizeof(r->bulk_err), "reading the data of %s again from the stream file failed: %s",
+			 p, e == ESPIPE ? "the file shrank" : strerror(e));
+	else if (what == SS_C_WRITE)
+		snprintf(r->bulk_err, sizeof(r->bulk_err), "writing to %s failed: %s", p, strerror(e));
+	else
+		snprintf(r->bulk_err, sizeof(r->bulk_err), "%s %s failed: %s", ss_cmd_name((unsigned)what),
+			 p, strerror(e));
+}
+
+int recv_failed_behind(struct receiver *r)
+{
+	bulk_failure(r);
+	if (!r->bulk_err[0])
+		return 0;
+	rfail(r, r->bulk_fatal, "%s", r->bulk_err);
+	r->bulk_err[0] = 0;
+	return -1;
+}
+
+/* Waits until the second writer is done with its file and closed it (a failure there
+ * is left for recv_failed_behind). */
+static void bulk_wait(struct receiver *r)
+{
+	if (r->bulk_fd < 0)
+		return;
+	recv_bulk_close(r->bulk, r->bulk_fd);
+	r->bulk_fd = -1;
+	recv_bulk_wait(r->bulk);
+	bulk_failure(r);
+}
+
+/* Whether c can go on while the second writer works. */
+static int bulk_independent(const struct ss_cmd *c)
+{
+	switch (c->type) {
+	case SS_C_WRITE: case SS_C_CHMOD: case SS_C_CHOWN: case SS_C_UTIMES:
+	case SS_C_MKFILE: case SS_C_MKDIR: case SS_C_MKNOD: case SS_C_MKFIFO:
+	case SS_C_MKSOCK: case SS_C_SYMLINK:
+		return 1;
+	}
+	return 0;
+}
+
+/* Hands c, a write, chmod, chown or utimes, to the second writer when it is for the file
+ * there, or when it is a write far enough into the cached file and the second writer is
+ * idle (the cached file goes there then). 1: handed over; 0: c is for this thread. */
+static int bulk_take(struct receiver *r, const struct ss_cmd *c)
+{
+	if (!r->bulk)
+		return 0;
+	if (r->bulk_fd < 0 || strcmp(c->path, r->bulk_path)) {
+		if (c->type != SS_C_WRITE || c->file_offset < RECV_BULK_FROM ||
+		    cached_file(r, c->path) < 0 || !recv_bulk_idle(r->bulk))
+			return 0;
+		bulk_wait(r);
+		r->bulk_fd = r->write_fd;
+		memcpy(r->bulk_path, r->write_path, sizeof(r->bulk_path));
+		r->write_fd = -1;
+		r->write_path[0] = 0;
+	}
+	recv_bulk_cmd(r->bulk, r->bulk_fd, c);
+	return 1;
+}
+
 static int do_write(struct receiver *r, const struct ss_cmd *c)
 {
 	int fd;
 
 	if (check_range(r, "write", c->path, c->file_offset, c->data_len))
 		return -1;
+	if (bulk_take(r, c))
+		return 0;
 	fd = write_fd(r, c->path);
 	return fd < 0 ? -1 : pwrite_all(r, fd, c->data, c->data_len, c->file_offset, c->path);
 }
@@ -984,6 +1085,8 @@ static int do_attr(struct receiver *r, const struct ss_cmd *c)
 
 	if (c->type == SS_C_UTIMES && (c->atime.nsec >= 1000000000u || c->mtime.nsec >= 1000000000u))
 		return rfail(r, 0, "utimes %s: invalid nanoseconds", c->path);
+	if (bulk_take(r, c))
+		return 0;
 	fd = cached_file(r, c->path);
 	if (fd >= 0) {
 		ret = c->type == SS_C_CHMOD ? fchmod(fd, (mode_t)(c->mode & 07777)) :
@@ -1057,6 +1160,8 @@ int recv_apply(struct receiver *r, const struct ss_cmd *c)
 		r->renamed = 0;
 		return 0;
 	}
+	if (!bulk_independent(c))
+		bulk_wait(r);
 	switch (c->type) {
 	case SS_C_SUBVOL: return do_subvol(r, c);
 	case SS_C_SNAPSHOT: return do_snapshot(r, c);

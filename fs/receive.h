@@ -38,6 +38,11 @@ struct receiver {
 	uint64_t stransid;
 	int write_fd;                 /* cached for consecutive writes to one file */
 	char write_path[PATH_MAX];
+	struct recv_bulk *bulk;       /* the second writer; NULL: none */
+	int bulk_fd;                  /* the file it writes, -1: none */
+	char bulk_path[PATH_MAX];
+	char bulk_err[PATH_MAX + 128];  /* its failure, not reported yet ("": none) */
+	int bulk_fatal;
 	struct recv_dir *dirs;        /* dir_sets sets of RECV_DIR_WAYS; NULL: no cache */
 	unsigned dir_sets;
 	uint32_t dir_clock;
@@ -57,6 +62,9 @@ struct receiver {
  * a full one (RECV_DIR_MAX_SETS * RECV_DIR_WAYS) wants a limit of RECV_FD_WANTED. */
 int recv_init(struct receiver *r, int dest_fd, int mnt_fd);
 int recv_add_search(struct receiver *r, int fd);
+/* The stream comes from fd, a regular file, from byte base on: large files may then be
+ * written by a second thread (recv_bulk.h), which reads their data from fd again. */
+void recv_input_file(struct receiver *r, int fd, uint64_t base);
 /* One command (not END). 0 or -1 with r->err (and r->fatal) set. Call recv_settle
  * first. */
 int recv_apply(struct receiver *r, const struct ss_cmd *c);
@@ -67,6 +75,9 @@ int recv_apply(struct receiver *r, const struct ss_cmd *c);
  * recv_settle(next) carries the held command out unless next takes it over; next NULL
  * at the end of a stream. 0 or -1 with r->err set (an error of the held command). */
 int recv_settle(struct receiver *r, const struct ss_cmd *next);
+/* A failure of the second writer (recv_input_file) not reported yet: -1 with r->err
+ * set, else 0. Call after each command: the second writer runs behind the commands. */
+int recv_failed_behind(struct receiver *r);
 /* Marks the current subvolume received (received UUID, stransid) and read-only. */
 int recv_finish_subvol(struct receiver *r);
 void recv_release(struct receiver *r);

@@ -248,6 +248,8 @@ int ss_decode(const uint8_t *buf, size_t len, uint32_t version, uint64_t offset,
 		}
 		if (decode_attr(c, version, atype, buf + pos, alen, &strings, at, err, errlen))
 			return -1;
+		if (atype == SS_A_DATA)
+			c->data_pos = offset + SS_CMD_HEADER_SIZE + pos;
 		pos += alen;
 	}
 	missing = cmd_spec[type].need & ~c->present;

@@ -62,6 +62,7 @@ struct ss_cmd {
 	const char *path, *path_to, *path_link, *clone_path, *xattr_name;
 	const uint8_t *data, *xattr_data, *verity_salt, *verity_sig;
 	uint32_t data_len, xattr_len, verity_salt_len, verity_sig_len;
+	uint64_t data_pos;                  /* byte offset of data in the input */
 	uint8_t uuid[SS_UUID_SIZE], clone_uuid[SS_UUID_SIZE];
 	uint64_t ctransid, clone_ctransid, ino, size, mode, uid, gid, rdev;
 	uint64_t file_offset, clone_offset, clone_len, fileattr;
