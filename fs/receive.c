@@ -831,7 +831,7 @@ int recv_failed_behind(struct receiver *r)
  * is left for recv_failed_behind). */
 static void bulk_wait(struct receiver *r)
 {
-	if (r->bulk_fd < 0)
+	if (!r->bulk || r->bulk_fd < 0)
 		return;
 	recv_bulk_close(r->bulk, r->bulk_fd);
 	r->bulk_fd = -1;
