@@ -809,7 +809,7 @@ static void bulk_failure(struct receiver *r)
 	r->bulk_fatal = what == RECV_BULK_REREAD;
 	if (r->bulk_fatal)
 		snprintf(r->bulk_err, sizeof(r->bulk_err), "reading the data of %s again from the stream file failed: %s",
-			 p, e == ESPIPE ? "the file shrank" : strerror(e));
+			 p, strerror(e));
 	else if (what == SS_C_WRITE)
 		snprintf(r->bulk_err, sizeof(r->bulk_err), "writing to %s failed: %s", p, strerror(e));
 	else

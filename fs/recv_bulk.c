@@ -17,6 +17,7 @@
 //config:	  file (1 MiB of queue, plus one write's data). BTRFSBOX_THREADS=1
 //config:	  keeps it to one thread.
 #include "recv_bulk.h"
+#include "pio.h"
 #include "workq.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -57,57 +58,32 @@ static void bulk_fail(struct recv_bulk *b, int what, int e)
 	__atomic_store_n(&b->failed, 1, __ATOMIC_RELEASE);
 }
 
-/* Reads len bytes at pos of the stream file into b->buf; 0 or an errno value. */
-static int read_data(struct recv_bulk *b, uint64_t pos, uint32_t len)
+/* Makes room for len bytes of data in b->buf; 0 or ENOMEM. */
+static int data_room(struct recv_bulk *b, uint32_t len)
 {
-	size_t done = 0;
+	uint8_t *p;
 
-	if (len > b->buf_cap) {
-		uint8_t *p = realloc(b->buf, len);
-
-		if (!p)
-			return ENOMEM;
-		b->buf = p;
-		b->buf_cap = len;
-	}
-	while (done < len) {
-		ssize_t n = pread(b->in_fd, b->buf + done, len - done,
-				  (off_t)(b->in_base + pos + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n ? errno : ESPIPE;   /* the stream file shrank under us */
-		done += (size_t)n;
-	}
-	return 0;
-}
-
-static int write_data(int fd, const uint8_t *p, uint64_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n ? errno : EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
+	if (len <= b->buf_cap)
+		return 0;
+	p = realloc(b->buf, len);
+	if (!p)
+		return ENOMEM;
+	b->buf = p;
+	b->buf_cap = len;
 	return 0;
 }
 
 static void run_write(struct recv_bulk *b, const struct bulk_rec *k)
 {
-	int e = read_data(b, k->pos, k->len);
+	int e = data_room(b, k->len);
 
+	if (!e)
+		e = -pio_all(b->in_fd, b->buf, k->len, (off_t)(b->in_base + k->pos), 0);
 	if (e) {
 		bulk_fail(b, RECV_BULK_REREAD, e);
 		return;
 	}
-	e = write_data(k->fd, b->buf, k->len, k->off);
+	e = -pio_all(k->fd, b->buf, k->len, (off_t)k->off, 1);
 	if (e)
 		bulk_fail(b, SS_C_WRITE, e);
 }
