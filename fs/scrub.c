@@ -201,7 +201,7 @@ static int block_ok(const struct fs *fs, const struct piece *pc, const uint8_t *
 	return pc->len == fs->nodesize && !fs_block_check(buf, &ctx, &exp, NULL);
 }
 
-/* ---- RAID5/6 ---------------------------------------------------------------------- */
+/* ---- RAID5/6 rebuild ------------------------------------------------------------- */
 
 /* GF(2^8) multiplication by 2 (polynomial 0x11d) of each byte: RAID6 syndrome. */
 static void gf_mul2(uint8_t *b, size_t len)
@@ -223,9 +223,11 @@ static int read_element(const struct fs_chunk *c, uint64_t row, int col, uint64_
 }
 
 /* P (and Q into q when not NULL) of `len` bytes at `off` of row `row` from its data
- * elements; or with skip >= 0, the data element `skip` rebuilt from the others and P. */
-static int compute_parity(const struct fs_chunk *c, uint64_t row, int skip,
-			  uint64_t off, uint8_t *p, uint8_t *q, uint8_t *tmp, size_t len)
+ * elements; or with skip >= 0, the data element `skip` rebuilt from the others and P.
+ * The elements are read into tmp, or with elems, taken from there (element col at
+ * elems + col * stripe_len). */
+static int compute_parity(const struct fs_chunk *c, uint64_t row, int skip, uint64_t off,
+			  uint8_t *p, uint8_t *q, uint8_t *tmp, size_t len, const uint8_t *elems)
 {
 	int data = c->num_stripes - parity_count(c);
 
@@ -233,16 +235,20 @@ static int compute_parity(const struct fs_chunk *c, uint64_t row, int skip,
 	if (q)
 		memset(q, 0, len);
 	for (int col = skip >= 0 ? data : data - 1; col >= 0; col--) {
+		const uint8_t *src = tmp;
+
 		if (q)
 			gf_mul2(q, len);
 		if (col == skip)
 			continue;
-		if (read_element(c, row, col, off, tmp, len))
+		if (elems)
+			src = elems + (size_t)col * c->stripe_len + off;
+		else if (read_element(c, row, col, off, tmp, len))
 			return -EIO;
 		for (size_t i = 0; i < len; i++) {
-			p[i] ^= tmp[i];
+			p[i] ^= src[i];
 			if (q)
-				q[i] ^= tmp[i];
+				q[i] ^= src[i];
 		}
 	}
 	return 0;
@@ -266,41 +272,7 @@ static int rebuild_sector(struct run *r, uint64_t logical, uint8_t *out)
 
 	return row_buffer(r->b, r->fs->sectorsize) ?:
 	       compute_parity(c, nr / data, (int)(nr % data), off % c->stripe_len, out, NULL, r->b->row,
-			      r->fs->sectorsize);
-}
-
-/* Every allocated tree block and checksummed data sector of [logical, +len) reads back
- * good (for rewriting parity computed from them). */
-static int range_verifies(struct fs *fs, uint64_t logical, uint64_t len, uint8_t *buf)
-{
-	struct fs_key key = { logical, 0, 0 };
-	struct fs_root root;
-	struct fs_path p;
-	int ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &root), ok = 1;
-
-	fs_path_init(&p);
-	if (ret || (ret = fs_search(fs, &root, &key, &p)) < 0)
-		ok = 0;
-	for (; !ret && ok; ret = fs_next(fs, &p)) {
-		struct fs_block *b;
-		uint64_t a, e;
-
-		fs_path_key(&p, &key);
-		if (key.objectid >= logical + len)
-			break;
-		if (key.type == BTRFS_METADATA_ITEM_KEY) {
-			b = fs_block_read_mirror(fs, key.objectid, 1, &FS_EXPECT_NONE);
-			ok = b != NULL;
-			fs_block_put(fs, b);
-		} else if (key.type == BTRFS_EXTENT_ITEM_KEY) {
-			a = key.objectid;
-			e = a + key.offset < logical + len ? a + key.offset : logical + len;
-			for (; a < e && ok; a += WINDOW)
-				ok = !fs_read_data(fs, a, buf, e - a < WINDOW ? e - a : WINDOW, 1);
-		}
-	}
-	fs_path_release(fs, &p);
-	return ok && ret >= 0;
+			      r->fs->sectorsize, NULL);
 }
 
 static void report(struct run *r, uint64_t logical, uint64_t physical, uint32_t len, int kind,
@@ -327,45 +299,6 @@ static void settle(struct run *r, uint64_t logical, uint64_t physical, const uin
 	else
 		r->p->uncorrectable_errors += nsec;
 	report(r, logical, physical, len, kind, meta, fixed, werr);
-}
-
-/* Checks the parity element of row `row` held by the part against its data; a wrong
- * one is rewritten when the data of the row verifies (when it does not, the data is
- * what is wrong: its own part repairs it from this parity). */
-static int check_parity(struct run *r, uint64_t row)
-{
-	const struct fs_chunk *c = r->chunk;
-	struct fs *fs = r->fs;
-	int data = c->num_stripes - parity_count(c);
-	int col = (int)((r->stripe + c->num_stripes - row % c->num_stripes) % c->num_stripes);
-	size_t len = c->stripe_len, ss = fs->sectorsize;
-	uint64_t phys = c->stripes[r->stripe].offset + row * len;
-	uint8_t *mine, *want, *other, *tmp;
-	int ret, trusted = -1;
-
-	if (col < data)
-		return 0;
-	if ((ret = row_buffer(r->b, 4 * len)))
-		return ret;
-	mine = r->b->row, want = mine + len, other = want + len, tmp = other + len;
-	if (fs_read_phys(r->dev, phys, mine, len) ||
-	    compute_parity(c, row, -1, 0, col == data ? want : other, col == data ? NULL : want, tmp, len)) {
-		r->p->read_errors += len / ss;
-		return 0;
-	}
-	for (size_t o = 0; o < len; o += ss) {
-		if (!memcmp(mine + o, want + o, ss))
-			continue;
-		if (trusted < 0)
-			trusted = range_verifies(fs, c->logical + row * len * (uint64_t)data, len * (uint64_t)data,
-						 r->b->alt);
-		if (!trusted)
-			return 0;
-		r->p->csum_errors++;
-		settle(r, c->logical + row * len * (uint64_t)data + o, phys + o, want + o, (uint32_t)ss,
-		       FS_SCRUB_PARITY, 0, 1);
-	}
-	return 0;
 }
 
 /* ---- checking and repairing the pieces of a window ------------------------------ */
@@ -507,14 +440,19 @@ static int add_piece(struct run *r, const struct piece *pc)
 	return 0;
 }
 
-/* Adds the parts of extent [start, +len) that the part holds a copy of. */
-static int add_extent(struct run *r, uint64_t start, uint64_t len, struct piece pc)
+/* The extent tree's tree blocks and data extents, one at a time: pc has the kind, level
+ * and generation of the extent [start, +len). Nonzero stops the walk. */
+typedef int extent_fn(struct run *r, uint64_t start, uint64_t len, struct piece pc, void *arg);
+
+/* extent_fn: adds the parts of the extent that the part holds a copy of. */
+static int add_extent(struct run *r, uint64_t start, uint64_t len, struct piece pc, void *unused)
 {
 	struct fs *fs = r->fs;
 	uint64_t x = start > r->span_start ? start : r->span_start;
 	uint64_t end = start + len < r->span_end ? start + len : r->span_end;
 	int ret;
 
+	(void)unused;
 	if (parity_count(r->chunk))
 		for (uint64_t row = (x - r->span_start) / r->chunk->stripe_len / chunk_width(r->chunk);
 		     row * r->chunk->stripe_len * chunk_width(r->chunk) < end - r->span_start && row < MAX_ROWS; row++)
@@ -548,11 +486,12 @@ static int add_extent(struct run *r, uint64_t start, uint64_t len, struct piece 
 	return 0;
 }
 
-/* Walks the extent items overlapping the part's logical span. */
-static int walk_extents(struct run *r)
+/* Calls fn for the extent items overlapping the logical range [start, end), in order;
+ * the nonzero value that stopped it, 1 at the end of the tree, 0, or <0. */
+static int for_each_extent(struct run *r, uint64_t start, uint64_t end, extent_fn *fn, void *arg)
 {
 	struct fs *fs = r->fs;
-	struct fs_key key = { r->span_start, 0, 0 };
+	struct fs_key key = { start, 0, 0 };
 	struct fs_root root;
 	struct fs_path p;
 	int ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &root);
@@ -576,7 +515,7 @@ static int walk_extents(struct run *r)
 		uint64_t len;
 
 		fs_path_key(&p, &key);
-		if (key.objectid >= r->span_end)
+		if (key.objectid >= end)
 			break;
 		if ((key.type != BTRFS_EXTENT_ITEM_KEY && key.type != BTRFS_METADATA_ITEM_KEY) ||
 		    fs_extent_item(data, size, key.type, &ei))
@@ -585,11 +524,100 @@ static int walk_extents(struct run *r)
 		pc.level = (uint8_t)(key.type == BTRFS_METADATA_ITEM_KEY ? key.offset : (uint64_t)ei.tree_level);
 		pc.generation = ei.generation;
 		len = pc.meta ? fs->nodesize : key.offset;
-		if (key.objectid + len > r->span_start && (ret = add_extent(r, key.objectid, len, pc)))
+		if (key.objectid + len > start && (ret = fn(r, key.objectid, len, pc, arg)))
 			break;
 	}
 	fs_path_release(fs, &p);
+	return ret;
+}
+
+/* Collects and checks the pieces of every extent in the part's logical span. */
+static int walk_extents(struct run *r)
+{
+	int ret = for_each_extent(r, r->span_start, r->span_end, add_extent, NULL);
+
 	return ret < 0 ? ret : flush(r);
+}
+
+/* ---- RAID5/6 parity ------------------------------------------------------------- */
+
+/* The data elements of a row, read into memory in logical order. */
+struct row_copy {
+	const uint8_t *data;
+	uint64_t logical, len;
+	int bad;                        /* an extent in it does not verify */
+};
+
+/* extent_fn: stops with bad set when a tree block or a checksummed data sector of the
+ * extent does not verify in the row's bytes (a tree block reaching out of the row
+ * cannot be checked there: it counts as bad). */
+static int row_extent_check(struct run *r, uint64_t start, uint64_t len, struct piece pc, void *arg)
+{
+	struct row_copy *row = arg;
+	struct fs *fs = r->fs;
+	uint64_t end = row->logical + row->len, a = start > row->logical ? start : row->logical;
+	uint8_t sum[CSUM_MAX_SIZE];
+	int ret;
+
+	if (pc.meta) {
+		pc.logical = start;
+		pc.len = (uint32_t)len;
+		row->bad = start < row->logical || start + len > end ||
+			   !block_ok(fs, &pc, row->data + (start - row->logical));
+		return row->bad;
+	}
+	for (; a < start + len && a < end; a += fs->sectorsize) {
+		if ((ret = csum_find(r, a, sum)) < 0)
+			return ret;
+		if (ret && !sector_ok(fs, row->data + (a - row->logical), sum))
+			return row->bad = 1;
+	}
+	return 0;
+}
+
+/* Checks the parity element of row `row` held by the part against the row's data. A
+ * wrong one is rewritten only when every extent of the row verifies in the very bytes
+ * the parity was computed from: when one does not, the data is what is wrong (its own
+ * part repairs it from this parity), and data repaired meanwhile by another thread is
+ * never mixed with what was read before. */
+static int check_parity(struct run *r, uint64_t row)
+{
+	const struct fs_chunk *c = r->chunk;
+	struct fs *fs = r->fs;
+	int data = c->num_stripes - parity_count(c);
+	int col = (int)((r->stripe + c->num_stripes - row % c->num_stripes) % c->num_stripes);
+	size_t len = c->stripe_len, ss = fs->sectorsize;
+	uint64_t phys = c->stripes[r->stripe].offset + row * len;
+	struct row_copy copy = { NULL, c->logical + row * len * (uint64_t)data, len * (uint64_t)data, 0 };
+	uint8_t *mine, *want, *other, *elems;
+	int ret, failed, trusted = -1;
+
+	if (col < data)
+		return 0;
+	if ((ret = row_buffer(r->b, (3 + (size_t)data) * len)))
+		return ret;
+	mine = r->b->row, want = mine + len, other = want + len, elems = other + len;
+	failed = fs_read_phys(r->dev, phys, mine, len);
+	for (int i = 0; i < data && !failed; i++)
+		failed = read_element(c, row, i, 0, elems + (size_t)i * len, len);
+	if (failed) {
+		r->p->read_errors += len / ss;
+		return 0;
+	}
+	compute_parity(c, row, -1, 0, col == data ? want : other, col == data ? NULL : want, NULL, len, elems);
+	copy.data = elems;
+	for (size_t o = 0; o < len; o += ss) {
+		if (!memcmp(mine + o, want + o, ss))
+			continue;
+		if (trusted < 0)
+			trusted = for_each_extent(r, copy.logical, copy.logical + copy.len, row_extent_check, &copy) >= 0 &&
+				  !copy.bad;
+		if (!trusted)
+			return 0;
+		r->p->csum_errors++;
+		settle(r, copy.logical + o, phys + o, want + o, (uint32_t)ss, FS_SCRUB_PARITY, 0, 1);
+	}
+	return 0;
 }
 
 int fs_scrub_run(struct fs_scrub *s, const struct fs_scrub_part *part, struct btrfs_scrub_progress *p)
@@ -618,11 +646,14 @@ int fs_scrub_run(struct fs_scrub *s, const struct fs_scrub_part *part, struct bt
 	memset(r.b->rows, 0, sizeof(r.b->rows));
 	fs_path_init(&r.cpath);
 	ret = walk_extents(&r);
+	/* the parity checks look checksums up again from the start of the span */
 	fs_path_release(s->fs, &r.cpath);
+	r.cstate = 0;
 	rows = (part->end - part->start) / c->stripe_len;
 	for (uint64_t row = 0; !ret && parity_count(c) && row < rows && row < MAX_ROWS; row++)
 		if (r.b->rows[row / 8] & (1 << row % 8))
 			ret = check_parity(&r, (part->start - c->stripes[r.stripe].offset) / c->stripe_len + row);
+	fs_path_release(s->fs, &r.cpath);
 	if (!ret)
 		p->last_physical = part->end;
 	return ret;
