@@ -267,10 +267,27 @@ static void dir_cache_init(struct receiver *r)
 	r->dir_sets = sets;
 }
 
-static void dir_forget(struct recv_dir *d)
+/* Does the utimes held for a cached directory, through its descriptor (so also after a
+ * rename); a failure is left for recv_failed_behind. A directory removed since (ENOENT)
+ * has no times to keep. */
+static void dir_times_apply(struct receiver *r, struct recv_dir *d)
 {
-	if (d->fd >= 0)
+	if (!d->times_held)
+		return;
+	d->times_held = 0;
+	if (utimensat(d->fd, ".", d->times, 0) < 0 && errno != ENOENT && !r->late_err[0]) {
+		snprintf(r->late_err, sizeof(r->late_err), "utimes %s failed: %s", d->path, strerror(errno));
+		r->late_fatal = 0;
+	}
+}
+
+/* Closes a cache entry, doing its held utimes first. */
+static void dir_forget(struct receiver *r, struct recv_dir *d)
+{
+	if (d->fd >= 0) {
+		dir_times_apply(r, d);
 		close(d->fd);
+	}
 	d->fd = -1;
 }
 
@@ -284,8 +301,16 @@ static void dir_cache_drop(struct receiver *r, const char *path)
 
 		if (d->fd >= 0 && (!path || (!strncmp(d->path, path, n) &&
 					     (!d->path[n] || d->path[n] == '/'))))
-			dir_forget(d);
+			dir_forget(r, d);
 	}
+}
+
+/* Does the held utimes of every cached directory. */
+static void dir_times_flush(struct receiver *r)
+{
+	for (size_t i = 0; i < (size_t)r->dir_sets * RECV_DIR_WAYS; i++)
+		if (r->dirs[i].fd >= 0)
+			dir_times_apply(r, &r->dirs[i]);
 }
 
 /* FNV-1a */
@@ -298,8 +323,9 @@ static uint32_t path_hash(const char *s)
 	return h;
 }
 
-/* The cached descriptor of directory dir (a checked stream path), or -1 and in *slot
- * the entry to fill once it is opened (NULL when dir cannot be cached). */
+/* The cached descriptor of directory dir (a checked stream path) and in *slot its
+ * entry, or -1 and in *slot the entry to fill once it is opened (NULL when dir cannot
+ * be cached). */
 static int dir_cache_get(struct receiver *r, const char *dir, struct recv_dir **slot)
 {
 	struct recv_dir *set, *victim;
@@ -313,6 +339,7 @@ static int dir_cache_get(struct receiver *r, const char *dir, struct recv_dir **
 	for (i = 0; i < RECV_DIR_WAYS; i++) {
 		if (set[i].fd >= 0 && !strcmp(set[i].path, dir)) {
 			set[i].used = ++r->dir_clock;
+			*slot = &set[i];
 			return set[i].fd;
 		}
 		if (victim->fd >= 0 && (set[i].fd < 0 || set[i].used < victim->used))
@@ -324,8 +351,9 @@ static int dir_cache_get(struct receiver *r, const char *dir, struct recv_dir **
 
 static void dir_cache_put(struct receiver *r, struct recv_dir *slot, const char *dir, int fd)
 {
-	dir_forget(slot);
+	dir_forget(r, slot);
 	slot->fd = fd;
+	slot->times_held = 0;
 	slot->used = ++r->dir_clock;
 	strcpy(slot->path, dir);
 }
@@ -632,8 +660,10 @@ static int hold_create(struct receiver *r, const struct ss_cmd *c)
 
 int recv_settle(struct receiver *r, const struct ss_cmd *next)
 {
-	if (!next)
+	if (!next) {
 		bulk_wait(r);
+		dir_times_flush(r);
+	}
 	if (!r->holding)
 		return 0;
 	r->holding = 0;
@@ -804,26 +834,26 @@ static void bulk_failure(struct receiver *r)
 	const char *p = r->bulk_path;
 	int what, e;
 
-	if (!r->bulk || !recv_bulk_failed(r->bulk, &what, &e) || r->bulk_err[0])
+	if (!r->bulk || !recv_bulk_failed(r->bulk, &what, &e) || r->late_err[0])
 		return;
-	r->bulk_fatal = what == RECV_BULK_REREAD;
-	if (r->bulk_fatal)
-		snprintf(r->bulk_err, sizeof(r->bulk_err), "reading the data of %s again from the stream file failed: %s",
+	r->late_fatal = what == RECV_BULK_REREAD;
+	if (r->late_fatal)
+		snprintf(r->late_err, sizeof(r->late_err), "reading the data of %s again from the stream file failed: %s",
 			 p, strerror(e));
 	else if (what == SS_C_WRITE)
-		snprintf(r->bulk_err, sizeof(r->bulk_err), "writing to %s failed: %s", p, strerror(e));
+		snprintf(r->late_err, sizeof(r->late_err), "writing to %s failed: %s", p, strerror(e));
 	else
-		snprintf(r->bulk_err, sizeof(r->bulk_err), "%s %s failed: %s", ss_cmd_name((unsigned)what),
+		snprintf(r->late_err, sizeof(r->late_err), "%s %s failed: %s", ss_cmd_name((unsigned)what),
 			 p, strerror(e));
 }
 
 int recv_failed_behind(struct receiver *r)
 {
 	bulk_failure(r);
-	if (!r->bulk_err[0])
+	if (!r->late_err[0])
 		return 0;
-	rfail(r, r->bulk_fatal, "%s", r->bulk_err);
-	r->bulk_err[0] = 0;
+	rfail(r, r->late_fatal, "%s", r->late_err);
+	r->late_err[0] = 0;
 	return -1;
 }
 
@@ -1073,6 +1103,33 @@ static int do_xattr(struct receiver *r, const struct ss_cmd *c)
 	return ret;
 }
 
+/* fchown, unless the file already has those owners and no set-id bit for the chown to
+ * clear: then it would change nothing but the ctime, at the cost of an inode update
+ * (a received file is created by this process, usually as the owner the stream names). */
+static int chown_fd(int fd, uid_t uid, gid_t gid)
+{
+	struct stat st;
+
+	if (!fstat(fd, &st) && st.st_uid == uid && st.st_gid == gid && !(st.st_mode & (S_ISUID | S_ISGID)))
+		return 0;
+	return fchown(fd, uid, gid);
+}
+
+/* Holds a utimes of a cached directory back until the entry leaves the cache or the
+ * stream ends: a send stream sets a directory's times again after each entry it adds
+ * (as many utimes as entries), and only the last one stays. 1 when held. */
+static int hold_dir_times(struct receiver *r, const char *path, const struct timespec ts[2])
+{
+	struct recv_dir *slot;
+
+	if (dir_cache_get(r, path, &slot) < 0)
+		return 0;
+	slot->times[0] = ts[0];
+	slot->times[1] = ts[1];
+	slot->times_held = 1;
+	return 1;
+}
+
 static int do_attr(struct receiver *r, const struct ss_cmd *c)
 {
 	struct timespec ts[2] = {
@@ -1090,10 +1147,13 @@ static int do_attr(struct receiver *r, const struct ss_cmd *c)
 	fd = cached_file(r, c->path);
 	if (fd >= 0) {
 		ret = c->type == SS_C_CHMOD ? fchmod(fd, (mode_t)(c->mode & 07777)) :
-		      c->type == SS_C_CHOWN ? fchown(fd, (uid_t)c->uid, (gid_t)c->gid) :
+		      c->type == SS_C_CHOWN ? chown_fd(fd, (uid_t)c->uid, (gid_t)c->gid) :
 		      futimens(fd, ts);
 		return ret < 0 ? op_fail(r, ss_cmd_name(c->type), c->path, errno) : 0;
 	}
+	/* the cache's paths are checked ones: a path found there needs no check */
+	if (c->type == SS_C_UTIMES && hold_dir_times(r, c->path, ts))
+		return 0;
 	if (resolve(r, c->path, 1, &t))
 		return -1;
 	switch (c->type) {

@@ -8,6 +8,7 @@
 #include "sendstream.h"
 #include <limits.h>
 #include <stdint.h>
+#include <time.h>
 
 /* One cached directory of the subvolume being received (see receive.c). */
 #define RECV_DIR_KEY 116              /* longer directory paths are not cached */
@@ -17,6 +18,8 @@
 struct recv_dir {
 	int fd;                       /* O_PATH, -1: free */
 	uint32_t used;                /* clock of the last use */
+	int times_held;               /* a utimes of the directory not done yet: times */
+	struct timespec times[2];
 	char path[RECV_DIR_KEY];
 };
 
@@ -41,8 +44,9 @@ struct receiver {
 	struct recv_bulk *bulk;       /* the second writer; NULL: none */
 	int bulk_fd;                  /* the file it writes, -1: none */
 	char bulk_path[PATH_MAX];
-	char bulk_err[PATH_MAX + 128];  /* its failure, not reported yet ("": none) */
-	int bulk_fatal;
+	char late_err[PATH_MAX + 128];  /* a failure behind the commands (the second writer's,
+					   a held utimes'), not reported yet ("": none) */
+	int late_fatal;
 	struct recv_dir *dirs;        /* dir_sets sets of RECV_DIR_WAYS; NULL: no cache */
 	unsigned dir_sets;
 	uint32_t dir_clock;
