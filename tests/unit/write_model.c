@@ -258,8 +258,12 @@ static int run_model(uint64_t seed, const char *nodesize, int steps, const char 
 	}
 	/* WRITE_MODEL_SEED=N tries other sequences (for hunting bugs by hand) */
 	rng_state = seed + (getenv("WRITE_MODEL_SEED") ? strtoull(getenv("WRITE_MODEL_SEED"), NULL, 0) : 0);
+	/* without WRITE_MODEL_KEEP, the pid keeps two runs at once (two checkouts) apart */
+	char pid[24] = "";
+	if (!keep)
+		snprintf(pid, sizeof(pid), ".%ld", (long)getpid());
 	for (int i = 0; i < 2; i++)
-		snprintf(img[i], sizeof(img[i]), "%s/%s%s.img", dir, name, i ? "-2" : "");
+		snprintf(img[i], sizeof(img[i]), "%s/%s%s%s.img", dir, name, i ? "-2" : "", pid);
 	/* UNIT_RUNNER: the emulator that runs a cross build (make cross-test) */
 	if (snprintf(cmd, sizeof(cmd), "rm -f %s %s && truncate -s 256M %s %s && %s %s mkfs.btrfs -q -f -n %s %s %s %s",
 		     img[0], img[1], img[0], img[1], getenv("UNIT_RUNNER") ? getenv("UNIT_RUNNER") : "", box,
