@@ -160,7 +160,12 @@ void recv_bulk_close(struct recv_bulk *b, int fd)
 
 int recv_bulk_idle(struct recv_bulk *b)
 {
-	return workq_backlog(&b->q) == 0;
+	if (!workq_backlog(&b->q))
+		return 1;
+	/* the tail of a file is often less than a batch: left there, it would keep the
+	 * worker asleep and busy for good */
+	workq_kick(&b->q);
+	return 0;
 }
 
 void recv_bulk_wait(struct recv_bulk *b)

@@ -19,7 +19,7 @@ struct recv_bulk *recv_bulk_start(int in_fd, uint64_t in_base);
  * (the data of a write is read again from the stream file), and fd's close. */
 void recv_bulk_cmd(struct recv_bulk *b, int fd, const struct ss_cmd *c);
 void recv_bulk_close(struct recv_bulk *b, int fd);
-/* Whether everything queued is done. */
+/* Whether everything queued is done (when not, the worker is started on what waits). */
 int recv_bulk_idle(struct recv_bulk *b);
 /* Waits until everything queued is done. */
 void recv_bulk_wait(struct recv_bulk *b);

@@ -126,6 +126,15 @@ void workq_commit(struct workq *q, size_t len)
 	}
 }
 
+void workq_kick(struct workq *q)
+{
+	if (q->head == q->woken_at)
+		return;
+	q->woken_at = q->head;
+	q->unwoken = 0;
+	wake(q);
+}
+
 void workq_drain(struct workq *q)
 {
 	for (;;) {

@@ -32,6 +32,9 @@ void *workq_reserve(struct workq *q, size_t len);
 void workq_commit(struct workq *q, size_t len);
 /* Bytes handed over and not done yet. */
 size_t workq_backlog(struct workq *q);
+/* Starts the worker on the records handed over so far, less than a batch (workq_commit
+ * wakes it only for a batch). */
+void workq_kick(struct workq *q);
 /* Waits until every record handed over is done. */
 void workq_drain(struct workq *q);
 /* Waits until every record is done and ends the worker. */

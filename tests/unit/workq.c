@@ -1,5 +1,6 @@
 /* The work queue: every record arrives once, in order, intact, across the ring's end,
- * with the worker slower and faster than the producer; stop runs what is left. */
+ * with the worker slower and faster than the producer; stop runs what is left; a kick
+ * starts the worker on less than a batch. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,4 +80,43 @@ TEST(workq_stop_without_records)
 	CHECK(workq_start(&q, 4096, check_rec, &s) == 0);
 	workq_stop(&q);
 	CHECK(s.next == 0);
+}
+
+/* Commits records seq .. seq+n-1 of 8 bytes. */
+static void commit_small(struct workq *q, uint32_t seq, uint32_t n)
+{
+	for (uint32_t len = 8; n--; seq++) {
+		uint8_t *rec = workq_reserve(q, len);
+
+		memcpy(rec, &seq, 4);
+		memcpy(rec + 4, &len, 4);
+		workq_commit(q, len);
+	}
+}
+
+/* Polls the backlog for up to 5 s: 1 when it went to 0. */
+static int backlog_gone(struct workq *q)
+{
+	for (int polls = 0; workq_backlog(q) && polls < 5000; polls++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	return workq_backlog(q) == 0;
+}
+
+/* A few records, less than a batch, while the worker sleeps: it runs them after a kick,
+ * without a drain or a stop (the producer only polls the backlog). */
+TEST(workq_kick_runs_a_short_batch)
+{
+	struct workq q;
+	struct seen s = { 0, 0, 0 };
+
+	CHECK(workq_start(&q, 64 << 10, check_rec, &s) == 0);
+	commit_small(&q, 0, 64);                        /* a batch: the worker is woken */
+	CHECK(backlog_gone(&q));
+	nanosleep(&(struct timespec){ 0, 20000000 }, NULL);     /* it goes back to sleep */
+	commit_small(&q, 64, 5);
+	workq_kick(&q);
+	CHECK(backlog_gone(&q));
+	CHECK(s.next == 69);
+	workq_stop(&q);
+	CHECK(s.bad == 0);
 }
