@@ -30,7 +30,7 @@ V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 say = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
 
-SRCS := $(sort $(wildcard applets/*.c fs/*.c fs/write/*.c util/*.c))
+SRCS := $(sort $(wildcard applets/*.c applets/*/*.c fs/*/*.c util/*.c util/*/*.c))
 OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_OBJS := $(filter $(BUILD)/obj/fs/% $(BUILD)/obj/util/%,$(OBJS))
 UNIT_SRCS := $(filter-out tests/unit/unit_main.c,$(wildcard tests/unit/*.c))
@@ -42,7 +42,7 @@ ifeq ($(origin OPT),undefined)
 OPT = $(if $(shell grep -sx 'CONFIG_SIZE_OVER_SPEED=y' $(CONFIG_FILE)),-Oz -flto=auto,-Os)
 endif
 CFLAGS_BASE := -std=gnu11 $(WARN) -ffunction-sections -fdata-sections -D_GNU_SOURCE \
-	-I$(GEN) -I. -Iutil -Ifs
+	-I$(GEN) -I.
 ifeq ($(SANITIZE),1)
 OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDSTATIC :=
@@ -96,7 +96,7 @@ $(GEN)/stamp: $(CONFIG_FILE) $(SRCS) config/gen.sh config/gen.awk
 
 # The usage texts, compressed (COMPRESS_USAGE): config/usage.sh reads them from the
 # preprocessed sources; SRC_ID (applets/mkfs.c -> applets_mkfs) names each source's texts.
-$(GEN)/usage.stamp: $(SRCS) util/cli.h $(GEN)/stamp config/usage.sh config/usage.awk $(DEPS_STAMP)
+$(GEN)/usage.stamp: $(SRCS) util/cli/cli.h $(GEN)/stamp config/usage.sh config/usage.awk $(DEPS_STAMP)
 	$(call say,GEN,$(GEN)/usage.h)
 	$(Q)sh config/usage.sh $(GEN) $(CC) $(ALL_CFLAGS) -- $(SRCS)
 	$(Q)touch $@

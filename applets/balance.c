@@ -19,10 +19,11 @@
 #include "config.h"
 #if CFG_APPLET_BALANCE
 #include "applets.h"
-#include "cli.h"
-#include "units.h"
-#include "btrfs_ioctl.h"
-#include "output.h"
+#include "util/cli/cli.h"
+#include "util/cli/output.h"
+#include "util/cli/units.h"
+#include "util/ioctl/btrfs_ioctl.h"
+#include "util/strnum.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>

@@ -18,7 +18,7 @@
 #include "config.h"
 #if CFG_APPLET_BTRFS
 #include "applets.h"
-#include "cli.h"
+#include "util/cli/cli.h"
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>

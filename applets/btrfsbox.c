@@ -7,10 +7,10 @@
 //config:	help
 //config:	  Build with -Oz and -flto instead of -Os: about 2.5 KB smaller, somewhat
 //config:	  slower. For routers where every flash byte counts (tinyconfig sets it).
-#include "applets.h"
-#include "cli.h"
 #include "config.h"
-#include "output.h"
+#include "applets.h"
+#include "util/cli/cli.h"
+#include "util/cli/output.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

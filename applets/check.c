@@ -8,14 +8,15 @@
 //cmd:APPLET_CHECK check_main btrfsck|btrfsck
 #include "config.h"
 #if CFG_APPLET_CHECK
-#include "check.h"
-#include "cli.h"
-#include "repair.h"
-#include "write/write.h"
-#include "fs.h"
-#include "le.h"
-#include "sysfile.h"
-#include "uuid.h"
+#include "applets.h"
+#include "fs/check/check.h"
+#include "fs/core/fs.h"
+#include "fs/repair/repair.h"
+#include "fs/write/write.h"
+#include "util/cli/cli.h"
+#include "util/le.h"
+#include "util/sysfile.h"
+#include "util/uuid.h"
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -397,25 +398,20 @@ static int run_check(struct fs *fs, struct check_args *a, const char *path)
 
 /* ---- writing ------------------------------------------------------------------- */
 
-#if CFG_RESCUE_CLEAR_SPACE_CACHE
-int rescue_clear_space_cache_main(int argc, char **argv);
-#endif
-
-/* --clear-space-cache v1|v2: what 'btrfs rescue clear-space-cache' does. */
+/* --clear-space-cache v1|v2: 'btrfs rescue clear-space-cache' run through the command table. */
 static int clear_space_cache(struct check_args *a, const char *path)
 {
-	msg_warn("--clear-space-cache option is deprecated, please use \"btrfs rescue clear-space-cache\" instead");
-#if CFG_RESCUE_CLEAR_SPACE_CACHE
-	char *av[] = { "clear-space-cache", "--undo", (char *)a->undo, (char *)a->clear_cache,
-		       (char *)path, NULL };
+	char *with_undo[] = { "btrfs", "rescue", "clear-space-cache", "--undo", (char *)a->undo,
+			      (char *)a->clear_cache, (char *)path, NULL };
+	char *plain[] = { "btrfs", "rescue", "clear-space-cache", (char *)a->clear_cache, (char *)path, NULL };
 
+	msg_warn("--clear-space-cache option is deprecated, please use \"btrfs rescue clear-space-cache\" instead");
+	if (!CFG_RESCUE_CLEAR_SPACE_CACHE) {
+		msg_error("clearing the space cache is not built in, nothing was written");
+		return 1;
+	}
 	optind = 0;
-	return a->undo ? rescue_clear_space_cache_main(5, av) : (av[2] = av[0], rescue_clear_space_cache_main(3, av + 2));
-#else
-	(void)a, (void)path;
-	msg_error("clearing the space cache is not built in, nothing was written");
-	return 1;
-#endif
+	return a->undo ? cmd_run_group(7, with_undo) : cmd_run_group(5, plain);
 }
 
 #if CFG_CHECK_REPAIR

@@ -9,7 +9,7 @@
 
 #include "config.h"
 #if CFG_APPLET_FSCK
-#include "cli.h"
+#include "util/cli/cli.h"
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

@@ -33,16 +33,17 @@
 //cmd:APPLET_MKFS mkfs_main mkfs.btrfs|mkfs.btrfs
 #include "config.h"
 #if CFG_APPLET_MKFS
-#include "cli.h"
-#include "csum.h"
-#include "le.h"
-#include "mkfs.h"
-#include "workq.h"
-#include "sysfile.h"
-#include "fs.h"
-#include "units.h"
-#include "uuid.h"
-#include "alloc.h"
+#include "fs/core/fs.h"
+#include "fs/mkfs/alloc.h"
+#include "fs/mkfs/mkfs.h"
+#include "util/cli/cli.h"
+#include "util/cli/units.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
+#include "util/strnum.h"
+#include "util/sysfile.h"
+#include "util/uuid.h"
+#include "util/workq.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -10,11 +10,11 @@
 //cmd:APPLET_MOUNT mount_main mount.btrfs|mount.btrfs
 #include "config.h"
 #if CFG_APPLET_MOUNT
-#include "btrfs_ioctl.h"
-#include "cli.h"
-#include "fs.h"
-#include "le.h"
-#include "sysfile.h"
+#include "fs/core/fs.h"
+#include "util/cli/cli.h"
+#include "util/ioctl/btrfs_ioctl.h"
+#include "util/le.h"
+#include "util/sysfile.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -14,11 +14,11 @@
 #include "config.h"
 #if CFG_APPLET_PROPERTY
 #include "applets.h"
-#include "cli.h"
-#include "btrfs_ioctl.h"
-#include "output.h"
-#include "subvol.h"
-#include "uuid.h"
+#include "util/cli/cli.h"
+#include "util/cli/output.h"
+#include "util/ioctl/btrfs_ioctl.h"
+#include "util/ioctl/subvol.h"
+#include "util/uuid.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

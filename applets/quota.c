@@ -23,14 +23,15 @@
 
 #include "config.h"
 #if CFG_APPLET_QUOTA
-#include "cli.h"
-#include "btrfs_ioctl.h"
-#include "le.h"
-#include "output.h"
-#include "subvol.h"
-#include "units.h"
-#include "vec.h"
-#include "sort.h"
+#include "util/cli/cli.h"
+#include "util/cli/output.h"
+#include "util/cli/units.h"
+#include "util/ioctl/btrfs_ioctl.h"
+#include "util/ioctl/subvol.h"
+#include "util/le.h"
+#include "util/sort.h"
+#include "util/strnum.h"
+#include "util/vec.h"
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>

@@ -18,14 +18,14 @@
 //cmd:APPLET_RECEIVE receive_main btrfs receive|Receive subvolumes from a stream
 #include "config.h"
 #if CFG_APPLET_RECEIVE
-#include "btrfs_ioctl.h"
-#include "cli.h"
-#include "receive.h"
-#include "sendstream.h"
-#include "subvol_lookup.h"
-#include "sysfile.h"
-#include "timefmt.h"
-#include "uuid.h"
+#include "fs/stream/receive.h"
+#include "fs/stream/sendstream.h"
+#include "util/cli/cli.h"
+#include "util/cli/timefmt.h"
+#include "util/ioctl/btrfs_ioctl.h"
+#include "util/ioctl/subvol_lookup.h"
+#include "util/sysfile.h"
+#include "util/uuid.h"
 #include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -79,9 +79,9 @@
 #if CFG_RESCUE_ZERO_LOG || CFG_RESCUE_SUPER_RECOVER || CFG_RESCUE_CHUNK_RECOVER || \
 	CFG_RESCUE_UNDO || CFG_RESCUE_CONTROL_DEVICE || CFG_RESCUE_FIX_DEVICE_SIZE || \
 	CFG_RESCUE_CLEAR_UUID_TREE || CFG_RESCUE_CLEAR_SPACE_CACHE || CFG_RESCUE_CLEAR_INO_CACHE
-#include "cli.h"
-#include "le.h"
-#include "write/write.h"
+#include "fs/write/write.h"
+#include "util/cli/cli.h"
+#include "util/le.h"
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* btrfs subvolume: create, delete, snapshot, list, show, get-default, set-default, sync
- * on a mounted filesystem, through the subvolume ioctls (util/subvol.h). */
+ * on a mounted filesystem, through the subvolume ioctls (util/ioctl/subvol.h). */
 //config:config APPLET_SUBVOLUME
 //config:	bool "btrfs subvolume"
 //config:	default y
@@ -19,13 +19,13 @@
 
 #include "config.h"
 #if CFG_APPLET_SUBVOLUME
-#include "cli.h"
-#include "btrfs_ioctl.h"
-#include "le.h"
-#include "output.h"
-#include "timefmt.h"
-#include "units.h"
-#include "uuid.h"
+#include "util/cli/cli.h"
+#include "util/cli/output.h"
+#include "util/cli/timefmt.h"
+#include "util/cli/units.h"
+#include "util/ioctl/btrfs_ioctl.h"
+#include "util/le.h"
+#include "util/uuid.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,8 +34,9 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include "subvol.h"
-#include "sort.h"
+#include "util/ioctl/subvol.h"
+#include "util/sort.h"
+#include "util/strnum.h"
 #include <libgen.h>
 #include <limits.h>
 #include <time.h>

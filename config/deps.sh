@@ -160,7 +160,7 @@ cp "$src"/include/lzo/*.h "$out/include/lzo/"
 
 fetch libzstd "$ZSTD_VERSION"
 zstd_files=""
-# no compress/: fs/zstd_enc.c writes the frames
+# no compress/: util/zstd_enc.c writes the frames
 for f in "$src"/lib/common/*.c "$src"/lib/decompress/*.c; do
 	f=${f#"$src/lib/"}
 	case $f in

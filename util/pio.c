@@ -76,6 +76,23 @@ static void log_record(int fd, char kind, const void *buf, size_t len, off_t off
 		write_log = -1;
 }
 
+int pio_write(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 int pio_dev_write(int fd, const void *buf, size_t len, off_t off)
 {
 	int ret = pio_all(fd, (void *)buf, len, off, 1);

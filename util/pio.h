@@ -11,6 +11,10 @@ int pio_tmpfile(const char *dir, const char *tag);
 /* The whole of len bytes at off, written (do_write) or read; -errno, or -EIO when short. */
 int pio_all(int fd, void *buf, size_t len, off_t off, int do_write);
 
+/* All of len bytes written at fd's position (a pipe, a stream file), retried after
+ * short writes and EINTR; 0 or -errno. */
+int pio_write(int fd, const void *buf, size_t len);
+
 /* Every write to a filesystem's devices and every flush of them goes through these two
  * (mkfs and the write engine), so that a test can record them: with BTRFSBOX_WRITE_LOG
  * set to a file name, each write is appended to it as "W PATH OFFSET LENGTH\n" and the

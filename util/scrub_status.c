@@ -1,6 +1,7 @@
 //build:Oz
+/* The scrub status file shared with btrfs-progs: read, parsed, written (see scrub_status.h). */
 #include "scrub_status.h"
-#include "units.h"
+#include "strnum.h"
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -205,4 +206,14 @@ struct scrub_record *scrub_status_find(struct scrub_record *v, size_t n, uint64_
 		if (v[i].devid == devid)
 			return &v[i];
 	return NULL;
+}
+
+void scrub_progress_add(struct btrfs_scrub_progress *to, const struct btrfs_scrub_progress *from)
+{
+#define ADD(name) to->name += from->name;
+	ADD(data_extents_scrubbed) ADD(tree_extents_scrubbed) ADD(data_bytes_scrubbed)
+	ADD(tree_bytes_scrubbed) ADD(read_errors) ADD(csum_errors) ADD(verify_errors)
+	ADD(no_csum) ADD(csum_discards) ADD(super_errors) ADD(malloc_errors)
+	ADD(uncorrectable_errors) ADD(corrected_errors)
+#undef ADD
 }

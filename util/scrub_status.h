@@ -45,6 +45,9 @@ int scrub_status_read(const char *fsid, struct scrub_record **out, size_t *count
 int scrub_status_parse(char *text, const char *fsid, struct scrub_record **out, size_t *count);
 /* Replaces the status file of fsid in dir (written to a temporary, then renamed). */
 int scrub_status_write(const char *dir, const char *fsid, const struct scrub_record *v, size_t n);
+/* Adds the counters of from to to (not last_physical, a position, nor
+ * unverified_errors, which the status file does not keep). */
+void scrub_progress_add(struct btrfs_scrub_progress *to, const struct btrfs_scrub_progress *from);
 /* The record of devid in v, or NULL. */
 struct scrub_record *scrub_status_find(struct scrub_record *v, size_t n, uint64_t devid);
 

@@ -1,4 +1,6 @@
 //build:Oz
+/* sort_stable: a bottom-up merge sort (insertion sort when no memory) for arrays that
+ * need a stable order without musl's qsort (see sort.h). */
 #include "sort.h"
 #include <stdlib.h>
 #include <string.h>

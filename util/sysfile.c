@@ -1,7 +1,7 @@
 /* Readers for the kernel's text tables (see sysfile.h). */
 //build:Oz
+#include "strnum.h"
 #include "sysfile.h"
-#include "units.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

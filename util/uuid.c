@@ -1,4 +1,5 @@
 //build:Oz
+/* UUIDs: random ones from getrandom(2), text form both ways (see uuid.h). */
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>

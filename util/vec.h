@@ -7,5 +7,8 @@
  * *room, growing it geometrically. Returns the new element, or NULL when out of memory
  * (the array unchanged). */
 void *vec_push(void *vp, size_t *n, size_t *room, size_t elem);
+/* Makes room for need elements of elem bytes in the array *p of *room (at least 64,
+ * doubling); 0, or -1 when out of memory (the array unchanged). */
+int vec_reserve(void *p, size_t *room, size_t need, size_t elem);
 
 #endif

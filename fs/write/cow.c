@@ -9,8 +9,9 @@
  * the parent's pointers to the old leaves are replaced by pointers to the new ones,
  * which rebuilds the parent the same way, up to the root. A root that overflows gets
  * a new root above it; a root node left with one child is replaced by that child. */
-#include "wint.h"
-#include "le.h"
+#include "internal.h"
+#include "util/le.h"
+#include "util/vec.h"
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -19,12 +20,6 @@
 #define MAX_SPLIT 8
 
 
-static void put_key(struct btrfs_disk_key *d, const struct fs_key *k)
-{
-	put_le64(&d->objectid, k->objectid);
-	d->type = k->type;
-	put_le64(&d->offset, k->offset);
-}
 
 static struct btrfs_header *hdr(struct fs_block *b)
 {
@@ -48,7 +43,7 @@ struct wroot *wroot_get(struct fs *fs, uint64_t tree)
 			return &w->roots[i];
 	if (fs_root_lookup(fs, tree, &r))
 		return NULL;
-	if (grow_array((void **)&w->roots, &w->cap_roots, w->nroots + 1, sizeof(*w->roots))) {
+	if (vec_reserve(&w->roots, &w->cap_roots, w->nroots + 1, sizeof(*w->roots))) {
 		fs_err(&fs->err, -ENOMEM, "out of memory");
 		return NULL;
 	}
@@ -237,7 +232,7 @@ static void fill(struct fs_block *b, const struct entry *v, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t *at = b->data + HDR_SIZE + i * (level ? PTR_SIZE : ITEM_SIZE);
 
-		put_key((struct btrfs_disk_key *)at, &v[i].key);
+		fs_key_to_disk((struct btrfs_disk_key *)at, &v[i].key);
 		if (level) {
 			memcpy(at + sizeof(struct btrfs_disk_key), v[i].data, PTR_DATA);
 			continue;
@@ -614,7 +609,7 @@ int fs_tree_put_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uin
 		fs_item_key(nb, 0, &first);
 		for (int level = 1; level < p.levels; level++) {
 			kp = (struct btrfs_key_ptr *)(p.nodes[level]->data + HDR_SIZE) + p.slots[level];
-			put_key(&kp->key, &first);
+			fs_key_to_disk(&kp->key, &first);
 			if (p.slots[level])
 				break;
 		}
@@ -732,7 +727,7 @@ int fs_tree_create(struct fs *fs, uint64_t tree)
 		return fs->err.code;
 	if (!wroot_lookup(fs, tree, &(struct fs_root){ 0 }))
 		return fs_err_at(&fs->err, -EEXIST, tree, 0, "the tree exists");
-	if (grow_array((void **)&w->roots, &w->cap_roots, w->nroots + 1, sizeof(*w->roots)))
+	if (vec_reserve(&w->roots, &w->cap_roots, w->nroots + 1, sizeof(*w->roots)))
 		return fs_err(&fs->err, -ENOMEM, "out of memory");
 	b = alloc_tree_block(fs, tree, 0);
 	if (!b)

@@ -1,9 +1,10 @@
 //build:Oz
 /* Space of the write side: allocating tree blocks, their extent items, block group
  * `used`, the superblock's bytes_used, the free space tree, data extent references. */
-#include "wint.h"
-#include "le.h"
-#include "sort.h"
+#include "internal.h"
+#include "util/le.h"
+#include "util/sort.h"
+#include "util/vec.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,7 +208,7 @@ struct fs_block *alloc_tree_block(struct fs *fs, uint64_t owner, int level)
 
 	if (find_space(fs, owner == BTRFS_CHUNK_TREE_OBJECTID, &bytenr))
 		return NULL;
-	if (grow_array((void **)&w->allocs, &w->cap_allocs, w->nallocs + 1, sizeof(*w->allocs)) ||
+	if (vec_reserve(&w->allocs, &w->cap_allocs, w->nallocs + 1, sizeof(*w->allocs)) ||
 	    ranges_add(&w->taken, bytenr, bytenr + fs->nodesize)) {
 		fs_err(&fs->err, -ENOMEM, "out of memory");
 		return NULL;
@@ -253,7 +254,7 @@ int free_tree_extent(struct fs *fs, const struct wfree *f)
 {
 	struct fs_wstate *w = fs->w;
 
-	if (grow_array((void **)&w->frees, &w->cap_frees, w->nfrees + 1, sizeof(*w->frees)))
+	if (vec_reserve(&w->frees, &w->cap_frees, w->nfrees + 1, sizeof(*w->frees)))
 		return fs_err(&fs->err, -ENOMEM, "out of memory");
 	w->frees[w->nfrees++] = *f;
 	return 0;
@@ -373,7 +374,7 @@ int wspace_add(struct fs *fs, uint64_t start, uint64_t len, int sign)
 		last->len += len;
 		return 0;
 	}
-	if (grow_array((void **)&w->space, &w->cap_space, w->nspace + 1, sizeof(*w->space)))
+	if (vec_reserve(&w->space, &w->cap_space, w->nspace + 1, sizeof(*w->space)))
 		return fs_err(&fs->err, -ENOMEM, "out of memory");
 	w->space[w->nspace++] = (struct wspace){ start, len, sign };
 	return 0;
@@ -403,9 +404,7 @@ static int add_tree_ref(struct fs *fs, const struct walloc *a)
 
 		if (fs_block_nritems(a->b))
 			a->level ? fs_node_key(a->b, 0, &first) : fs_item_key(a->b, 0, &first);
-		put_le64(&tb->key.objectid, first.objectid);
-		tb->key.type = first.type;
-		put_le64(&tb->key.offset, first.offset);
+		fs_key_to_disk(&tb->key, &first);
 		tb->level = (uint8_t)a->level;
 		ref += sizeof(*tb);
 		key = (struct fs_key){ a->bytenr, BTRFS_EXTENT_ITEM_KEY, fs->nodesize };

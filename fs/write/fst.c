@@ -4,8 +4,8 @@
  * FREE_SPACE_EXTENT items (start, 199, length) or, with USING_BITMAPS, bitmaps
  * (start, 200, length) with a bit per sector, set when free. The representation is
  * kept as it is (the kernel converts between them when it wants). */
-#include "wint.h"
-#include "le.h"
+#include "internal.h"
+#include "util/le.h"
 #include <errno.h>
 #include <string.h>
 

@@ -1,8 +1,8 @@
 //build:Oz
 /* Transactions: begin, the fixed-point commit, the write-out, abort. */
-#include "wint.h"
-#include "csum.h"
-#include "le.h"
+#include "internal.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
 #include <errno.h>
 #include <string.h>
 

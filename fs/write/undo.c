@@ -11,10 +11,10 @@
  * recorded before it. Bytes are saved the first time a range is overwritten and the
  * file is synced before the device writes that need it. A record cut short at the
  * end was being written when the command stopped, before anything relied on it. */
-#include "wint.h"
-#include "csum.h"
-#include "le.h"
-#include "pio.h"
+#include "internal.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
+#include "util/pio.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>

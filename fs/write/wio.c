@@ -1,10 +1,11 @@
 //build:Oz
 /* Every write of the engine: device bytes (saved to the undo file first), flushes,
  * superblocks. Writes go through pio_dev_write/pio_dev_sync, which tests record. */
-#include "wint.h"
-#include "csum.h"
-#include "le.h"
-#include "pio.h"
+#include "internal.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
+#include "util/pio.h"
+#include "util/vec.h"
 #include <errno.h>
 #include <string.h>
 
@@ -163,7 +164,7 @@ int ranges_add(struct ranges *r, uint64_t start, uint64_t end)
 		j++;
 	}
 	if (j == i) {
-		if (grow_array((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v)))
+		if (vec_reserve(&r->v, &r->cap, r->n + 1, sizeof(*r->v)))
 			return -ENOMEM;
 		memmove(&r->v[i + 1], &r->v[i], (r->n - i) * sizeof(*r->v));
 		r->n++;

@@ -1,7 +1,7 @@
 //build:Oz
 /* Opening a filesystem for writing: nobody else may use its devices. */
-#include "wint.h"
-#include "le.h"
+#include "internal.h"
+#include "util/le.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

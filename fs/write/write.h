@@ -1,6 +1,6 @@
 /* The write side of the engine: changing an existing filesystem, crash-safe.
  *
- * Same conventions as the read side (fs.h): never prints, never exits, errors
+ * Same conventions as the read core (fs/core/fs.h): never prints, never exits, errors
  * are negative errnos with the details in fs->err.
  *
  * How a change is made:
@@ -38,8 +38,8 @@
  * commit; fs_undo_restore puts them back. */
 #ifndef FS_WRITE_H
 #define FS_WRITE_H
-#include "fs.h"
-#include "devscan.h"        /* fs_path_mounted */
+#include "fs/core/devscan.h"        /* fs_path_mounted */
+#include "fs/core/fs.h"
 
 /* ---- exclusive open (write/wopen.c) ------------------------------------- */
 

@@ -3,7 +3,7 @@
  * come from a 256 KiB buffer (in the CPU cache, as `openssl speed` measures); the time
  * is the thread's CPU time, best of several passes, so that other processes on a loaded
  * machine count less. Prints "NAME GB/s" lines. */
-#include "csum.h"
+#include "util/csum/csum.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -1,8 +1,8 @@
-/* zstd compression of 128 KiB chunks (btrfs compressed extents), fs/zstd_enc.c against
+/* zstd compression of 128 KiB chunks (btrfs compressed extents), util/zstd_enc.c against
  * libzstd's compressor (only in the glibc build: the musl deps have libzstd's decoder
  * only), at levels 1, 3, 9 and 15. Usage: zstd FILE... (each file one corpus). Prints
  * per file and level the compressed size and speed of both, and the ratios. */
-#include "zstd_enc.h"
+#include "util/zstd_enc.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

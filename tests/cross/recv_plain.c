@@ -5,8 +5,8 @@
  * decompressed here; btrfs properties (btrfs.* xattrs) are left out; snapshots
  * (incremental streams) and clones need the kernel and are refused. Exit 0 when every
  * command applied. */
-#include "receive.h"
-#include "sendstream.h"
+#include "fs/stream/receive.h"
+#include "fs/stream/sendstream.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>

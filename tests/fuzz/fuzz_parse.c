@@ -1,8 +1,8 @@
 /* libFuzzer harness for the parsers that see raw disk bytes: the superblock check,
  * the tree block verifier, and every item decoder on the items of a block that passed.
  * Built and run by tests/fuzz/run.sh (clang -fsanitize=fuzzer,address,undefined). */
-#include "fs.h"
-#include "le.h"
+#include "fs/core/fs.h"
+#include "util/le.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -8,9 +8,9 @@ secs=${1:-300}
 out=build/fuzz
 command -v clang >/dev/null || { echo "SKIP fuzz: clang not installed"; exit 0; }
 mkdir -p "$out/corpus"
-make -s build/gen/stamp build/gen/usage.stamp >/dev/null  # config.h; usage.h, usage_blob.h (util/cli.c)
-clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE -Ibuild/gen -I. -Iutil -Ifs \
-	-Wl,--wrap=strerror -o "$out/fuzz_parse" tests/fuzz/fuzz_parse.c fs/*.c fs/write/*.c util/*.c \
+make -s build/gen/stamp build/gen/usage.stamp >/dev/null  # config.h; usage.h, usage_blob.h (util/cli/cli.c)
+clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE -Ibuild/gen -I. \
+	-Wl,--wrap=strerror -o "$out/fuzz_parse" tests/fuzz/fuzz_parse.c fs/*/*.c util/*.c util/*/*.c \
 	-lzstd -llzo2 -lz 2> "$out/build.log" ||
 	{ echo "SKIP fuzz: cannot build with libFuzzer (apt-get install libclang-rt-14-dev): $(tail -1 "$out/build.log")"; exit 0; }
 # seeds: superblock and first tree blocks of a small reference image

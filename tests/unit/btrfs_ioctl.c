@@ -1,6 +1,6 @@
 /* util/btrfs_ioctl: the parts that need no mounted filesystem. */
 #include "unit.h"
-#include "btrfs_ioctl.h"
+#include "util/ioctl/btrfs_ioctl.h"
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* util/cli: argument helpers. */
 #include "unit.h"
-#include "cli.h"
+#include "util/cli/cli.h"
 #include <stdio.h>
 #include <string.h>
 

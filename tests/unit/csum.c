@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
-#include "csum.h"
-#include "le.h"
 #include "unit.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
 
 static void fill_pattern(uint8_t *buf, size_t len)
 {

@@ -1,8 +1,8 @@
 /* Tree block verification and accessors on crafted and mutated leaves/nodes. */
 #include "unit.h"
-#include "fs.h"
-#include "csum.h"
-#include "le.h"
+#include "fs/core/fs.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

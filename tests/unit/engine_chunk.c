@@ -1,7 +1,7 @@
 /* Logical -> physical mapping for every profile. */
 #include "unit.h"
-#include "fs.h"
-#include "le.h"
+#include "fs/core/fs.h"
+#include "util/le.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* Compression round trips and corrupt input for zlib, lzo (btrfs framing), zstd. */
 #include "unit.h"
-#include "fs.h"
-#include "le.h"
+#include "fs/core/fs.h"
+#include "util/le.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

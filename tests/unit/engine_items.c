@@ -1,7 +1,7 @@
 /* Item decoders on crafted and truncated items. */
 #include "unit.h"
-#include "fs.h"
-#include "le.h"
+#include "fs/core/fs.h"
+#include "util/le.h"
 #include <errno.h>
 #include <string.h>
 

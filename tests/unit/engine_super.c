@@ -1,8 +1,8 @@
 /* Superblock validation and the sys_chunk_array parser on crafted input. */
 #include "unit.h"
-#include "fs.h"
-#include "csum.h"
-#include "le.h"
+#include "fs/core/fs.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* dump-tree / dump-super printers on raw blocks: a hand-built leaf prints exactly the
  * btrfs-progs text, and random blocks and superblocks print without reading outside the
  * buffer (run under ASan by `make sanitize`). */
-#include "applets/inspect_print.c"
 #include "unit.h"
+#include "applets/inspect/print.c"
 #include <stdlib.h>
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,11 +1,11 @@
 /* Write-side pieces of mkfs: the bottom-up tree builder and the chunk allocator. */
 #include "unit.h"
-#include "build.h"
-#include "alloc.h"
-#include "format.h"
-#include "csum.h"
-#include "le.h"
-#include "mkfs.h"
+#include "fs/core/format.h"
+#include "fs/mkfs/alloc.h"
+#include "fs/mkfs/mkfs.h"
+#include "fs/write/build.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* The spool of mkfs: records past the buffer go to a temporary file and read back
  * in order, as often as asked; records never straddle wrongly at buffer edges. */
 #include "unit.h"
-#include "mkfs_int.h"
+#include "fs/mkfs/internal.h"
 #include <stdint.h>
 #include <string.h>
 

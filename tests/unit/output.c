@@ -1,7 +1,7 @@
 /* util/output: the JSON layout of btrfs-progs 6.2 and text rows. */
 #include "unit.h"
-#include "cli.h"
-#include "output.h"
+#include "util/cli/cli.h"
+#include "util/cli/output.h"
 #include <stdlib.h>
 #include <string.h>
 

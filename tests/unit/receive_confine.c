@@ -1,7 +1,7 @@
 /* recv_open_beneath: both the openat2 path and the component walk refuse symlinks
  * (inside or pointing outside) and open plain directories. */
 #include "unit.h"
-#include "receive.h"
+#include "fs/stream/receive.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* util/regex: the ERE subset restore --path-regex uses, against POSIX semantics. */
-#include "regex.h"
 #include "unit.h"
+#include "util/cli/regex.h"
 
 static int m(const char *pat, const char *s, int icase)
 {

@@ -1,6 +1,6 @@
 /* util/scrub_status: the btrfs-progs status file, parsed and written back. */
 #include "unit.h"
-#include "scrub_status.h"
+#include "util/scrub_status.h"
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>

@@ -2,9 +2,9 @@
  * byte offset: truncation at every byte, a flipped bit anywhere, unknown commands and
  * attributes, wrong sizes, missing/repeated attributes, huge lengths. */
 #include "unit.h"
-#include "sendstream.h"
-#include "csum.h"
-#include "le.h"
+#include "fs/stream/sendstream.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>

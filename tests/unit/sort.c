@@ -1,8 +1,8 @@
 /* sort_stable: ordered, equal keys keep their order, any element size. */
 #include <stdint.h>
 #include <string.h>
-#include "sort.h"
 #include "unit.h"
+#include "util/sort.h"
 
 struct rec {
 	uint32_t key, seq;

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "sysfile.h"
 #include "unit.h"
+#include "util/sysfile.h"
 
 /* Writes text to a new temporary file; its path goes to path[32]. */
 static void write_tmp(char path[32], const char *text, size_t len)

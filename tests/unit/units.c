@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "units.h"
 #include "unit.h"
+#include "util/cli/units.h"
+#include "util/strnum.h"
 
 TEST(pretty_size_modes)
 {

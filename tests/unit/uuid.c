@@ -1,7 +1,7 @@
 /* UUID generation, text form and strict parsing. */
 #include <string.h>
-#include "uuid.h"
 #include "unit.h"
+#include "util/uuid.h"
 
 TEST(uuid_round_trip)
 {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "workq.h"
 #include "unit.h"
+#include "util/workq.h"
 
 struct seen {
 	uint32_t next;          /* sequence number expected */

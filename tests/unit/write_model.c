@@ -6,10 +6,10 @@
  * With WRITE_MODEL_KEEP=DIR the images and the models (name value-hex per line) stay
  * in DIR for tests/engine_write.test (reference check, kernel mount, getfattr). */
 #include "unit.h"
-#include "check.h"
-#include "le.h"
-#include "mkfs.h"
-#include "write/write.h"
+#include "fs/check/check.h"
+#include "fs/mkfs/mkfs.h"
+#include "fs/write/write.h"
+#include "util/le.h"
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "xsort.h"
 #include "unit.h"
+#include "util/xsort.h"
 
 struct rec {
 	uint64_t key, payload;

@@ -2,7 +2,7 @@
  * and level, frame header, output bound, random inputs; sequences the parser rarely makes
  * through the block writer (its static functions, hence the include). */
 #include "unit.h"
-#include "fs/zstd_enc.c"
+#include "util/zstd_enc.c"
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

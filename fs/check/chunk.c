@@ -1,0 +1,333 @@
+/* Stage 2, allocation side: block group items vs chunks, device extents vs
+ * chunk stripes, device items vs their extents and the superblock. All of these
+ * are small (one chunk per GiB or so), so they are held in memory. */
+#include "config.h"
+#include "internal.h"
+#include "util/le.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bg_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
+		      uint32_t size, void *arg)
+{
+	const struct btrfs_block_group_item *bi;
+	struct check_bg *bg;
+	int *cap = arg;
+
+	if (key->type != BTRFS_BLOCK_GROUP_ITEM_KEY)
+		return 0;
+	bi = fs_block_group_item(data, size);
+	if (!bi) {
+		ck_err(c, 0, 0, key->objectid, key->offset, "block group item [%llu %llu] is too short",
+		       (unsigned long long)key->objectid, (unsigned long long)key->offset);
+		return 0;
+	}
+	if (c->nbgs == *cap) {
+		int nc = *cap ? *cap * 2 : 64;
+		void *p = realloc(c->bgs, (size_t)nc * sizeof(*c->bgs));
+		if (!p)
+			return -ENOMEM;
+		c->bgs = p;
+		*cap = nc;
+	}
+	bg = &c->bgs[c->nbgs++];
+	bg->start = key->objectid;
+	bg->len = key->offset;
+	bg->flags = get_le64(&bi->flags);
+	bg->used_item = get_le64(&bi->used);
+	bg->used_found = 0;
+	if (bg->used_item > bg->len)
+		ck_err_fix(c, CHECK_FIX_SPACE_USED, 0, 0, bg->start, bg->len,
+		       "block group [%llu %llu] invalid used, have %llu expect [0, %llu)",
+		       (unsigned long long)bg->start, (unsigned long long)bg->len,
+		       (unsigned long long)bg->used_item, (unsigned long long)bg->len);
+	if (c->nbgs > 1 && bg->start < bg[-1].start + bg[-1].len)
+		ck_err(c, 0, 0, bg->start, bg->len, "block group [%llu %llu] overlaps the previous one",
+		       (unsigned long long)bg->start, (unsigned long long)bg->len);
+	return 0;
+}
+
+static int load_block_groups(struct check_ctx *c)
+{
+	struct fs_root r;
+	struct fs_key from = { 0, 0, 0 };
+	int cap = 0;
+
+	if (fs_root_lookup(c->fs, fs_block_group_tree_id(c->fs), &r) < 0) {
+		ck_fs_error(c, &c->fs->err);
+		return 0;
+	}
+	return ck_iterate(c, &r, &from, bg_item_cb, &cap);
+}
+
+/* Every chunk has its block group item and the other way round (the
+ * reference's words: chunk items are [FIRST_CHUNK_TREE CHUNK_ITEM logical]). */
+static void check_chunk_bgs(struct check_ctx *c)
+{
+	struct fs *fs = c->fs;
+	int i = 0, j = 0;
+
+	while (i < fs->num_chunks || j < c->nbgs) {
+		const struct fs_chunk *ch = i < fs->num_chunks ? &fs->chunks[i] : NULL;
+		struct check_bg *bg = j < c->nbgs ? &c->bgs[j] : NULL;
+		unsigned long long cl = ch ? ch->logical : 0, clen = ch ? ch->length : 0;
+		unsigned long long ct = ch ? ch->type : 0;
+
+		if (ch && (!bg || ch->logical < bg->start)) {
+			ck_err(c, 0, 0, cl, clen,
+			       "Chunk[256, 228, %llu]: length(%llu), offset(%llu), type(%llu) is not found in block group",
+			       cl, clen, cl, ct);
+			i++;
+			continue;
+		}
+		if (!ch || bg->start < ch->logical) {
+			ck_err(c, 0, 0, bg->start, bg->len,
+			       "Block group[%llu, %llu] (flags = %llu) didn't find the relative chunk.",
+			       (unsigned long long)bg->start, (unsigned long long)bg->len,
+			       (unsigned long long)bg->flags);
+			j++;
+			continue;
+		}
+		if (ch->length != bg->len || ch->type != bg->flags)
+			ck_err_fix(c, ch->length == bg->len ? CHECK_FIX_SPACE_USED : CHECK_FIX_NONE, 0, 0,
+				   bg->start, bg->len,
+			       "Chunk[256, 228, %llu]: length(%llu), offset(%llu), type(%llu) mismatch with block group[%llu, 192, %llu]: offset(%llu), objectid(%llu), flags(%llu)",
+			       cl, clen, cl, ct, (unsigned long long)bg->start, (unsigned long long)bg->len,
+			       (unsigned long long)bg->len, (unsigned long long)bg->start,
+			       (unsigned long long)bg->flags);
+		i++;
+		j++;
+	}
+}
+
+/* Bytes one stripe of a chunk takes on its device. */
+static uint64_t stripe_length(const struct fs_chunk *ch)
+{
+	uint64_t t = ch->type & BTRFS_BLOCK_GROUP_PROFILE_MASK;
+	uint64_t n = ch->num_stripes ? ch->num_stripes : 1;
+
+	if (t & BTRFS_BLOCK_GROUP_RAID0)
+		return ch->length / n;
+	if (t & BTRFS_BLOCK_GROUP_RAID10)
+		return ch->length * (ch->sub_stripes ? ch->sub_stripes : 2) / n;
+	if (t & BTRFS_BLOCK_GROUP_RAID5)
+		return n > 1 ? ch->length / (n - 1) : ch->length;
+	if (t & BTRFS_BLOCK_GROUP_RAID6)
+		return n > 2 ? ch->length / (n - 2) : ch->length;
+	return ch->length;
+}
+
+struct dev_state {
+	uint64_t devid, total_bytes, bytes_used;
+	uint64_t extents_bytes, last_end;
+};
+
+struct devs {
+	struct dev_state *d;
+	int n, cap;
+	uint8_t **matched;      /* per chunk, per stripe */
+};
+
+static struct dev_state *dev_find(struct devs *ds, uint64_t devid)
+{
+	for (int i = 0; i < ds->n; i++)
+		if (ds->d[i].devid == devid)
+			return &ds->d[i];
+	return NULL;
+}
+
+static int dev_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
+		       uint32_t size, void *arg)
+{
+	struct devs *ds = arg;
+	const struct btrfs_dev_item *di;
+	struct dev_state *d;
+
+	if (key->objectid != BTRFS_DEV_ITEMS_OBJECTID || key->type != BTRFS_DEV_ITEM_KEY)
+		return key->objectid > BTRFS_DEV_ITEMS_OBJECTID;
+	di = fs_dev_item(data, size);
+	if (!di) {
+		ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0, "device item %llu is too short",
+		       (unsigned long long)key->offset);
+		return 0;
+	}
+	if (ds->n == ds->cap) {
+		int nc = ds->cap ? ds->cap * 2 : 8;
+		void *p = realloc(ds->d, (size_t)nc * sizeof(*ds->d));
+		if (!p)
+			return -ENOMEM;
+		ds->d = p;
+		ds->cap = nc;
+	}
+	d = &ds->d[ds->n++];
+	memset(d, 0, sizeof(*d));
+	d->devid = get_le64(&di->devid);
+	d->total_bytes = get_le64(&di->total_bytes);
+	d->bytes_used = get_le64(&di->bytes_used);
+	if (d->devid != key->offset)
+		ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0, "device item %llu says devid %llu",
+		       (unsigned long long)key->offset, (unsigned long long)d->devid);
+	return 0;
+}
+
+/* The chunk stripe a device extent stands for (found through its chunk). */
+static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devid, uint64_t physical,
+			     uint64_t chunk_offset, uint64_t length)
+{
+	struct fs *fs = c->fs;
+	const struct fs_chunk *ch = fs_chunk_find(fs, chunk_offset);
+
+	if (ch && ch->logical == chunk_offset) {
+		for (int s = 0; s < ch->num_stripes; s++) {
+			uint8_t *m = &ds->matched[ch - fs->chunks][s];
+
+			if (ch->stripes[s].devid != devid || ch->stripes[s].offset != physical || *m)
+				continue;
+			*m = 1;
+			if (CFG_CHECK_REPAIR && length != stripe_length(ch)) {
+				c->fix_key = (struct fs_key){ devid, BTRFS_DEV_EXTENT_KEY, physical };
+				c->fix_value[0] = stripe_length(ch);
+			}
+			if (length != stripe_length(ch))
+				ck_err_fix(c, CHECK_FIX_DEV_EXTENT, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
+				       "Chunk[256, 228, %llu] stripe[%llu, %llu] mismatch dev extent[%llu, %llu, %llu]",
+				       (unsigned long long)chunk_offset, (unsigned long long)devid,
+				       (unsigned long long)physical, (unsigned long long)devid,
+				       (unsigned long long)physical, (unsigned long long)length);
+			return;
+		}
+	}
+	ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
+	       "Device extent[%llu, %llu, %llu] didn't find the relative chunk.",
+	       (unsigned long long)devid, (unsigned long long)physical, (unsigned long long)length);
+}
+
+static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
+			 uint32_t size, void *arg)
+{
+	struct devs *ds = arg;
+	const struct btrfs_dev_extent *de;
+	struct dev_state *d;
+	unsigned long long devid = key->objectid, phys = key->offset, len;
+
+	if (key->type != BTRFS_DEV_EXTENT_KEY)
+		return 0;
+	de = fs_dev_extent_item(data, size);
+	if (!de) {
+		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, 0, 0, "device extent [%llu %llu] is too short",
+		       devid, phys);
+		return 0;
+	}
+	len = get_le64(&de->length);
+	d = dev_find(ds, devid);
+	if (!d) {
+		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
+		       "Device extent[%llu, %llu, %llu] didn't find its device.", devid, phys, len);
+		return 0;
+	}
+	if (phys < d->last_end)
+		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
+		       "dev extent devid %llu physical offset %llu overlap with previous dev extent end %llu",
+		       devid, phys, (unsigned long long)d->last_end);
+	if (phys + len > d->total_bytes)
+		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
+		       "dev extent devid %llu physical offset %llu len %llu is beyond device boundary %llu",
+		       devid, phys, len, (unsigned long long)d->total_bytes);
+	d->last_end = phys + len;
+	d->extents_bytes += len;
+	match_dev_extent(c, ds, devid, phys, get_le64(&de->chunk_offset), len);
+	return 0;
+}
+
+/* Device items against their extents, the devices and the superblock (a
+ * superblock total above the devices' is only a warning, as in 6.19). */
+static void check_devices(struct check_ctx *c, struct devs *ds)
+{
+	struct fs *fs = c->fs;
+	uint64_t sum = 0, super_devs = get_le64(&fs->sb.num_devices);
+	unsigned long long super_total = get_le64(&fs->sb.total_bytes);
+
+	for (int i = 0; i < ds->n; i++) {
+		struct dev_state *d = &ds->d[i];
+		struct fs_device *fd = fs_device_by_id(fs, d->devid);
+		unsigned long long id = d->devid, used = d->bytes_used, total = d->total_bytes;
+
+		sum += d->total_bytes;
+		if (used > total)
+			ck_err_fix(c, CHECK_FIX_DEVICES, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+			       "device %llu has incorrect used bytes %llu > total bytes %llu", id, used, total);
+		else if (d->extents_bytes != used)
+			ck_err_fix(c, CHECK_FIX_DEVICES, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+			       "Dev extent's total-byte(%llu) is not equal to byte-used(%llu) in dev[1, 216, %llu]",
+			       (unsigned long long)d->extents_bytes, used, id);
+		if (total % fs->sectorsize)
+			ck_fix(c, CHECK_FIX_DEVICES), ck_warn(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+				"unaligned total_bytes detected for devid %llu, have %llu should be aligned to %u",
+				id, total, fs->sectorsize);
+		if (fd && fd->fd >= 0 && fd->size && total > fd->size)
+			ck_err_fix(c, CHECK_FIX_DEVICES, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+			       "block device size is smaller than total_bytes in device item, has %llu expect >= %llu",
+			       (unsigned long long)fd->size, total);
+	}
+	if (super_devs != (uint64_t)ds->n)
+		ck_err_fix(c, CHECK_FIX_DEVICES, 0, 0, 0, 0, "super num devices mismatch, have %llu expect %d",
+		       (unsigned long long)super_devs, ds->n);
+	if (ds->n && super_total < sum)
+		ck_err_fix(c, CHECK_FIX_DEVICES, 0, 0, 0, 0, "super total bytes %llu smaller than real device(s) size %llu",
+		       super_total, (unsigned long long)sum);
+	else if (CFG_CHECK_THOROUGH && ds->n && (super_total != sum || super_total % fs->sectorsize) &&
+		 !(get_le64(&fs->sb.flags) & (BTRFS_SUPER_FLAG_METADUMP | BTRFS_SUPER_FLAG_METADUMP_V2)))
+		ck_fix(c, CHECK_FIX_DEVICES), ck_warn(c, 0, 0, 0, 0,
+			"minor unaligned/mismatch device size detected: super block total bytes=%llu found total bytes=%llu",
+			super_total, (unsigned long long)sum);
+	for (int i = 0; i < fs->num_chunks; i++)
+		for (int s = 0; s < fs->chunks[i].num_stripes; s++)
+			if (!ds->matched[i][s])
+				ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, fs->chunks[i].logical, 0,
+				       "Chunk[256, 228, %llu] stripe[%llu, %llu] is not found in dev extent",
+				       (unsigned long long)fs->chunks[i].logical,
+				       (unsigned long long)fs->chunks[i].stripes[s].devid,
+				       (unsigned long long)fs->chunks[i].stripes[s].offset);
+}
+
+int check_chunks_and_devices(struct check_ctx *c)
+{
+	struct fs *fs = c->fs;
+	struct devs ds = { 0 };
+	struct fs_root chunk_root, dev_root;
+	struct fs_key from = { BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, 0 };
+	struct fs_key zero = { 0, 0, 0 };
+	int ret;
+
+	ret = load_block_groups(c);
+	if (ret < 0)
+		return ret;
+	check_chunk_bgs(c);
+	if (fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk_root) < 0 ||
+	    fs_root_lookup(fs, BTRFS_DEV_TREE_OBJECTID, &dev_root) < 0) {
+		ck_fs_error(c, &fs->err);
+		return 0;
+	}
+	ds.matched = calloc(fs->num_chunks ? fs->num_chunks : 1, sizeof(*ds.matched));
+	if (!ds.matched)
+		return -ENOMEM;
+	for (int i = 0; i < fs->num_chunks; i++) {
+		ds.matched[i] = calloc(fs->chunks[i].num_stripes + 1, 1);
+		if (!ds.matched[i]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	ret = ck_iterate(c, &chunk_root, &from, dev_item_cb, &ds);
+	if (ret >= 0)
+		ret = ck_iterate(c, &dev_root, &zero, dev_extent_cb, &ds);
+	if (ret >= 0)
+		check_devices(c, &ds);
+out:
+	for (int i = 0; i < fs->num_chunks; i++)
+		free(ds.matched[i]);
+	free(ds.matched);
+	free(ds.d);
+	return ret < 0 ? ret : 0;
+}

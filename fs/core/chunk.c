@@ -1,0 +1,348 @@
+/* The chunk map: logical address -> (device, physical) for every RAID profile. */
+#include "fs.h"
+#include "util/le.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *fs_profile_name(uint64_t type)
+{
+	static const struct { uint64_t bit; const char *name; } names[] = {
+		{ BTRFS_BLOCK_GROUP_DUP, "DUP" }, { BTRFS_BLOCK_GROUP_RAID0, "RAID0" },
+		{ BTRFS_BLOCK_GROUP_RAID1, "RAID1" }, { BTRFS_BLOCK_GROUP_RAID1C3, "RAID1C3" },
+		{ BTRFS_BLOCK_GROUP_RAID1C4, "RAID1C4" }, { BTRFS_BLOCK_GROUP_RAID10, "RAID10" },
+		{ BTRFS_BLOCK_GROUP_RAID5, "RAID5" }, { BTRFS_BLOCK_GROUP_RAID6, "RAID6" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (type & names[i].bit)
+			return names[i].name;
+	return "single";
+}
+
+/* Stripes holding parity in a RAID5/6 full stripe (0 for other profiles). */
+static int parity_stripes(uint64_t type)
+{
+	if (type & BTRFS_BLOCK_GROUP_RAID5)
+		return 1;
+	return type & BTRFS_BLOCK_GROUP_RAID6 ? 2 : 0;
+}
+
+/* Minimum stripe count the profile needs; sub_stripes is checked for RAID10. */
+static int chunk_shape_ok(uint64_t type, uint16_t num, uint16_t sub)
+{
+	uint64_t p = type & BTRFS_BLOCK_GROUP_PROFILE_MASK;
+
+	if (p & (p - 1))
+		return 0;               /* more than one profile bit */
+	if (p == BTRFS_BLOCK_GROUP_RAID10)
+		return sub >= 2 && num >= sub && num % sub == 0;
+	if (p == BTRFS_BLOCK_GROUP_DUP)
+		return num == 2;
+	if (p == BTRFS_BLOCK_GROUP_RAID1)
+		return num >= 2;
+	if (p == BTRFS_BLOCK_GROUP_RAID1C3)
+		return num >= 3;
+	if (p == BTRFS_BLOCK_GROUP_RAID1C4)
+		return num >= 4;
+	if (p & (BTRFS_BLOCK_GROUP_RAID5 | BTRFS_BLOCK_GROUP_RAID6))
+		return num > parity_stripes(type);
+	return num >= 1;
+}
+
+static int chunk_insert(struct fs *fs, const struct fs_chunk *c)
+{
+	int i;
+
+	for (i = fs->num_chunks; i > 0 && fs->chunks[i - 1].logical > c->logical; i--)
+		;
+	if (i > 0 && fs->chunks[i - 1].logical + fs->chunks[i - 1].length > c->logical) {
+		if (fs->chunks[i - 1].logical == c->logical && fs->chunks[i - 1].length == c->length)
+			return 1;       /* already known (sys array and chunk tree) */
+		return fs_err_at(&fs->err, -EUCLEAN, BTRFS_CHUNK_TREE_OBJECTID, c->logical,
+				 "chunk overlaps the chunk at %llu", (unsigned long long)fs->chunks[i - 1].logical);
+	}
+	if (i < fs->num_chunks && c->logical + c->length > fs->chunks[i].logical)
+		return fs_err_at(&fs->err, -EUCLEAN, BTRFS_CHUNK_TREE_OBJECTID, c->logical,
+				 "chunk overlaps the chunk at %llu", (unsigned long long)fs->chunks[i].logical);
+	if (fs->num_chunks == fs->cap_chunks) {
+		int cap = fs->cap_chunks ? fs->cap_chunks * 2 : 16;
+		struct fs_chunk *n = realloc(fs->chunks, (size_t)cap * sizeof(*n));
+		if (!n)
+			return fs_err(&fs->err, -ENOMEM, "out of memory for the chunk map");
+		fs->chunks = n;
+		fs->cap_chunks = cap;
+	}
+	memmove(&fs->chunks[i + 1], &fs->chunks[i], (size_t)(fs->num_chunks - i) * sizeof(*c));
+	fs->chunks[i] = *c;
+	fs->num_chunks++;
+	return 0;
+}
+
+int fs_chunk_add(struct fs *fs, uint64_t logical, const struct btrfs_chunk *disk, uint32_t size)
+{
+	const struct btrfs_chunk *c = fs_chunk_item(disk, size);
+	struct fs_chunk ch;
+	int ret;
+
+	if (!c)
+		return fs_err_at(&fs->err, -EUCLEAN, BTRFS_CHUNK_TREE_OBJECTID, logical,
+				 "chunk item too short for its stripes");
+	ch.logical = logical;
+	ch.length = get_le64(&c->length);
+	ch.type = get_le64(&c->type);
+	ch.stripe_len = get_le64(&c->stripe_len);
+	ch.num_stripes = get_le16(&c->num_stripes);
+	ch.sub_stripes = get_le16(&c->sub_stripes);
+	/* as the kernel's chunk checker: aligned, and below 2^32 stripes of 64 KiB */
+	if (!ch.length || logical + ch.length < logical || !ch.stripe_len ||
+	    (ch.stripe_len & (ch.stripe_len - 1)) || ch.stripe_len > (1ULL << 30) ||
+	    (fs->sectorsize && (logical | ch.length) % fs->sectorsize) || ch.length >= (0xffffffffULL << 16) ||
+	    !chunk_shape_ok(ch.type, ch.num_stripes, ch.sub_stripes))
+		return fs_err_at(&fs->err, -EUCLEAN, BTRFS_CHUNK_TREE_OBJECTID, logical,
+				 "invalid chunk (length %llu, stripe_len %llu, %u stripes, type 0x%llx)",
+				 (unsigned long long)ch.length, (unsigned long long)ch.stripe_len,
+				 ch.num_stripes, (unsigned long long)ch.type);
+	ch.stripes = calloc(ch.num_stripes, sizeof(*ch.stripes));
+	if (!ch.stripes)
+		return fs_err(&fs->err, -ENOMEM, "out of memory for the chunk map");
+	for (uint16_t i = 0; i < ch.num_stripes; i++) {
+		const struct btrfs_stripe *s = fs_chunk_stripe(c, i);
+		ch.stripes[i].devid = get_le64(&s->devid);
+		ch.stripes[i].offset = get_le64(&s->offset);
+		memcpy(ch.stripes[i].dev_uuid, s->dev_uuid, BTRFS_UUID_SIZE);
+		ch.stripes[i].dev = fs_stripe_device(fs, &ch.stripes[i]);
+	}
+	ret = chunk_insert(fs, &ch);
+	if (ret)
+		free(ch.stripes);
+	return ret < 0 ? ret : 0;
+}
+
+/* The sys_chunk_array holds (btrfs_disk_key, btrfs_chunk + stripes) pairs. */
+int fs_chunk_load_sys_array(struct fs *fs, const uint8_t *array, uint32_t size)
+{
+	uint32_t pos = 0;
+
+	if (size > BTRFS_SYSTEM_CHUNK_ARRAY_SIZE)
+		return fs_err(&fs->err, -EUCLEAN, "sys_chunk_array_size %u too large", size);
+	while (pos < size) {
+		struct fs_key key;
+		uint32_t left, len;
+		int ret;
+
+		if (size - pos < sizeof(struct btrfs_disk_key) + sizeof(struct btrfs_chunk))
+			return fs_err(&fs->err, -EUCLEAN, "sys_chunk_array truncated at %u", pos);
+		fs_key_from_disk(&key, (const struct btrfs_disk_key *)(array + pos));
+		pos += sizeof(struct btrfs_disk_key);
+		if (key.type != BTRFS_CHUNK_ITEM_KEY)
+			return fs_err(&fs->err, -EUCLEAN, "sys_chunk_array: key type %u is not a chunk", key.type);
+		left = size - pos;
+		len = fs_chunk_item_size(get_le16(&((const struct btrfs_chunk *)(array + pos))->num_stripes));
+		if (!len || len > left)
+			return fs_err(&fs->err, -EUCLEAN, "sys_chunk_array: chunk at %llu truncated",
+				      (unsigned long long)key.offset);
+		ret = fs_chunk_add(fs, key.offset, (const struct btrfs_chunk *)(array + pos), len);
+		if (ret)
+			return ret;
+		pos += len;
+	}
+	return 0;
+}
+
+const struct fs_chunk *fs_chunk_find(const struct fs *fs, uint64_t logical)
+{
+	int lo = 0, hi = fs->num_chunks;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		const struct fs_chunk *c = &fs->chunks[mid];
+		if (logical < c->logical)
+			hi = mid;
+		else if (logical - c->logical >= c->length)
+			lo = mid + 1;
+		else
+			return c;
+	}
+	return NULL;
+}
+
+static int chunk_copies(const struct fs_chunk *c)
+{
+	if (c->type & (BTRFS_BLOCK_GROUP_DUP | BTRFS_BLOCK_GROUP_RAID1 |
+		       BTRFS_BLOCK_GROUP_RAID1C3 | BTRFS_BLOCK_GROUP_RAID1C4))
+		return c->num_stripes;
+	if (c->type & BTRFS_BLOCK_GROUP_RAID10)
+		return c->sub_stripes;
+	return 1;
+}
+
+int fs_num_copies(const struct fs *fs, uint64_t logical)
+{
+	const struct fs_chunk *c = fs_chunk_find(fs, logical);
+	return c ? chunk_copies(c) : 0;
+}
+
+/* Picks the stripe and the offset inside it for byte `off` of the chunk. */
+static void chunk_locate(const struct fs_chunk *c, uint64_t off, int mirror,
+			 uint32_t *index, uint64_t *stripe_off)
+{
+	uint64_t nr = off / c->stripe_len, in = off % c->stripe_len;
+	uint64_t p = c->type & BTRFS_BLOCK_GROUP_PROFILE_MASK;
+
+	if (p & BTRFS_BLOCK_GROUP_RAID0) {
+		*index = (uint32_t)(nr % c->num_stripes);
+		*stripe_off = nr / c->num_stripes * c->stripe_len + in;
+	} else if (p & BTRFS_BLOCK_GROUP_RAID10) {
+		uint32_t groups = c->num_stripes / c->sub_stripes;
+		*index = (uint32_t)(nr % groups) * c->sub_stripes + (uint32_t)mirror;
+		*stripe_off = nr / groups * c->stripe_len + in;
+	} else if (p & (BTRFS_BLOCK_GROUP_RAID5 | BTRFS_BLOCK_GROUP_RAID6)) {
+		/* data stripe k of full stripe f sits on device (f + k) % num: parity rotates */
+		uint32_t data = c->num_stripes - (uint32_t)parity_stripes(c->type);
+		uint64_t full = nr / data;
+		*index = (uint32_t)((full + nr % data) % c->num_stripes);
+		*stripe_off = full * c->stripe_len + in;
+	} else {
+		*index = (uint32_t)mirror;       /* SINGLE, DUP, RAID1*: whole copies */
+		*stripe_off = off;
+	}
+}
+
+int fs_map(struct fs *fs, uint64_t logical, int mirror, struct fs_phys *out)
+{
+	const struct fs_chunk *c = fs_chunk_find(fs, logical);
+	uint64_t off, stripe_off;
+	uint32_t index;
+
+	if (!c)
+		return fs_err_at(&fs->err, -ENOENT, 0, logical, "logical address not mapped by any chunk");
+	if (mirror <= 0)
+		mirror = 1;
+	if (mirror > chunk_copies(c))
+		return fs_err_at(&fs->err, -EINVAL, 0, logical, "copy %d does not exist", mirror);
+	off = logical - c->logical;
+	chunk_locate(c, off, mirror - 1, &index, &stripe_off);
+	out->devid = c->stripes[index].devid;
+	out->dev = c->stripes[index].dev;
+	out->physical = c->stripes[index].offset + stripe_off;
+	if (c->type & BTRFS_BLOCK_GROUP_PROFILE_MASK & ~(BTRFS_BLOCK_GROUP_DUP | BTRFS_BLOCK_GROUP_RAID1 |
+			BTRFS_BLOCK_GROUP_RAID1C3 | BTRFS_BLOCK_GROUP_RAID1C4))
+		out->len = c->stripe_len - off % c->stripe_len;
+	else
+		out->len = c->length - off;
+	return 0;
+}
+
+int fs_copy_missing(struct fs *fs, uint64_t logical, int mirror)
+{
+	struct fs_phys ph;
+
+	return !fs_map(fs, logical, mirror, &ph) && !ph.dev;
+}
+
+void fs_copy_failed(struct fs *fs, uint64_t logical, int mirror, struct fs_error *first, int *first_missing)
+{
+	int missing = fs_copy_missing(fs, logical, mirror);
+
+	if (mirror == 1 || (*first_missing && !missing)) {
+		*first = fs->err;
+		*first_missing = missing;
+	}
+	if (fs->bad_copy && !missing)
+		fs->bad_copy(fs->bad_copy_ctx, &fs->err);
+}
+
+int fs_read_phys(struct fs_device *dev, uint64_t physical, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pread(dev->fd, p, len, (off_t)physical);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+		physical += (uint64_t)n;
+	}
+	return 0;
+}
+
+int fs_io_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror, fs_io_fn io)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct fs_phys ph;
+		size_t n;
+		int ret = fs_map(fs, logical, mirror, &ph);
+
+		if (ret)
+			return ret;
+		n = len < ph.len ? len : (size_t)ph.len;
+		if (!ph.dev) {
+			fs_err_at(&fs->err, -EIO, 0, logical, "device %llu is missing", (unsigned long long)ph.devid);
+			fs->err.mirror = mirror;
+			return -EIO;
+		}
+		ret = io ? io(fs, ph.dev, ph.physical, p, n) : fs_read_phys(ph.dev, ph.physical, p, n);
+		if (ret) {
+			if (!io)
+				fs_err_at(&fs->err, ret = -EIO, 0, logical, "read error on %s at %llu", ph.dev->path,
+					  (unsigned long long)ph.physical);
+			fs->err.mirror = mirror;
+			return ret;
+		}
+		p += p ? n : 0;
+		len -= n;
+		logical += n;
+	}
+	return 0;
+}
+
+int fs_read_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror)
+{
+	return fs_io_logical(fs, logical, buf, len, mirror, NULL);
+}
+
+/* Device items (objectid DEV_ITEMS_OBJECTID) sort before the chunk items. */
+static int load_chunk_tree_item(struct fs *fs, const struct fs_path *p)
+{
+	struct fs_key key;
+	uint32_t size;
+	const uint8_t *data = fs_path_data(p, &size);
+
+	fs_path_key(p, &key);
+	if (key.type == BTRFS_DEV_ITEM_KEY) {
+		const struct btrfs_dev_item *d = fs_dev_item(data, size);
+		struct fs_device *dev = d ? fs_device_by_id(fs, get_le64(&d->devid)) : NULL;
+		if (dev)
+			dev->total_bytes = get_le64(&d->total_bytes);
+		return 0;
+	}
+	if (key.type != BTRFS_CHUNK_ITEM_KEY)
+		return 0;
+	return fs_chunk_add(fs, key.offset, (const struct btrfs_chunk *)data, size);
+}
+
+int fs_chunk_load_tree(struct fs *fs)
+{
+	struct fs_key key = { BTRFS_DEV_ITEMS_OBJECTID, 0, 0 };
+	struct fs_root root;
+	struct fs_path p;
+	int ret = fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &root);
+
+	if (ret)
+		return ret;
+	fs_path_init(&p);
+	ret = fs_search(fs, &root, &key, &p);
+	while (ret == 0) {
+		ret = load_chunk_tree_item(fs, &p);
+		if (!ret)
+			ret = fs_next(fs, &p);
+	}
+	fs_path_release(fs, &p);
+	return ret < 0 ? ret : 0;
+}

@@ -1,0 +1,952 @@
+//build:Oz
+/* Repair of subvolume trees: an inode made to say what its items say, names completed
+ * (dir item, dir index and inode ref) or removed, inodes nothing names linked into
+ * lost+found. Each fix works from the items as the transaction has them. */
+#include "config.h"
+#if CFG_CHECK_REPAIR
+#include "internal.h"
+#include "fs/write/build.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
+#include "util/vec.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define DIR_ITEM_SIZE ((uint32_t)sizeof(struct btrfs_dir_item))
+#define REF_SIZE ((uint32_t)sizeof(struct btrfs_inode_ref))
+#define LOST_FOUND "lost+found"
+
+struct name {
+	char s[BTRFS_NAME_LEN_MAX + 24];
+	uint16_t len;
+	uint8_t type;
+	uint64_t index;
+	int subvol;                     /* the entry names a subvolume's root item */
+};
+
+/* ---- items ------------------------------------------------------------------------ */
+
+/* A copy of the data of item key of tree (freed by the caller): 0, or -ENOENT... */
+static int item_copy(struct fs *fs, uint64_t tree, const struct fs_key *key, uint8_t **buf, uint32_t *size)
+{
+	struct fs_root r;
+	struct fs_path p;
+	const uint8_t *d;
+	int ret = fs_root_lookup(fs, tree, &r);
+
+	if (!ret)
+		ret = fs_lookup(fs, &r, key, &p);
+	if (ret)
+		return ret;
+	d = fs_path_data(&p, size);
+	*buf = malloc(*size + 1u);
+	if (*buf)
+		memcpy(*buf, d, *size);
+	fs_path_release(fs, &p);
+	return *buf ? 0 : fs_err(&fs->err, -ENOMEM, "out of memory");
+}
+
+/* Appends to the item, or makes it (names sharing a dir item hash or an inode's parent). */
+static int item_append(struct fs *fs, uint64_t tree, const struct fs_key *key, const void *data, uint32_t len)
+{
+	uint8_t *old;
+	uint32_t size;
+	int ret = item_copy(fs, tree, key, &old, &size);
+
+	if (ret == -ENOENT)
+		return fs_item_insert(fs, tree, key, data, len);
+	if (ret)
+		return ret;
+	old = realloc(old, size + len);
+	if (!old)
+		return fs_err(&fs->err, -ENOMEM, "out of memory");
+	memcpy(old + size, data, len);
+	ret = fs_item_replace(fs, tree, key, old, size + len);
+	free(old);
+	return ret;
+}
+
+/* Takes len bytes at pos out of the item (the item goes when nothing is left). */
+static int item_cut(struct fs *fs, uint64_t tree, const struct fs_key *key, uint32_t pos, uint32_t len)
+{
+	uint8_t *d;
+	uint32_t size;
+	int ret = item_copy(fs, tree, key, &d, &size);
+
+	if (ret)
+		return ret;
+	if (pos + len >= size && !pos) {
+		ret = fs_item_delete(fs, tree, key);
+	} else {
+		memmove(d + pos, d + pos + len, size - pos - len);
+		ret = fs_item_replace(fs, tree, key, d, size - len);
+	}
+	free(d);
+	return ret;
+}
+
+int fix_leaf(struct rp *rp, const struct rp_fix *f)
+{
+	uint8_t *d;
+	uint32_t size;
+	int ret = item_copy(rp->fs, f->root, &f->key, &d, &size);
+
+	if (ret)
+		return ret;
+	say(rp, "packed the items of leaf %llu of root %llu", (unsigned long long)f->bytenr,
+	    (unsigned long long)f->root);
+	ret = fs_item_replace(rp->fs, f->root, &f->key, d, size);
+	free(d);
+	return ret;
+}
+
+/* A copy of the leaf bytenr whose checksum is good (the damage is not of the disk). */
+static int good_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf)
+{
+	const struct btrfs_header *h = (const void *)leaf;
+	uint8_t csum[CSUM_MAX_SIZE];
+
+	for (int m = 1; m <= fs_num_copies(fs, bytenr); m++)
+		if (!fs_read_logical(fs, bytenr, leaf, fs->nodesize, m) && !h->level &&
+		    get_le64(&h->bytenr) == bytenr &&
+		    !csum_compute(fs->csum_type, leaf + BTRFS_CSUM_START, fs->nodesize - BTRFS_CSUM_START, csum) &&
+		    !memcmp(csum, h->csum, csum_size(fs->csum_type)))
+			return 0;
+	return -EUCLEAN;
+}
+
+/* Item data is packed from the end of the leaf down. A leaf whose items say otherwise
+ * is laid out again as btrfs-progs does: an item that ends short of where the one before
+ * it starts is moved up to it; one that reaches past it is dropped when it is a dir index
+ * (made again from its dir item), else the leaf cannot be mended (-EUCLEAN). */
+static int salvage_leaf(struct fs *fs, uint64_t bytenr, uint8_t *leaf, uint32_t *dropped)
+{
+	struct btrfs_header *h = (void *)leaf;
+	struct btrfs_item *it = (void *)(h + 1);
+	uint8_t *data = (uint8_t *)(h + 1);
+	uint64_t space = fs->nodesize - sizeof(*h);
+	struct fs_block_ctx ctx = { fs->nodesize, fs->csum_type, fs->meta_uuid, bytenr, 1 };
+	struct fs_error err;
+	uint32_t n;
+
+	if (good_copy(fs, bytenr, leaf) || (n = get_le32(&h->nritems)) > space / sizeof(*it))
+		return -EUCLEAN;
+again:
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t size = get_le32(&it[i].size), end = get_le32(&it[i].offset) + size;
+		uint64_t limit = i ? get_le32(&it[i - 1].offset) : space;
+
+		if (end > limit) {
+			if (it[i].key.type != BTRFS_DIR_INDEX_KEY)
+				return -EUCLEAN;
+			memmove(&it[i], &it[i + 1], (n - i - 1) * sizeof(*it));
+			put_le32(&h->nritems, --n);
+			(*dropped)++;
+			goto again;
+		}
+		memmove(data + limit - size, data + end - size, size);
+		put_le32(&it[i].offset, (uint32_t)(limit - size));
+	}
+	return n && !fs_block_check(leaf, &ctx, &FS_EXPECT_NONE, &err) ? 0 : -EUCLEAN;
+}
+
+/* The trees whose TREE_BLOCK_REFs the extent item of bytenr lists (at most max). */
+static int block_trees(struct fs *fs, uint64_t bytenr, uint64_t *trees, int max)
+{
+	struct fs_key key = { bytenr, BTRFS_METADATA_ITEM_KEY, 0 };
+	struct fs_extent_info ei;
+	struct fs_inline_ref r;
+	uint8_t *d;
+	uint32_t size, pos;
+	int n = 0;
+
+	if (item_copy(fs, BTRFS_EXTENT_TREE_OBJECTID, &key, &d, &size)) {
+		key = (struct fs_key){ bytenr, BTRFS_EXTENT_ITEM_KEY, fs->nodesize };
+		if (item_copy(fs, BTRFS_EXTENT_TREE_OBJECTID, &key, &d, &size))
+			return 0;
+	}
+	if (!fs_extent_item(d, size, key.type, &ei))
+		for (pos = ei.refs_start; n < max && fs_inline_ref_next(d, size, &pos, &r) == 1;)
+			if (r.type == BTRFS_TREE_BLOCK_REF_KEY)
+				trees[n++] = r.offset;
+	free(d);
+	return n;
+}
+
+/* A leaf of a subvolume no copy of which can be read: laid out again when only its
+ * layout is wrong, in every tree that shares it; else dropped (what it held is lost). */
+int fix_unreadable(struct rp *rp, const struct rp_fix *f)
+{
+	uint64_t trees[16] = { f->root };
+	uint8_t *leaf = malloc(rp->fs->nodesize);
+	uint32_t dropped = 0;
+	int n, ret;
+
+	if (!leaf)
+		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
+	if (!salvage_leaf(rp->fs, f->bytenr, leaf, &dropped)) {
+		n = block_trees(rp->fs, f->bytenr, trees, 16);
+		ret = 0;
+		for (int i = 0; i < (n ? n : 1) && !ret; i++)
+			ret = fs_tree_put_leaf(rp->fs, trees[i], &f->key, f->bytenr, leaf);
+		if (!ret)
+			say(rp, "laid out the items of leaf %llu anew, %u dir index dropped",
+			    (unsigned long long)f->bytenr, dropped);
+	} else {
+		ret = fs_tree_drop_leaf(rp->fs, f->root, &f->key, f->bytenr);
+		if (!ret)
+			say(rp, "dropped leaf %llu of root %llu: no copy of it can be read",
+			    (unsigned long long)f->bytenr, (unsigned long long)f->root);
+	}
+	free(leaf);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/* The inode item of ino, writable (NULL with fs->err). */
+static struct btrfs_inode_item *inode_mut(struct fs *fs, uint64_t root, uint64_t ino)
+{
+	struct fs_key k = { ino, BTRFS_INODE_ITEM_KEY, 0 };
+	uint32_t size;
+	uint8_t *d = fs_item_mut(fs, root, &k, &size);
+
+	if (d && size < sizeof(struct btrfs_inode_item)) {
+		fs_err_at(&fs->err, -EUCLEAN, root, 0, "inode item of %llu too short", (unsigned long long)ino);
+		return NULL;
+	}
+	return (struct btrfs_inode_item *)d;
+}
+
+static int new_inode(struct fs *fs, uint64_t root, uint64_t ino, uint32_t mode, uint32_t nlink, uint64_t size,
+		     uint64_t nbytes)
+{
+	struct btrfs_inode_item ii;
+	uint64_t gen = fs_tx_generation(fs), now = (uint64_t)time(NULL);
+
+	memset(&ii, 0, sizeof(ii));
+	put_le64(&ii.generation, gen);
+	put_le64(&ii.transid, gen);
+	put_le64(&ii.size, size);
+	put_le64(&ii.nbytes, nbytes);
+	put_le32(&ii.nlink, nlink);
+	put_le32(&ii.mode, mode);
+	put_le64(&ii.atime.sec, now);
+	put_le64(&ii.ctime.sec, now);
+	put_le64(&ii.mtime.sec, now);
+	put_le64(&ii.otime.sec, now);
+	return fs_item_insert(fs, root, &(struct fs_key){ ino, BTRFS_INODE_ITEM_KEY, 0 }, &ii, sizeof(ii));
+}
+
+/* ---- names -------------------------------------------------------------------------- */
+
+/* The entry of child named n in the dir item or dir index item at key: its position and
+ * size in the item, or -ENOENT. */
+static int find_entry(struct fs *fs, uint64_t root, const struct fs_key *key, uint64_t child,
+		      const struct name *n, uint32_t *pos, uint32_t *len)
+{
+	uint8_t *d;
+	uint32_t size, at = 0;
+	struct fs_dir_entry de;
+	int ret = item_copy(fs, root, key, &d, &size);
+
+	if (ret)
+		return ret;
+	while ((ret = fs_dir_entry_next(d, size, &at, &de)) == 1)
+		if (de.location.objectid == child && de.name_len == n->len && !memcmp(de.name, n->s, n->len))
+			break;
+	*len = ret == 1 ? DIR_ITEM_SIZE + de.name_len + de.data_len : 0;
+	*pos = at - *len;
+	free(d);
+	return ret == 1 ? 0 : ret < 0 ? ret : -ENOENT;
+}
+
+static uint64_t dir_item_hash(const struct name *n)
+{
+	return ck_name_hash(n->s, n->len);
+}
+
+static int add_entry(struct fs *fs, uint64_t root, const struct fs_key *key, uint64_t child, const struct name *n)
+{
+	uint8_t buf[DIR_ITEM_SIZE + BTRFS_NAME_LEN_MAX + 24];
+	struct btrfs_dir_item *di = (void *)buf;
+
+	memset(di, 0, sizeof(*di));
+	put_le64(&di->location.objectid, child);
+	di->location.type = n->subvol ? BTRFS_ROOT_ITEM_KEY : BTRFS_INODE_ITEM_KEY;
+	put_le64(&di->location.offset, n->subvol ? UINT64_MAX : 0);
+	put_le64(&di->transid, fs_tx_generation(fs));
+	put_le16(&di->name_len, n->len);
+	di->type = n->type;
+	memcpy(buf + DIR_ITEM_SIZE, n->s, n->len);
+	return key->type == BTRFS_DIR_INDEX_KEY ? fs_item_insert(fs, root, key, buf, DIR_ITEM_SIZE + n->len) :
+						  item_append(fs, root, key, buf, DIR_ITEM_SIZE + n->len);
+}
+
+/* An inode ref, or an extended one when the inode's refs from parent fill a leaf. */
+static int add_ref(struct fs *fs, uint64_t root, uint64_t parent, uint64_t child, const struct name *n)
+{
+	uint8_t buf[8 + REF_SIZE + BTRFS_NAME_LEN_MAX + 24], *old;
+	struct fs_key k = { child, BTRFS_INODE_REF_KEY, parent };
+	uint32_t size = 0, max = fs->nodesize - (uint32_t)(sizeof(struct btrfs_header) + 2 * sizeof(struct btrfs_item));
+
+	if (!item_copy(fs, root, &k, &old, &size))
+		free(old);
+	if (size + REF_SIZE + n->len > max) {
+		k = (struct fs_key){ child, BTRFS_INODE_EXTREF_KEY, crc32c_raw((uint32_t)parent, n->s, n->len) };
+		put_le64(buf, parent);
+	}
+	put_le64(buf + (k.type == BTRFS_INODE_EXTREF_KEY) * 8, n->index);
+	put_le16(buf + (k.type == BTRFS_INODE_EXTREF_KEY) * 8 + 8, n->len);
+	size = (k.type == BTRFS_INODE_EXTREF_KEY) * 8 + REF_SIZE;
+	memcpy(buf + size, n->s, n->len);
+	return item_append(fs, root, &k, buf, size + n->len);
+}
+
+/* The directory's size: two entries of each name (none without its inode item: one
+ * made anew counts its entries). */
+static int grow_dir(struct fs *fs, uint64_t root, uint64_t dir, int64_t bytes)
+{
+	struct btrfs_inode_item *ii = inode_mut(fs, root, dir);
+
+	if (!ii)
+		return fs->err.code == -ENOENT ? 0 : fs->err.code;
+	put_le64(&ii->size, get_le64(&ii->size) + (uint64_t)bytes);
+	return 0;
+}
+
+/* The next free dir index of dir. */
+static uint64_t next_index(struct fs *fs, uint64_t root, uint64_t dir)
+{
+	struct fs_key k = { dir, BTRFS_DIR_INDEX_KEY, UINT64_MAX };
+	struct fs_root r;
+	struct fs_path p;
+	uint64_t next = 2;
+
+	if (!fs_root_lookup(fs, root, &r) && !fs_search_le(fs, &r, &k, &p)) {
+		fs_path_key(&p, &k);
+		next = k.offset + 1 > 2 ? k.offset + 1 : 2;
+		fs_path_release(fs, &p);
+	}
+	return next;
+}
+
+/* A new name of child in dir: dir item, dir index, inode ref, the directory's size. */
+static int link_name(struct fs *fs, uint64_t root, uint64_t dir, uint64_t child, struct name *n)
+{
+	int ret;
+
+	n->index = next_index(fs, root, dir);
+	ret = add_entry(fs, root, &(struct fs_key){ dir, BTRFS_DIR_ITEM_KEY, dir_item_hash(n) }, child, n);
+	if (!ret)
+		ret = add_entry(fs, root, &(struct fs_key){ dir, BTRFS_DIR_INDEX_KEY, n->index }, child, n);
+	if (!ret)
+		ret = add_ref(fs, root, dir, child, n);
+	return ret ? ret : grow_dir(fs, root, dir, 2 * (int64_t)n->len);
+}
+
+/* The directory named name in dir (0 none). */
+static uint64_t lookup_dir(struct fs *fs, uint64_t root, uint64_t dir, const struct name *n)
+{
+	struct fs_key k = { dir, BTRFS_DIR_ITEM_KEY, dir_item_hash(n) };
+	struct fs_dir_entry de;
+	uint32_t size, pos = 0;
+	uint64_t found = 0;
+	uint8_t *d;
+
+	if (item_copy(fs, root, &k, &d, &size))
+		return 0;
+	while (!found && fs_dir_entry_next(d, size, &pos, &de) == 1)
+		if (de.name_len == n->len && !memcmp(de.name, n->s, n->len))
+			found = de.type == BTRFS_FT_DIR ? de.location.objectid : UINT64_MAX;
+	free(d);
+	return found;
+}
+
+/* lost+found below the tree's top directory, made when there is none. */
+static int lost_found(struct rp *rp, uint64_t root, uint64_t top, uint64_t *dir)
+{
+	struct fs *fs = rp->fs;
+	struct name n = { .s = LOST_FOUND, .len = sizeof(LOST_FOUND) - 1, .type = BTRFS_FT_DIR };
+	struct fs_key k = { BTRFS_LAST_FREE_OBJECTID + 1, 0, 0 };
+	struct fs_root r;
+	struct fs_path p;
+	int ret;
+
+	*dir = lookup_dir(fs, root, top, &n);
+	if (*dir == UINT64_MAX)
+		return fs_err_at(&fs->err, -EEXIST, root, 0, "%s is not a directory", LOST_FOUND);
+	if (*dir)
+		return 0;
+	/* a new inode number: after the last one (the items below the special objectids) */
+	ret = fs_root_lookup(fs, root, &r);
+	fs_path_init(&p);
+	if (!ret && (ret = fs_search(fs, &r, &k, &p)) == 0)
+		ret = fs_prev(fs, &p);
+	if (ret >= 0 && p.levels)
+		fs_path_key(&p, &k);
+	fs_path_release(fs, &p);
+	if (ret < 0)
+		return ret;
+	*dir = k.objectid < BTRFS_FIRST_FREE_OBJECTID || k.objectid > BTRFS_LAST_FREE_OBJECTID ?
+		BTRFS_FIRST_FREE_OBJECTID + 1 : k.objectid + 1;
+	ret = new_inode(fs, root, *dir, S_IFDIR | 0700, 1, 0, 0);
+	return ret ? ret : link_name(fs, root, top, *dir, &n);
+}
+
+/* A name for an inode nothing names: its number (and again when that is taken). */
+static int link_lost(struct rp *rp, uint64_t root, uint64_t top, uint64_t ino, uint8_t type)
+{
+	struct fs *fs = rp->fs;
+	struct name n = { .type = type };
+	uint64_t dir;
+	int ret = lost_found(rp, root, top, &dir);
+
+	n.len = (uint16_t)snprintf(n.s, sizeof(n.s), "%llu", (unsigned long long)ino);
+	if (!ret && lookup_dir(fs, root, dir, &n))
+		n.len = (uint16_t)snprintf(n.s, sizeof(n.s), "%llu.%llu", (unsigned long long)ino,
+					   (unsigned long long)fs_tx_generation(fs));
+	if (!ret)
+		ret = link_name(fs, root, dir, ino, &n);
+	if (!ret)
+		say(rp, "Moving file '%s' to '%s' dir since it has no valid backref", n.s, LOST_FOUND);
+	return ret;
+}
+
+/* The name of the problem: from the inode ref, the dir item or the dir index. */
+static int find_name(struct fs *fs, const struct rp_fix *f, struct name *n)
+{
+	struct fs_key keys[3] = {
+		{ f->ino, BTRFS_INODE_REF_KEY, f->key.objectid },
+		{ f->key.objectid, BTRFS_DIR_ITEM_KEY, f->value[0] >> 32 },
+		{ f->key.objectid, BTRFS_DIR_INDEX_KEY, f->value[2] },
+	};
+
+	for (int i = 0; i < 3; i++) {
+		uint32_t size, pos = 0;
+		uint8_t *d;
+		int ret;
+
+		if (item_copy(fs, f->root, &keys[i], &d, &size))
+			continue;
+		for (;;) {
+			struct fs_inode_ref r;
+			struct fs_dir_entry de;
+
+			ret = i ? fs_dir_entry_next(d, size, &pos, &de) : fs_inode_ref_next(d, size, &pos, &r);
+			if (ret != 1)
+				break;
+			if (i) {
+				r.name = de.name, r.name_len = de.name_len, r.index = 0;
+				if (de.location.objectid != f->ino)
+					continue;
+			}
+			if (r.name_len > BTRFS_NAME_LEN_MAX || ck_name_hash64(r.name, r.name_len) != f->value[0])
+				continue;
+			memcpy(n->s, r.name, r.name_len);
+			n->len = r.name_len;
+			free(d);
+			return 0;
+		}
+		free(d);
+	}
+	return fs_err_at(&fs->err, -ENOENT, f->root, 0, "name of inode %llu in %llu not found",
+			 (unsigned long long)f->ino, (unsigned long long)f->key.objectid);
+}
+
+/* Takes the name's dir item or dir index entry out. */
+static int drop_entry(struct fs *fs, uint64_t root, const struct fs_key *key, uint64_t child, const struct name *n)
+{
+	uint32_t pos, len;
+	int ret = find_entry(fs, root, key, child, n, &pos, &len);
+
+	return ret ? ret : item_cut(fs, root, key, pos, len);
+}
+
+/* The type of the name's dir item and dir index entries becomes the inode's. */
+static int retype(struct fs *fs, const struct rp_fix *f, const struct name *n)
+{
+	struct fs_key keys[2] = { { f->key.objectid, BTRFS_DIR_ITEM_KEY, dir_item_hash(n) },
+				  { f->key.objectid, BTRFS_DIR_INDEX_KEY, f->value[2] } };
+	for (int i = 0; i < 2; i++) {
+		uint32_t pos, len, size;
+		uint8_t *d;
+
+		if (find_entry(fs, f->root, &keys[i], f->ino, n, &pos, &len))
+			continue;
+		d = fs_item_mut(fs, f->root, &keys[i], &size);
+		if (!d)
+			return fs->err.code;
+		((struct btrfs_dir_item *)(d + pos))->type = n->type;
+	}
+	return 0;
+}
+
+/* A dir index item at index of dir. */
+static int index_taken(struct fs *fs, uint64_t root, uint64_t dir, uint64_t index)
+{
+	uint8_t *d;
+	uint32_t size;
+
+	if (item_copy(fs, root, &(struct fs_key){ dir, BTRFS_DIR_INDEX_KEY, index }, &d, &size))
+		return 0;
+	free(d);
+	return 1;
+}
+
+/* Takes the name out of child's inode ref item from dir. */
+static int drop_ref(struct fs *fs, uint64_t root, uint64_t dir, uint64_t child, const struct name *n)
+{
+	struct fs_key k = { child, BTRFS_INODE_REF_KEY, dir };
+	struct fs_inode_ref r;
+	uint32_t size, pos = 0;
+	uint8_t *d;
+	int ret = item_copy(fs, root, &k, &d, &size);
+
+	while (!ret && (ret = fs_inode_ref_next(d, size, &pos, &r)) == 1)
+		if (r.name_len == n->len && !memcmp(r.name, n->s, n->len))
+			break;
+	if (ret == 1)
+		ret = item_cut(fs, root, &k, pos - REF_SIZE - n->len, REF_SIZE + n->len);
+	if (ret >= 0)
+		free(d);
+	return ret < 0 ? ret : 0;
+}
+
+/* Any item of inode ino in the tree. */
+static int has_items(struct fs *fs, uint64_t root, uint64_t ino)
+{
+	struct fs_key k = { ino, 0, 0 };
+	struct fs_root r;
+	struct fs_path p;
+	int found = 0;
+
+	fs_path_init(&p);
+	if (!fs_root_lookup(fs, root, &r) && !fs_search(fs, &r, &k, &p)) {
+		fs_path_key(&p, &k);
+		found = k.objectid == ino;
+	}
+	fs_path_release(fs, &p);
+	return found;
+}
+
+static int fix_name1(struct rp *rp, const struct rp_fix *f);
+
+/* A name's items that collide with what another fix of the round has yet to take
+ * away wait for the next round. */
+int fix_name(struct rp *rp, const struct rp_fix *f)
+{
+	int ret = fix_name1(rp, f);
+
+	return ret == -EEXIST ? 0 : ret;
+}
+
+/* The dir index item at key when its entry names child: gone, the directory smaller. */
+static int drop_index(struct rp *rp, uint64_t root, const struct fs_key *key, uint64_t child)
+{
+	struct fs *fs = rp->fs;
+	struct fs_dir_entry de;
+	uint32_t size, pos = 0;
+	uint8_t *d;
+	int ret = item_copy(fs, root, key, &d, &size), len;
+
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	ret = fs_dir_entry_next(d, size, &pos, &de) == 1 && de.location.objectid == child;
+	len = ret ? de.name_len : 0;
+	free(d);
+	if (!ret)
+		return 0;
+	say(rp, "Deleting bad dir index [%llu,%u,%llu] root %llu", (unsigned long long)key->objectid,
+	    BTRFS_DIR_INDEX_KEY, (unsigned long long)key->offset, (unsigned long long)root);
+	ret = fs_item_delete(fs, root, key);
+	return ret ? ret : grow_dir(fs, root, key->objectid, -(int64_t)len);
+}
+
+static int fix_name1(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	uint64_t v = f->value[1], dir = f->key.objectid;
+	int ref = !!(v & 1 << 16), item = !!(v & 2 << 16), index = !!(v & 4 << 16), have = !!(v & 8 << 16);
+	uint8_t itype = (uint8_t)(v >> 32), etype = (uint8_t)(v >> 40);
+	struct name n = { .type = have ? itype : etype ? etype : BTRFS_FT_REG_FILE, .index = f->key.offset };
+	struct fs_key kitem, kindex = { dir, BTRFS_DIR_INDEX_KEY, f->value[2] };
+	int ret;
+
+	/* an index alone, or with a ref of another index, is the damaged half */
+	if (index && ((!ref && !item) || (ref && (v & REF_INDEX_UNMATCH))))
+		return drop_index(rp, f->root, &kindex, f->ino);
+	ret = find_name(fs, f, &n);
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	/* an inode with items but no inode item gets one made anew: it is there */
+	if (!have && has_items(fs, f->root, f->ino))
+		have = 1, n.type = etype ? etype : BTRFS_FT_REG_FILE;
+	kitem = (struct fs_key){ dir, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) };
+	if (index && !ref && !have)
+		return drop_index(rp, f->root, &kindex, f->ino);
+	if (item && !ref && !index && !have) {
+		say(rp, "Deleting dir item of %.*s in %llu root %llu: it names no inode", n.len, n.s,
+		    (unsigned long long)dir, (unsigned long long)f->root);
+		ret = drop_entry(fs, f->root, &kitem, f->ino, &n);
+		return ret ? ret : grow_dir(fs, f->root, dir, -(int64_t)n.len);
+	}
+	if (!ref && have) {
+		n.index = index ? f->value[2] : next_index(fs, f->root, dir);
+		say(rp, "Added INODE_REF for root %llu ino %llu parent %llu index %llu name %.*s",
+		    (unsigned long long)f->root, (unsigned long long)f->ino, (unsigned long long)dir,
+		    (unsigned long long)n.index, n.len, n.s);
+		ret = add_ref(fs, f->root, dir, f->ino, &n);
+		if (!ret && !index)
+			ret = add_entry(fs, f->root, &(struct fs_key){ dir, BTRFS_DIR_INDEX_KEY, n.index }, f->ino, &n);
+		return ret ? ret : grow_dir(fs, f->root, dir, index ? 0 : (int64_t)n.len);
+	}
+	if (ref && !item && !index && index_taken(fs, f->root, dir, n.index)) {
+		say(rp, "Deleting inode ref %.*s of inode %llu in %llu root %llu: its index is another name's",
+		    n.len, n.s, (unsigned long long)f->ino, (unsigned long long)dir, (unsigned long long)f->root);
+		return drop_ref(fs, f->root, dir, f->ino, &n);
+	}
+	if (ref && (!item || !index)) {
+		if (!item && !index && lookup_dir(fs, f->root, dir, &n))
+			return 0;       /* the name is another inode's: the link count fix decides */
+		say(rp, !item && !index ? "adding missing dir index/item pair for inode %llu" :
+			!index ? "repairing missing dir index item for inode %llu" :
+			"repairing missing dir item for inode %llu", (unsigned long long)f->ino);
+		ret = item ? 0 : add_entry(fs, f->root, &kitem, f->ino, &n);
+		if (!ret && !index)
+			ret = add_entry(fs, f->root, &(struct fs_key){ dir, BTRFS_DIR_INDEX_KEY, n.index }, f->ino, &n);
+		return ret ? ret : grow_dir(fs, f->root, dir, (int64_t)n.len * (2 - item - index));
+	}
+	if (have && (v & REF_FILETYPE_UNMATCH) && !rp->imode) {
+		say(rp, "reset the type of %.*s in %llu root %llu to the inode's", n.len, n.s,
+		    (unsigned long long)dir, (unsigned long long)f->root);
+		return retype(fs, f, &n);
+	}
+	return 0;
+}
+
+/* ---- subvolumes ----------------------------------------------------------------------- */
+
+/* The name of subvolume child in tree parent as its ROOT_BACKREF or ROOT_REF says,
+ * copied to buf; 0 or -ENOENT. */
+static int subvol_ref(struct fs *fs, uint64_t child, uint64_t parent, uint8_t **buf, uint32_t *size)
+{
+	int ret = item_copy(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent },
+			    buf, size);
+
+	if (ret == -ENOENT)
+		ret = item_copy(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ parent, BTRFS_ROOT_REF_KEY, child },
+				buf, size);
+	if (!ret && *size < sizeof(struct btrfs_root_ref) + get_le16(*buf + 16)) {
+		free(*buf);
+		ret = fs_err(&fs->err, -EUCLEAN, "root ref of %llu too short", (unsigned long long)child);
+	}
+	return ret;
+}
+
+int fix_subvol(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	uint64_t child = f->root, parent = f->key.objectid, e = f->value[0];
+	struct name n = { .type = BTRFS_FT_DIR, .index = f->value[1], .subvol = 1 };
+	struct btrfs_root_item *ri;
+	struct fs_root r;
+	uint32_t size;
+	uint8_t *ref;
+	int ret;
+
+	if (f->value[2] == 1) {
+		say(rp, "added the orphan item of deleted subvolume %llu", (unsigned long long)child);
+		return fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID,
+				      &(struct fs_key){ BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY, child }, NULL, 0);
+	}
+	if (f->value[2] == 2) {
+		if ((ret = fs_root_lookup(fs, child, &r)))
+			return ret;
+		ri = (void *)fs_item_mut(fs, BTRFS_ROOT_TREE_OBJECTID,
+					 &(struct fs_key){ child, BTRFS_ROOT_ITEM_KEY, r.offset }, &size);
+		if (!ri)
+			return fs->err.code;
+		say(rp, "reset the refs of subvolume %llu to %llu", (unsigned long long)child,
+		    (unsigned long long)f->value[1]);
+		put_le32(&ri->refs, (uint32_t)f->value[1]);
+		return 0;
+	}
+	if ((ret = subvol_ref(fs, child, parent, &ref, &size)))
+		return ret == -ENOENT ? 0 : ret;
+	n.len = get_le16(ref + 16);
+	if (n.len > BTRFS_NAME_LEN_MAX) {
+		free(ref);
+		return 0;
+	}
+	memcpy(n.s, ref + sizeof(struct btrfs_root_ref), n.len);
+	say(rp, "completed the link of subvolume %llu in root %llu: %.*s", (unsigned long long)child,
+	    (unsigned long long)parent, n.len, n.s);
+	put_le64(ref + 8, n.index);
+	ret = e & REF_INDEX_UNMATCH ? fs_item_replace(fs, BTRFS_ROOT_TREE_OBJECTID,
+						      &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent }, ref, size) : 0;
+	if (!ret && (e & REF_NO_ROOT_REF))
+		ret = fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ parent, BTRFS_ROOT_REF_KEY, child },
+				     ref, size);
+	if (!ret && (e & REF_NO_ROOT_BACKREF))
+		ret = fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID,
+				     &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent }, ref, size);
+	if (!ret && (e & REF_NO_DIR_ITEM) &&
+	    !(ret = add_entry(fs, parent, &(struct fs_key){ f->key.offset, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) },
+			      child, &n)))
+		ret = grow_dir(fs, parent, f->key.offset, n.len);
+	if (!ret && (e & REF_NO_DIR_INDEX) &&
+	    !(ret = add_entry(fs, parent, &(struct fs_key){ f->key.offset, BTRFS_DIR_INDEX_KEY, n.index }, child, &n)))
+		ret = grow_dir(fs, parent, f->key.offset, n.len);
+	free(ref);
+	return ret;
+}
+
+/* ---- inodes -------------------------------------------------------------------------- */
+
+/* What the items of an inode say. */
+struct facts {
+	int have_item, dir_entries, extents, normal_extents;
+	struct btrfs_inode_item ii;
+	uint64_t dir_names;             /* name bytes of its dir items and dir indexes */
+	uint64_t found_size;            /* data bytes of its file extents */
+	uint8_t ref_type;               /* the type its first parent's entry gives it */
+};
+
+static int inode_facts(struct fs *fs, uint64_t root, uint64_t ino, struct facts *fa)
+{
+	struct fs_key k = { ino, 0, 0 };
+	struct fs_root r;
+	struct fs_path p;
+	int ret = fs_root_lookup(fs, root, &r);
+
+	memset(fa, 0, sizeof(*fa));
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &r, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		struct fs_file_extent fe;
+		struct fs_dir_entry de;
+		const uint8_t *d;
+		uint32_t size, pos = 0;
+
+		fs_path_key(&p, &k);
+		if (k.objectid != ino)
+			break;
+		d = fs_path_data(&p, &size);
+		if (k.type == BTRFS_INODE_ITEM_KEY && size >= sizeof(fa->ii)) {
+			fa->have_item = 1;
+			memcpy(&fa->ii, d, sizeof(fa->ii));
+		} else if (k.type == BTRFS_DIR_ITEM_KEY || k.type == BTRFS_DIR_INDEX_KEY) {
+			fa->dir_entries = 1;
+			while (fs_dir_entry_next(d, size, &pos, &de) == 1)
+				fa->dir_names += de.name_len;
+		} else if (k.type == BTRFS_EXTENT_DATA_KEY && !fs_file_extent(d, size, &fe)) {
+			fa->extents = 1;
+			fa->normal_extents |= fe.type != BTRFS_FILE_EXTENT_INLINE;
+			if (fe.type == BTRFS_FILE_EXTENT_INLINE)
+				fa->found_size += fe.ram_bytes;
+			else if (fe.disk_bytenr)
+				fa->found_size += fe.num_bytes;
+		} else if (k.type == BTRFS_INODE_REF_KEY && !fa->ref_type) {
+			struct fs_inode_ref ref;
+			struct name n = { .len = 0 };
+			uint32_t at, len;
+
+			if (fs_inode_ref_next(d, size, &pos, &ref) == 1 && ref.name_len <= BTRFS_NAME_LEN_MAX) {
+				memcpy(n.s, ref.name, n.len = ref.name_len);
+				if (!find_entry(fs, root, &(struct fs_key){ k.offset, BTRFS_DIR_INDEX_KEY, ref.index },
+						ino, &n, &at, &len)) {
+					uint8_t *e;
+
+					if (!item_copy(fs, root, &(struct fs_key){ k.offset, BTRFS_DIR_INDEX_KEY, ref.index },
+						       &e, &size)) {
+						fa->ref_type = ((struct btrfs_dir_item *)(e + at))->type;
+						free(e);
+					}
+				}
+			}
+		}
+	}
+	fs_path_release(fs, &p);
+	return ret < 0 ? ret : 0;
+}
+
+static const uint32_t ftype_mode[] = {
+	[BTRFS_FT_REG_FILE] = S_IFREG, [BTRFS_FT_DIR] = S_IFDIR, [BTRFS_FT_CHRDEV] = S_IFCHR,
+	[BTRFS_FT_BLKDEV] = S_IFBLK, [BTRFS_FT_FIFO] = S_IFIFO, [BTRFS_FT_SOCK] = S_IFSOCK,
+	[BTRFS_FT_SYMLINK] = S_IFLNK,
+};
+
+/* The type an inode's items show: its entry in a directory, entries of its own, data. */
+static uint32_t detect_type(const struct facts *fa, uint64_t ino, uint64_t top)
+{
+	if (ino == top || fa->dir_entries)
+		return S_IFDIR;
+	if (fa->ref_type && fa->ref_type < sizeof(ftype_mode) / sizeof(*ftype_mode) && ftype_mode[fa->ref_type])
+		return ftype_mode[fa->ref_type];
+	if (fa->extents)
+		return S_IFREG;
+	return get_le64(&fa->ii.rdev) ? S_IFBLK : S_IFREG;
+}
+
+/* Hole extents for what no file extent covers, up to the size (no-holes off). */
+static int fill_holes(struct rp *rp, uint64_t root, uint64_t ino, uint64_t isize)
+{
+	struct fs *fs = rp->fs;
+	uint64_t ss = fs->sectorsize, end = (isize + ss - 1) / ss * ss, at = 0, *holes = NULL;
+	int unknown = 0;
+	size_t n = 0, cap = 0;
+	struct fs_key k = { ino, BTRFS_EXTENT_DATA_KEY, 0 };
+	struct fs_root r;
+	struct fs_path p;
+	int ret = fs_root_lookup(fs, root, &r);
+
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &r, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		struct fs_file_extent fe;
+		const uint8_t *d;
+		uint32_t size;
+
+		fs_path_key(&p, &k);
+		if (k.objectid != ino || k.type != BTRFS_EXTENT_DATA_KEY)
+			break;
+		d = fs_path_data(&p, &size);
+		if (fs_file_extent(d, size, &fe)) {
+			unknown = 1;    /* where it ends is unknown: no holes guessed */
+			break;
+		}
+		if (k.offset > at && k.offset <= end && vec_reserve(&holes, &cap, n + 2, sizeof(*holes)) == 0)
+			holes[n++] = at, holes[n++] = k.offset;
+		k.offset += fe.type == BTRFS_FILE_EXTENT_INLINE ? (fe.ram_bytes + ss - 1) / ss * ss : fe.num_bytes;
+		at = k.offset > at ? k.offset : at;
+	}
+	fs_path_release(fs, &p);
+	if (ret >= 0 && at < end && !unknown && vec_reserve(&holes, &cap, n + 2, sizeof(*holes)) == 0)
+		holes[n++] = at, holes[n++] = end;
+	for (size_t i = 0; ret >= 0 && !unknown && i < n; i += 2) {
+		struct btrfs_file_extent_item fi;
+
+		memset(&fi, 0, sizeof(fi));
+		put_le64(&fi.generation, fs_tx_generation(fs));
+		put_le64(&fi.ram_bytes, holes[i + 1] - holes[i]);
+		fi.type = BTRFS_FILE_EXTENT_REG;
+		put_le64(&fi.num_bytes, holes[i + 1] - holes[i]);
+		ret = fs_item_insert(fs, root, &(struct fs_key){ ino, BTRFS_EXTENT_DATA_KEY, holes[i] }, &fi, sizeof(fi));
+	}
+	free(holes);
+	return ret < 0 ? ret : 0;
+}
+
+/* The inline extent's ram bytes are its length (not compressed). */
+static int inline_ram(struct fs *fs, uint64_t root, uint64_t ino)
+{
+	struct fs_key k = { ino, BTRFS_EXTENT_DATA_KEY, 0 };
+	struct fs_file_extent fe;
+	uint32_t size;
+	uint8_t *d = fs_item_mut(fs, root, &k, &size);
+
+	if (!d)
+		return fs->err.code;
+	if (!fs_file_extent(d, size, &fe) && fe.type == BTRFS_FILE_EXTENT_INLINE && !fe.compression)
+		put_le64(d + 8, fe.inline_len);
+	return 0;
+}
+
+int fix_inode(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	uint64_t e = f->value[0], root = f->root, ino = f->key.objectid, top = f->value[2];
+	uint32_t links = (uint32_t)f->value[1], mode, size;
+	struct btrfs_inode_item *ii;
+	struct facts fa;
+	int ret;
+
+	if (e & I_DEPRECATED_FREE_INO) {        /* the old inode number cache: it goes */
+		struct fs_key from = { BTRFS_FREE_SPACE_OBJECTID, 0, 0 }, to = { BTRFS_FREE_SPACE_OBJECTID, 255, UINT64_MAX };
+
+		say(rp, "removed the deprecated inode cache of root %llu", (unsigned long long)root);
+		ret = fs_inode_delete(fs, root, ino);
+		return ret ? ret : fs_items_delete_range(fs, root, &from, &to, NULL);
+	}
+	ret = inode_facts(fs, root, ino, &fa);
+	if (!ret && (e & I_NO_INODE_ITEM) && !fa.have_item) {
+		mode = detect_type(&fa, ino, top);
+
+		say(rp, "root %llu inode %llu recreating inode item, this may be incomplete, please check "
+			"permissions and content after the fsck completes.", (unsigned long long)root,
+		    (unsigned long long)ino);
+		ret = new_inode(fs, root, ino, mode | 0755, ino == top || !links ? 1 : links,
+				mode == S_IFDIR ? fa.dir_names : fa.found_size, fa.found_size);
+		if (!ret && ino != top && !links)
+			ret = link_lost(rp, root, top, ino, BTRFS_FT_REG_FILE + (mode == S_IFDIR));
+		if (!ret)
+			ret = inode_facts(fs, root, ino, &fa);
+	}
+	if (ret || !fa.have_item)
+		return ret;
+	/* (a size beyond any file's is damage of its own: no holes up to it) */
+	if ((e & I_FILE_EXTENT_DISCOUNT) && get_le64(&fa.ii.size) <= INT64_MAX) {
+		say(rp, "Fixed discount file extents for inode: %llu in root: %llu", (unsigned long long)ino,
+		    (unsigned long long)root);
+		ret = fill_holes(rp, root, ino, get_le64(&fa.ii.size));
+	}
+	if (!ret && (e & I_INLINE_RAM_BYTES)) {
+		say(rp, "Repaired inline ram_bytes for root %llu ino %llu", (unsigned long long)root,
+		    (unsigned long long)ino);
+		ret = inline_ram(fs, root, ino);
+	}
+	if (!ret && ino == top && (e & I_ODD_DIR_ITEM)) {
+		struct name dotdot = { .s = "..", .len = 2 };
+		uint8_t *d;
+
+		if (item_copy(fs, root, &(struct fs_key){ ino, BTRFS_INODE_REF_KEY, ino }, &d, &size)) {
+			say(rp, "added the '..' ref of the top directory of root %llu", (unsigned long long)root);
+			ret = add_ref(fs, root, ino, ino, &dotdot);
+		} else {
+			free(d);
+		}
+	}
+	mode = e & I_INVALID_IMODE ? detect_type(&fa, ino, top) | 0700 : get_le32(&fa.ii.mode);
+	if (!ret && (e & I_LINK_COUNT_WRONG) && ino != top && !links)
+		ret = link_lost(rp, root, top, ino, S_ISDIR(mode) ? BTRFS_FT_DIR : BTRFS_FT_REG_FILE);
+	if (ret || !(ii = inode_mut(fs, root, ino)))
+		return ret ? ret : fs->err.code;
+	if (e & I_INVALID_IMODE) {
+		say(rp, "reset mode of inode %llu root %llu to 0%o", (unsigned long long)ino,
+		    (unsigned long long)root, mode);
+		put_le32(&ii->mode, mode);
+	}
+	if (e & I_DIR_ISIZE_WRONG) {
+		say(rp, "reset isize for dir %llu root %llu", (unsigned long long)ino, (unsigned long long)root);
+		put_le64(&ii->size, fa.dir_names);
+	}
+	if (e & I_NBYTES_WRONG) {
+		say(rp, "reset nbytes for ino %llu root %llu", (unsigned long long)ino, (unsigned long long)root);
+		put_le64(&ii->nbytes, fa.found_size);
+	}
+	if (e & (I_LINK_COUNT_WRONG | I_INVALID_NLINK)) {
+		say(rp, "Fixed the nlink of inode %llu", (unsigned long long)ino);
+		put_le32(&ii->nlink, ino == top || S_ISDIR(mode) ? 1 : links ? links : 1);
+	}
+	if (e & I_ODD_INODE_FLAGS) {
+		uint64_t flags = get_le64(&ii->flags) & INODE_FLAGS_KNOWN;
+
+		if (S_ISLNK(mode))
+			flags &= ~(INODE_FLAG_IMMUTABLE | INODE_FLAG_APPEND);
+		say(rp, "reset flags of inode %llu root %llu to 0x%llx", (unsigned long long)ino,
+		    (unsigned long long)root, (unsigned long long)flags);
+		put_le64(&ii->flags, flags);
+	}
+	if (e & I_INVALID_GEN) {
+		say(rp, "resetting inode generation/transid to %llu for ino %llu",
+		    (unsigned long long)fs_tx_generation(fs), (unsigned long long)ino);
+		put_le64(&ii->generation, fs_tx_generation(fs));
+		put_le64(&ii->transid, fs_tx_generation(fs));
+	}
+	if ((e & I_NO_ORPHAN_ITEM) && !get_le32(&ii->nlink))
+		ret = fs_item_insert(fs, root, &(struct fs_key){ BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY, ino },
+				     NULL, 0);
+	return ret;
+}
+#endif

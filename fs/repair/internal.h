@@ -1,0 +1,53 @@
+/* Shared by the files of the repair (fs/repair*.c). */
+#ifndef FS_REPAIR_INT_H
+#define FS_REPAIR_INT_H
+#include "repair.h"
+#include "fs/check/internal.h"
+#include "fs/write/write.h"
+
+/* A change at one place: a block copied anew, a root item, a device extent, checksums,
+ * an inode, a name (the fields of the problem it comes from). */
+struct rp_fix { enum check_fix kind; uint64_t root, ino, bytenr, len, value[3]; struct fs_key key; };
+struct rp_ext { struct check_extent x; size_t first_ref; };
+
+struct rp {
+	struct fs *fs;
+	const struct repair_opts *o;
+	int first;                      /* the first check runs: its output goes to o->check */
+	/* the plan of a round */
+	struct rp_fix *fixes;
+	size_t nfixes, cap_fixes;
+	struct rp_ext *ext;
+	size_t next, cap_ext;
+	struct check_ref *refs;
+	size_t nrefs, cap_refs;
+	int unreadable, roots, names, imode, space_used, devices, fst;
+	int init_extent, init_csum;     /* --init-extent-tree, --init-csum-tree still to do */
+	uint64_t fixable;
+	/* the first check's errors (hashes, sorted), and the last check's not among them */
+	uint64_t *sigs;
+	size_t nsigs, cap_sigs;
+	uint64_t new_errors;
+	/* what the last check found, and the changes made, said at the end */
+	struct check_problem *left;
+	size_t nleft, cap_left;
+	char *said;
+	size_t nsaid, cap_said;
+	uint64_t changes;
+	int nomem;
+};
+
+/* One line for repair_opts.fixed, given once the change is written. */
+void say(struct rp *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* fs/repair/fsroot.c: an inode of a subvolume as its items say; a name completed or removed. */
+int fix_inode(struct rp *rp, const struct rp_fix *f);
+int fix_name(struct rp *rp, const struct rp_fix *f);
+/* A subvolume's link completed, its orphan item, its refs. */
+int fix_subvol(struct rp *rp, const struct rp_fix *f);
+/* The leaf holding key laid out again, its items packed. */
+int fix_leaf(struct rp *rp, const struct rp_fix *f);
+/* A leaf that cannot be read: mended when only its item offsets are wrong, else dropped. */
+int fix_unreadable(struct rp *rp, const struct rp_fix *f);
+
+#endif

@@ -1,0 +1,1041 @@
+//build:Oz
+/* btrfs check --repair (repair.h): a plan from the check's findings, the changes in
+ * one transaction, checks of the changed filesystem, then the commit or nothing.
+ *
+ * Each problem the check reports says what would fix it (check_problem.fix): copying
+ * blocks anew (generation damage), rewriting an extent item from the references the
+ * trees make to the extent (check_opts.extent gives them), counting block group and
+ * device usage again, making the free space tree anew. A round applies the plan,
+ * brings the transaction's bookkeeping up to date and checks again; the next round
+ * fixes what that check finds, until nothing more is fixed. */
+//config:config CHECK_REPAIR
+//config:	bool "btrfsck --repair"
+//config:	default y
+//config:	depends on APPLET_CHECK
+//config:	help
+//config:	  btrfs check --repair: fix what the check finds and knows how to
+//config:	  fix, in one crash-safe transaction that is written only when a
+//config:	  check of its result finds no new error (with an undo file by
+//config:	  default).
+#include "config.h"
+#if CFG_CHECK_REPAIR
+#include "internal.h"
+#include "fs/write/build.h"
+#include "fs/write/write.h"
+#include "util/csum/csum.h"
+#include "util/le.h"
+#include "util/sort.h"
+#include "util/vec.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROUNDS 8
+#define EXTENT_TREE BTRFS_EXTENT_TREE_OBJECTID
+
+static void *grow(struct rp *rp, void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (vec_reserve(p, cap, need, elem)) {
+		rp->nomem = 1;
+		return NULL;
+	}
+	return *p;
+}
+
+void say(struct rp *rp, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !grow(rp, (void **)&rp->said, &rp->cap_said, rp->nsaid + (size_t)n + 1, 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(rp->said + rp->nsaid, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	rp->nsaid += (size_t)n + 1;
+	rp->changes++;
+}
+
+/* ---- the check's findings ------------------------------------------------------ */
+
+/* What a problem says, for telling new ones: its place and each of its comma separated
+ * words (an inode's line loses some as they are fixed) without the numbers (which say
+ * the generation, which the transaction moves on; and the block, which a copy moves,
+ * of an inode's item). Calls cb with the hash of each word; 1 when cb said so. */
+static uint64_t mix(uint64_t h, const char **s)
+{
+	for (; **s && !((*s)[0] == ',' && (*s)[1] == ' '); (*s)++)
+		if (**s < '0' || **s > '9')
+			h = (h ^ (uint8_t)**s) * 0x100000001b3ULL;
+	return h;
+}
+
+static int signatures(const struct check_problem *p, int (*cb)(struct rp *rp, uint64_t sig), struct rp *rp)
+{
+	uint64_t v[4] = { p->stage, p->root, p->ino, p->ino ? 0 : p->bytenr }, place = 0xcbf29ce484222325ULL;
+	const char *s = p->msg;
+
+	for (size_t i = 0; i < sizeof(v); i++)
+		place = (place ^ ((const uint8_t *)v)[i]) * 0x100000001b3ULL;
+	place = mix(place, &s);         /* the first word is the place of the others */
+	if (cb(rp, place))
+		return 1;
+	while (*s) {
+		s += 2;
+		if (cb(rp, mix(place, &s)))
+			return 1;
+	}
+	return 0;
+}
+
+static int keep_sig(struct rp *rp, uint64_t sig)
+{
+	if (grow(rp, (void **)&rp->sigs, &rp->cap_sigs, rp->nsigs + 1, sizeof(sig)))
+		rp->sigs[rp->nsigs++] = sig;
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b);
+
+static int unknown_sig(struct rp *rp, uint64_t sig)
+{
+	return !rp->nsigs || !bsearch(&sig, rp->sigs, rp->nsigs, sizeof(sig), u64_cmp);
+}
+
+/* An error the first check did not find. */
+static int is_new(struct rp *rp, const struct check_problem *p)
+{
+	return !p->warning && signatures(p, unknown_sig, rp);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A fix at one place (once). */
+static void add_fix(struct rp *rp, const struct check_problem *p)
+{
+	for (size_t i = 0; i < rp->nfixes; i++)
+		if (rp->fixes[i].kind == p->fix && rp->fixes[i].bytenr == p->bytenr && rp->fixes[i].root == p->root &&
+		    rp->fixes[i].ino == p->ino && rp->fixes[i].value[0] == p->value[0] &&
+		    !fs_key_cmp(&rp->fixes[i].key, &p->key))
+			return;
+	if (grow(rp, (void **)&rp->fixes, &rp->cap_fixes, rp->nfixes + 1, sizeof(*rp->fixes)))
+		rp->fixes[rp->nfixes++] = (struct rp_fix){ p->fix, p->root, p->ino, p->bytenr, p->len,
+							   { p->value[0], p->value[1], p->value[2] }, p->key };
+}
+
+static void plan(struct rp *rp, const struct check_problem *p)
+{
+	int fst = !!(get_le64(&rp->fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE);
+
+	switch (p->fix) {
+	case CHECK_FIX_UNREADABLE:
+		/* a subvolume's leaf that no copy of is good is dropped */
+		rp->unreadable = 1;
+		if (!ck_is_fstree(p->root) || !p->key.objectid)
+			return;
+		add_fix(rp, p);
+		break;
+	case CHECK_FIX_ROOT_ITEM:
+		rp->roots = 1;
+		add_fix(rp, p);
+		break;
+	case CHECK_FIX_NAME:
+		/* names changed change their inodes: those wait for the next round */
+		rp->names |= !!(p->value[1] & 0xffff & ~(uint64_t)REF_FILETYPE_UNMATCH);
+		add_fix(rp, p);
+		break;
+	case CHECK_FIX_INODE:
+		rp->imode |= !!(p->value[0] & I_INVALID_IMODE);
+		add_fix(rp, p);
+		break;
+	case CHECK_FIX_DEV_EXTENT:
+		rp->devices = 1;
+		/* fall through */
+	case CHECK_FIX_RECOW:
+	case CHECK_FIX_CSUMS:
+	case CHECK_FIX_QGROUP:
+	case CHECK_FIX_REPACK:
+	case CHECK_FIX_SUBVOL:
+		add_fix(rp, p);
+		break;
+	case CHECK_FIX_DELETE:
+		rp->names = 1;
+		add_fix(rp, p);
+		break;
+	case CHECK_FIX_SPACE_USED:
+		rp->space_used = 1;
+		break;
+	case CHECK_FIX_DEVICES:
+		rp->devices = 1;
+		break;
+	case CHECK_FIX_EXTENT:  /* check_opts.extent says which */
+		break;
+	case CHECK_FIX_NONE:
+		if (p->stage != CHECK_STAGE_FREE_SPACE || !fst || p->warning)
+			return;
+		rp->fst = 1;
+		break;
+	}
+	rp->fixable++;
+}
+
+static void on_problem(void *ctx, const struct check_problem *p)
+{
+	struct rp *rp = ctx;
+
+	plan(rp, p);
+	if (p->quiet)
+		return;
+	if (rp->first) {
+		if (rp->o->check.problem)
+			rp->o->check.problem(rp->o->check.ctx, p);
+		if (!p->warning)
+			signatures(p, keep_sig, rp);
+		return;
+	}
+	rp->new_errors += is_new(rp, p);
+	if (grow(rp, (void **)&rp->left, &rp->cap_left, rp->nleft + 1, sizeof(*p)))
+		rp->left[rp->nleft++] = *p;
+}
+
+/* A tree block's backrefs name the tree its header names (among others, when it is
+ * shared): else the header is the damage, and rewriting the item would not help. */
+static int owner_named(struct fs *fs, const struct check_extent *x)
+{
+	struct fs_block *b;
+	uint64_t owner;
+	int named = 0;
+
+	if (!x->meta || !x->nrefs)
+		return 1;
+	b = fs_block_read(fs, x->bytenr, &FS_EXPECT_NONE);
+	if (!b)
+		return 1;
+	owner = fs_block_owner(b);
+	fs_block_put(fs, b);
+	for (uint32_t i = 0; i < x->nrefs; i++)
+		named |= x->refs[i].type != BTRFS_TREE_BLOCK_REF_KEY || x->refs[i].a == owner;
+	return named;
+}
+
+static void on_extent(void *ctx, const struct check_extent *x)
+{
+	struct rp *rp = ctx;
+
+	/* the extent tree made anew says nothing of blocks in use until then: those the
+	 * trees and the extent tree know of now are never allocated */
+	if (rp->init_extent && fs_space_reserve(rp->fs, x->bytenr, x->size))
+		rp->nomem = 1;          /* (data too: mixed block groups hold both) */
+	if (!rp->init_extent && !owner_named(rp->fs, x))
+		return;
+	if (!grow(rp, (void **)&rp->ext, &rp->cap_ext, rp->next + 1, sizeof(*rp->ext)) ||
+	    !grow(rp, (void **)&rp->refs, &rp->cap_refs, rp->nrefs + x->nrefs, sizeof(*rp->refs)))
+		return;
+	rp->ext[rp->next++] = (struct rp_ext){ *x, rp->nrefs };
+	if (x->nrefs)
+		memcpy(rp->refs + rp->nrefs, x->refs, x->nrefs * sizeof(*x->refs));
+	rp->nrefs += x->nrefs;
+	rp->fixable++;
+}
+
+static void on_stage(void *ctx, enum check_stage s, int fst)
+{
+	struct rp *rp = ctx;
+
+	if (rp->first && rp->o->check.stage)
+		rp->o->check.stage(rp->o->check.ctx, s, fst);
+}
+
+static void on_progress(void *ctx, enum check_stage s, uint64_t done)
+{
+	struct rp *rp = ctx;
+
+	if (rp->first && rp->o->check.progress)
+		rp->o->check.progress(rp->o->check.ctx, s, done);
+}
+
+/* Runs the check (in the transaction when one runs), the plan of the next round. */
+static int run_check(struct rp *rp, struct check_stats *st)
+{
+	struct check_opts co = rp->o->check;
+
+	rp->nfixes = rp->next = rp->nrefs = rp->nleft = 0;
+	rp->unreadable = rp->roots = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
+	rp->fixable = rp->new_errors = 0;
+	co.generation = fs_tx_generation(rp->fs);
+	co.all_extents = rp->init_extent;
+	co.problem = on_problem;
+	co.extent = on_extent;
+	co.stage = on_stage;
+	co.progress = on_progress;
+	co.ctx = rp;
+	return check_fs(rp->fs, &co, st);
+}
+
+/* ---- extent items ---------------------------------------------------------------- */
+
+static uint64_t ref_seq(const struct check_ref *r)
+{
+	return r->type == BTRFS_EXTENT_DATA_REF_KEY ? fs_data_ref_hash(r->a, r->b, r->c) : r->a;
+}
+
+/* Inline refs: by type, then by offset (data refs: hash) from the largest. */
+static int ref_order(const void *pa, const void *pb)
+{
+	const struct check_ref *x = pa, *y = pb;
+	uint64_t sx = ref_seq(x), sy = ref_seq(y);
+
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	return sx == sy ? 0 : sx > sy ? -1 : 1;
+}
+
+/* The bytes of ref r as an inline ref (type first) or, from p + 1, a keyed ref's data. */
+static uint32_t encode_ref(const struct check_ref *r, uint8_t *p)
+{
+	p[0] = r->type;
+	put_le64(p + 1, r->a);
+	if (r->type == BTRFS_EXTENT_DATA_REF_KEY) {
+		put_le64(p + 9, r->b);
+		put_le64(p + 17, r->c);
+		put_le32(p + 25, (uint32_t)r->count);
+	} else if (r->type == BTRFS_SHARED_DATA_REF_KEY) {
+		put_le32(p + 9, (uint32_t)r->count);
+	}
+	return fs_inline_ref_size(r->type);
+}
+
+/* A backref that does not fit in the extent item: an item of its own. */
+static int keyed_ref(struct fs *fs, uint64_t bytenr, const struct check_ref *r)
+{
+	uint8_t buf[32];
+	uint32_t size = encode_ref(r, buf) - 1;
+	struct fs_key k = { bytenr, r->type, r->a };
+	int ret;
+
+	switch (r->type) {
+	case BTRFS_TREE_BLOCK_REF_KEY:
+	case BTRFS_SHARED_BLOCK_REF_KEY:
+		size = 0;
+		break;
+	case BTRFS_SHARED_DATA_REF_KEY:   /* the key holds the parent, the item the count */
+		memmove(buf + 1, buf + 9, 4);
+		size = 4;
+		break;
+	case BTRFS_EXTENT_DATA_REF_KEY:   /* by hash; a taken hash goes one up */
+		k.offset = fs_data_ref_hash(r->a, r->b, r->c);
+		while ((ret = fs_item_insert(fs, EXTENT_TREE, &k, buf + 1, size)) == -EEXIST)
+			k.offset++;
+		return ret;
+	}
+	return fs_item_insert(fs, EXTENT_TREE, &k, buf + 1, size);
+}
+
+/* The first key of tree block bytenr (zero when it cannot be read). */
+static struct fs_key block_first_key(struct fs *fs, uint64_t bytenr)
+{
+	struct fs_key k = { 0, 0, 0 };
+	struct fs_block *b = fs_block_read(fs, bytenr, &FS_EXPECT_NONE);
+
+	if (b && fs_block_nritems(b))
+		fs_block_level(b) ? fs_node_key(b, 0, &k) : fs_item_key(b, 0, &k);
+	fs_block_put(fs, b);
+	return k;
+}
+
+static int insert_extent(struct rp *rp, const struct check_extent *x, struct check_ref *refs)
+{
+	struct fs *fs = rp->fs;
+	int skinny = !!(get_le64(&fs->sb.incompat_flags) & BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA);
+	uint32_t max = (uint32_t)((fs->nodesize - sizeof(struct btrfs_header)) >> 4) - sizeof(struct btrfs_item);
+	uint8_t *item = calloc(1, max + 32);
+	struct btrfs_extent_item *ei = (void *)item;
+	struct fs_key key = { x->bytenr, BTRFS_EXTENT_ITEM_KEY, x->size };
+	uint64_t total = 0, gen = x->generation && x->generation <= fs_tx_generation(fs) ? x->generation :
+				 fs_tx_generation(fs);
+	uint32_t len = sizeof(*ei), i;
+	int ret = 0;
+
+	if (!item)
+		return fs_err(&fs->err, -ENOMEM, "out of memory");
+	sort_stable(refs, x->nrefs, sizeof(*refs), ref_order);
+	if (x->meta && skinny) {
+		key = (struct fs_key){ x->bytenr, BTRFS_METADATA_ITEM_KEY, (uint64_t)x->level };
+	} else if (x->meta) {
+		struct btrfs_tree_block_info *tb = (void *)(item + len);
+		struct fs_key first = block_first_key(fs, x->bytenr);
+
+		fs_key_to_disk(&tb->key, &first);
+		tb->level = (uint8_t)x->level;
+		len += sizeof(*tb);
+	}
+	for (i = 0; i < x->nrefs && len + fs_inline_ref_size(refs[i].type) <= max; i++)
+		len += encode_ref(&refs[i], item + len);
+	for (uint32_t j = 0; j < x->nrefs; j++)
+		total += refs[j].count;
+	put_le64(&ei->refs, total);
+	put_le64(&ei->generation, gen);
+	put_le64(&ei->flags, x->meta ? BTRFS_EXTENT_FLAG_TREE_BLOCK | (x->flags & BTRFS_BLOCK_FLAG_FULL_BACKREF)
+				     : BTRFS_EXTENT_FLAG_DATA);
+	ret = fs_item_insert(fs, EXTENT_TREE, &key, item, len);
+	for (; !ret && i < x->nrefs; i++)
+		ret = keyed_ref(fs, x->bytenr, &refs[i]);
+	free(item);
+	return ret;
+}
+
+/* Every item of the extent in the extent tree goes; a new one says who uses it. */
+static int rewrite_extent(struct rp *rp, const struct rp_ext *e)
+{
+	const struct check_extent *x = &e->x;
+	struct fs_key from = { x->bytenr, BTRFS_EXTENT_ITEM_KEY, 0 };
+	struct fs_key to = { x->bytenr, BTRFS_SHARED_DATA_REF_KEY, UINT64_MAX };
+	int ret = fs_items_delete_range(rp->fs, EXTENT_TREE, &from, &to, NULL);
+
+	if (ret)
+		return ret;
+	if (!x->nrefs) {
+		say(rp, "deleted extent record [%llu %llu]: nothing references it",
+		    (unsigned long long)x->bytenr, (unsigned long long)x->size);
+		return 0;
+	}
+	ret = insert_extent(rp, x, rp->refs + e->first_ref);
+	if (!ret)
+		say(rp, "repaired extent references for %llu (%u reference%s)", (unsigned long long)x->bytenr,
+		    x->nrefs, x->nrefs > 1 ? "s" : "");
+	return ret;
+}
+
+/* ---- counters --------------------------------------------------------------------- */
+
+/* The block group item of chunk c says used, and the chunk's type (none: left as the
+ * check reported it). */
+static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
+{
+	struct fs *fs = rp->fs;
+	uint64_t tree = fs_block_group_tree_id(fs);
+	struct fs_key k = { c->logical, BTRFS_BLOCK_GROUP_ITEM_KEY, c->length };
+	struct btrfs_block_group_item *bg;
+	uint32_t size;
+	struct fs_root root;
+	struct fs_path p;
+	int same;
+
+	if (fs_root_lookup(fs, tree, &root) || fs_lookup(fs, &root, &k, &p))
+		return 0;
+	bg = (void *)fs_path_data(&p, &size);
+	same = size < sizeof(*bg) || (get_le64(&bg->used) == used && get_le64(&bg->flags) == c->type);
+	fs_path_release(fs, &p);
+	if (same)
+		return 0;
+	bg = (void *)fs_item_mut(fs, tree, &k, &size);
+	if (!bg)
+		return fs->err.code;
+	say(rp, "reset block group [%llu %llu] used to %llu, flags to %llu", (unsigned long long)c->logical,
+	    (unsigned long long)c->length, (unsigned long long)used, (unsigned long long)c->type);
+	put_le64(&bg->used, used);
+	put_le64(&bg->flags, c->type);
+	return 0;
+}
+
+/* Block group used and super bytes_used from the extent tree as the transaction has
+ * it now: what the transaction changes later moves them from there. */
+static int recount_space(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	uint64_t *used = calloc((size_t)fs->num_chunks + 1, sizeof(*used)), total = 0;
+	struct fs_key k = { 0, 0, 0 };
+	struct fs_root root;
+	struct fs_path p;
+	int ret = used ? fs_tx_settle(fs) : fs_err(&fs->err, -ENOMEM, "out of memory");
+
+	fs_path_init(&p);
+	if (!ret)
+		ret = fs_root_lookup(fs, EXTENT_TREE, &root);
+	for (ret = ret ? ret : fs_search(fs, &root, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		const struct fs_chunk *c;
+
+		fs_path_key(&p, &k);
+		c = fs_chunk_find(fs, k.objectid);
+		if (c && (k.type == BTRFS_EXTENT_ITEM_KEY || k.type == BTRFS_METADATA_ITEM_KEY))
+			used[c - fs->chunks] += k.type == BTRFS_EXTENT_ITEM_KEY ? k.offset : fs->nodesize;
+	}
+	fs_path_release(fs, &p);
+	for (int i = 0; ret >= 0 && i < fs->num_chunks; i++) {
+		ret = set_bg_used(rp, &fs->chunks[i], used[i]);
+		total += used[i];
+	}
+	if (ret >= 0 && get_le64(&fs->sb.bytes_used) != total) {
+		say(rp, "reset super bytes used to %llu", (unsigned long long)total);
+		put_le64(&fs->sb.bytes_used, total);
+	}
+	free(used);
+	return ret < 0 ? ret : 0;
+}
+
+/* Bytes of device extents of devid, and where the last one ends. */
+static int dev_extents(struct fs *fs, uint64_t devid, uint64_t *bytes, uint64_t *end)
+{
+	struct fs_key k = { devid, BTRFS_DEV_EXTENT_KEY, 0 };
+	struct fs_root root;
+	struct fs_path p;
+	int ret = fs_root_lookup(fs, BTRFS_DEV_TREE_OBJECTID, &root);
+
+	*bytes = *end = 0;
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &root, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		const struct btrfs_dev_extent *de;
+		const uint8_t *data;
+		uint32_t size;
+
+		fs_path_key(&p, &k);
+		if (k.objectid != devid || k.type != BTRFS_DEV_EXTENT_KEY)
+			break;
+		data = fs_path_data(&p, &size);
+		de = fs_dev_extent_item(data, size);
+		if (!de) {
+			ret = fs_err_at(&fs->err, -EUCLEAN, BTRFS_DEV_TREE_OBJECTID, 0, "device extent too short");
+			break;
+		}
+		*bytes += get_le64(&de->length);
+		*end = k.offset + get_le64(&de->length);
+	}
+	fs_path_release(fs, &p);
+	return ret < 0 ? ret : 0;
+}
+
+/* A device item as its device extents and the device say: bytes used, total bytes
+ * aligned and not beyond the device. Its size, or 0 with fs->err. */
+static uint64_t fix_device(struct rp *rp, const struct fs_key *key)
+{
+	struct fs *fs = rp->fs;
+	struct fs_device *dev = fs_device_by_id(fs, key->offset);
+	uint64_t ss = fs->sectorsize, used, end, total, want;
+	struct btrfs_dev_item *di;
+	uint32_t size;
+
+	if (dev_extents(fs, key->offset, &used, &end))
+		return 0;
+	di = (void *)fs_item_mut(fs, BTRFS_CHUNK_TREE_OBJECTID, key, &size);
+	if (!di || size < sizeof(*di)) {
+		fs_err(&fs->err, di ? -EUCLEAN : fs->err.code, "device item %llu", (unsigned long long)key->offset);
+		return 0;
+	}
+	total = get_le64(&di->total_bytes);
+	want = total / ss * ss;
+	if (dev && dev->fd >= 0 && dev->size && want > dev->size / ss * ss && end <= dev->size / ss * ss)
+		want = dev->size / ss * ss;
+	if (get_le64(&di->bytes_used) != used)
+		say(rp, "reset devid %llu bytes_used to %llu", (unsigned long long)key->offset,
+		    (unsigned long long)used);
+	if (want != total)
+		say(rp, "Fixed device size for devid %llu, old size: %llu new size: %llu",
+		    (unsigned long long)key->offset, (unsigned long long)total, (unsigned long long)want);
+	put_le64(&di->bytes_used, used);
+	put_le64(&di->total_bytes, want);
+	if (dev) {
+		dev->total_bytes = want;
+		dev->sb.dev_item = *di;
+	}
+	return want;
+}
+
+/* Device items, and the superblock's total bytes and number of devices from them. */
+static int fix_devices(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	struct fs_key k = { BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, 0 };
+	uint64_t total = 0, n = 0, size;
+	struct fs_root root;
+	struct fs_path p;
+	int ret;
+
+	for (;;) {
+		ret = fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &root);
+		if (ret || (ret = fs_search(fs, &root, &k, &p)))
+			break;
+		fs_path_key(&p, &k);
+		fs_path_release(fs, &p);
+		if (k.objectid != BTRFS_DEV_ITEMS_OBJECTID || k.type != BTRFS_DEV_ITEM_KEY)
+			break;
+		if (!(size = fix_device(rp, &k)))
+			return fs->err.code ? fs->err.code : -EUCLEAN;
+		total += size;
+		n++;
+		k.offset++;
+	}
+	if (ret < 0)
+		return ret;
+	if (get_le64(&fs->sb.num_devices) != n)
+		say(rp, "Successfully reset super num devices to %llu", (unsigned long long)n);
+	if (get_le64(&fs->sb.total_bytes) != total)
+		say(rp, "Fixed super total bytes, old size: %llu new size: %llu",
+		    (unsigned long long)get_le64(&fs->sb.total_bytes), (unsigned long long)total);
+	put_le64(&fs->sb.num_devices, n);
+	put_le64(&fs->sb.total_bytes, total);
+	return 0;
+}
+
+/* ---- places -------------------------------------------------------------------------- */
+
+/* A subvolume's root item names the root block its extent items say. */
+static int fix_root_item(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	uint32_t size;
+	struct btrfs_root_item *ri = (void *)fs_item_mut(fs, BTRFS_ROOT_TREE_OBJECTID, &f->key, &size);
+
+	if (!ri)
+		return fs->err.code;
+	if (size < offsetof(struct btrfs_root_item, level) + 1)
+		return fs_err_at(&fs->err, -EUCLEAN, f->root, 0, "root item too short");
+	say(rp, "fixing root item for root %llu, current bytenr %llu, current gen %llu, current level %u, new bytenr %llu, new gen %llu, new level %u",
+	    (unsigned long long)f->root, (unsigned long long)get_le64(&ri->bytenr),
+	    (unsigned long long)get_le64(&ri->generation), ri->level, (unsigned long long)f->bytenr,
+	    (unsigned long long)f->value[0], (unsigned)f->value[1]);
+	put_le64(&ri->bytenr, f->bytenr);
+	put_le64(&ri->generation, f->value[0]);
+	ri->level = (uint8_t)f->value[1];
+	if (size >= offsetof(struct btrfs_root_item, generation_v2) + 8)
+		put_le64(&ri->generation_v2, f->value[0]);
+	return 0;
+}
+
+/* A device extent as long as its chunk's stripe. */
+static int fix_dev_extent(struct rp *rp, const struct rp_fix *f)
+{
+	uint32_t size;
+	struct btrfs_dev_extent *de = (void *)fs_item_mut(rp->fs, BTRFS_DEV_TREE_OBJECTID, &f->key, &size);
+
+	if (!de || size < sizeof(*de))
+		return de ? fs_err(&rp->fs->err, -EUCLEAN, "device extent too short") : rp->fs->err.code;
+	say(rp, "reset device extent [%llu %llu] length to %llu", (unsigned long long)f->key.objectid,
+	    (unsigned long long)f->key.offset, (unsigned long long)f->value[0]);
+	put_le64(&de->length, f->value[0]);
+	return 0;
+}
+
+/* A qgroup's counts as the check found them (compressed or not: the same). */
+static int fix_qgroup(struct rp *rp, const struct rp_fix *f)
+{
+	uint32_t size;
+	struct btrfs_qgroup_info_item *qi = (void *)fs_item_mut(rp->fs, BTRFS_QUOTA_TREE_OBJECTID, &f->key, &size);
+
+	if (!qi || size < sizeof(*qi))
+		return qi ? fs_err(&rp->fs->err, -EUCLEAN, "qgroup info item too short") : rp->fs->err.code;
+	say(rp, "Repair qgroup %llu/%llu", (unsigned long long)(f->key.offset >> 48),
+	    (unsigned long long)(f->key.offset & ((1ULL << 48) - 1)));
+	put_le64(&qi->generation, fs_tx_generation(rp->fs));
+	put_le64(&qi->rfer, f->value[0]);
+	put_le64(&qi->rfer_cmpr, f->value[0]);
+	put_le64(&qi->excl, f->value[1]);
+	put_le64(&qi->excl_cmpr, f->value[1]);
+	return 0;
+}
+
+/* No checksums for [start, end), or for what of it no data extent holds (value[0]). */
+static int drop_csums(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	uint64_t at = f->bytenr, end = f->bytenr + f->len;
+	struct fs_key k = { at, BTRFS_EXTENT_ITEM_KEY, 0 };
+	struct fs_root root;
+	struct fs_path p;
+	int ret = 0;
+
+	say(rp, "deleted checksums of [%llu %llu)%s", (unsigned long long)at, (unsigned long long)end,
+	    f->value[0] ? " but for data extents" : "");
+	if (!f->value[0])
+		return fs_csum_delete(fs, at, f->len);
+	/* the extent that may start before at */
+	if ((ret = fs_root_lookup(fs, EXTENT_TREE, &root)))
+		return ret;
+	k.objectid = 0;
+	fs_path_init(&p);
+	for (ret = fs_search(fs, &root, &k, &p); ret == 0 && at < end; ret = fs_next(fs, &p)) {
+		fs_path_key(&p, &k);
+		if (k.type != BTRFS_EXTENT_ITEM_KEY || k.objectid + k.offset <= at)
+			continue;
+		if (k.objectid >= end)
+			break;
+		if (k.objectid > at && (ret = fs_csum_delete(fs, at, k.objectid - at)))
+			break;
+		at = k.objectid + k.offset;
+	}
+	fs_path_release(fs, &p);
+	if (ret >= 0 && at < end)
+		ret = fs_csum_delete(fs, at, end - at);
+	return ret < 0 ? ret : 0;
+}
+
+static int fix_place(struct rp *rp, const struct rp_fix *f)
+{
+	int ret;
+
+	switch (f->kind) {
+	case CHECK_FIX_ROOT_ITEM:
+		return fix_root_item(rp, f);
+	case CHECK_FIX_DEV_EXTENT:
+		return fix_dev_extent(rp, f);
+	case CHECK_FIX_CSUMS:
+		return drop_csums(rp, f);
+	case CHECK_FIX_NAME:
+		return fix_name(rp, f);
+	case CHECK_FIX_QGROUP:
+		return fix_qgroup(rp, f);
+	case CHECK_FIX_REPACK:
+		return fix_leaf(rp, f);
+	case CHECK_FIX_SUBVOL:
+		return fix_subvol(rp, f);
+	case CHECK_FIX_DELETE:
+		say(rp, "Deleting bogus item [%llu,%u,%llu] of root %llu", (unsigned long long)f->key.objectid,
+		    f->key.type, (unsigned long long)f->key.offset, (unsigned long long)f->root);
+		ret = fs_item_delete(rp->fs, f->root, &f->key);
+		return ret == -ENOENT ? 0 : ret;
+	case CHECK_FIX_UNREADABLE:
+		return fix_unreadable(rp, f);
+	case CHECK_FIX_INODE:
+		if (rp->names) {        /* names first: what they change changes the inode */
+			struct rp_fix g = *f;
+
+			g.value[0] &= I_NO_INODE_ITEM;
+			return g.value[0] ? fix_inode(rp, &g) : 0;
+		}
+		return fix_inode(rp, f);
+	default:
+		ret = fs_tree_recow(rp->fs, f->root, &f->key);
+		if (!ret)
+			say(rp, "Recowing metadata block %llu", (unsigned long long)f->bytenr);
+		return ret;
+	}
+}
+
+/* ---- --init-csum-tree ------------------------------------------------------------------ */
+
+/* Checksums of the data extent [start, start + len) as read from the disk, in items of
+ * as many as a leaf takes. */
+static int csum_extent(struct fs *fs, uint64_t start, uint64_t len, uint8_t *buf, size_t bufsize)
+{
+	uint64_t ss = fs->sectorsize, per_item = (fs->nodesize - sizeof(struct btrfs_header) -
+						   2 * sizeof(struct btrfs_item)) / fs->csum_size - 1;
+	uint8_t *sums = buf + bufsize / 2, sum[CSUM_MAX_SIZE];
+	int ret = 0;
+
+	if (per_item * fs->csum_size > bufsize / 2)
+		per_item = bufsize / 2 / fs->csum_size;
+	while (!ret && len) {
+		uint64_t n = len / ss < per_item ? len / ss : per_item, chunk = bufsize / 2 / ss;
+
+		for (uint64_t i = 0; !ret && i < n; i += chunk) {
+			uint64_t m = n - i < chunk ? n - i : chunk;
+
+			ret = fs_read_data(fs, start + i * ss, buf, m * ss, 0);
+			for (uint64_t j = 0; !ret && j < m; j++) {
+				csum_compute(fs->csum_type, buf + j * ss, ss, sum);
+				memcpy(sums + (i + j) * fs->csum_size, sum, fs->csum_size);
+			}
+		}
+		if (!ret)
+			ret = fs_item_insert(fs, BTRFS_CSUM_TREE_OBJECTID,
+					     &(struct fs_key){ BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, start },
+					     sums, (uint32_t)(n * fs->csum_size));
+		start += n * ss;
+		len -= n * ss;
+	}
+	return ret;
+}
+
+/* Calls cb for every item of every subvolume tree: cb returns 0 to go on. */
+static int each_fs_item(struct fs *fs, int (*cb)(struct fs *fs, uint64_t tree, const struct fs_key *key,
+						  const uint8_t *data, uint32_t size, void *arg), void *arg)
+{
+	struct fs_key rk = { BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_ITEM_KEY, 0 };
+	int ret = 0;
+
+	while (!ret) {
+		struct fs_root root, tree;
+		struct fs_path p;
+		struct fs_key k = { 0, 0, 0 };
+
+		fs_path_init(&p);
+		ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root);
+		for (ret = ret ? ret : fs_search(fs, &root, &rk, &p); ret == 0; ret = fs_next(fs, &p)) {
+			fs_path_key(&p, &rk);
+			if (rk.type == BTRFS_ROOT_ITEM_KEY && (rk.objectid == BTRFS_FS_TREE_OBJECTID ||
+			    (rk.objectid >= BTRFS_FIRST_FREE_OBJECTID && rk.objectid <= BTRFS_LAST_FREE_OBJECTID)))
+				break;
+		}
+		fs_path_release(fs, &p);
+		if (ret || (ret = fs_root_lookup(fs, rk.objectid, &tree)))
+			return ret > 0 ? 0 : ret;
+		for (ret = fs_search(fs, &tree, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+			const uint8_t *data;
+			uint32_t size;
+
+			fs_path_key(&p, &k);
+			data = fs_path_data(&p, &size);
+			if ((ret = cb(fs, rk.objectid, &k, data, size, arg)))
+				break;
+		}
+		fs_path_release(fs, &p);
+		rk.objectid++;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/* Data that must have no checksums: the extents of nodatasum files, prealloc ranges. */
+static int drop_unwanted_csums(struct fs *fs, uint64_t tree, const struct fs_key *key, const uint8_t *data,
+			       uint32_t size, void *arg)
+{
+	uint64_t *nodatasum_ino = arg;
+	const struct btrfs_inode_item *ii;
+	struct fs_file_extent fe;
+
+	(void)tree;
+	if (key->type == BTRFS_INODE_ITEM_KEY && (ii = fs_inode_item(data, size)) &&
+	    get_le64(&ii->flags) & BTRFS_INODE_NODATASUM)
+		*nodatasum_ino = key->objectid;
+	if (key->type != BTRFS_EXTENT_DATA_KEY || fs_file_extent(data, size, &fe) ||
+	    fe.type == BTRFS_FILE_EXTENT_INLINE || !fe.disk_bytenr)
+		return 0;
+	if (*nodatasum_ino == key->objectid)
+		return fs_csum_delete(fs, fe.disk_bytenr, fe.disk_num_bytes);
+	if (fe.type == BTRFS_FILE_EXTENT_PREALLOC)
+		return fs_csum_delete(fs, fe.disk_bytenr + fe.offset, fe.num_bytes);
+	return 0;
+}
+
+/* A new checksum tree from the data of every data extent, but for what has none. */
+static int init_csum_tree(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	size_t bufsize = 2u << 20;
+	uint8_t *buf = malloc(bufsize);
+	struct fs_key k = { 0, 0, 0 };
+	struct fs_root root;
+	struct fs_path p;
+	uint64_t nodatasum_ino = 0;
+	int ret = buf ? fs_tree_delete(fs, BTRFS_CSUM_TREE_OBJECTID) : -ENOMEM;
+
+	if (ret == -ENOENT)
+		ret = 0;
+	if (!ret)
+		ret = fs_tree_create(fs, BTRFS_CSUM_TREE_OBJECTID);
+	if (!ret)
+		ret = fs_root_lookup(fs, EXTENT_TREE, &root);
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &root, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		struct fs_extent_info ei;
+		const uint8_t *data;
+		uint32_t size;
+
+		fs_path_key(&p, &k);
+		data = fs_path_data(&p, &size);
+		if (k.type == BTRFS_EXTENT_ITEM_KEY && !fs_extent_item(data, size, k.type, &ei) &&
+		    (ei.flags & BTRFS_EXTENT_FLAG_DATA) && (ret = csum_extent(fs, k.objectid, k.offset, buf, bufsize)))
+			break;
+	}
+	fs_path_release(fs, &p);
+	free(buf);
+	if (ret >= 0)
+		ret = each_fs_item(fs, drop_unwanted_csums, &nodatasum_ino);
+	if (!ret)
+		say(rp, "checksum tree made anew from the data");
+	return ret < 0 ? ret : 0;
+}
+
+/* ---- --init-extent-tree ----------------------------------------------------------------- */
+
+/* A tree block of the extent tree alone: the old extent tree's, left behind. */
+static int extent_tree_block(const struct check_extent *x, const struct check_ref *refs)
+{
+	for (uint32_t i = 0; i < x->nrefs; i++)
+		if (refs[i].type != BTRFS_TREE_BLOCK_REF_KEY || refs[i].a != EXTENT_TREE)
+			return 0;
+	return x->meta;
+}
+
+/* The extent tree made anew from what the first check's walk found every tree to
+ * reference (check_opts.all_extents), with a block group item per chunk (counted after). */
+static int init_extent_tree(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	int ret;
+
+	fs_space_trust_reserved(fs);            /* on_extent reserved what is in use */
+	ret = fs_tree_reset(fs, EXTENT_TREE);
+	for (size_t i = 0; i < rp->next && !ret; i++) {
+		struct rp_ext *e = &rp->ext[i];
+
+		if (e->x.nrefs && !extent_tree_block(&e->x, rp->refs + e->first_ref))
+			ret = insert_extent(rp, &e->x, rp->refs + e->first_ref);
+	}
+	for (int i = 0; i < fs->num_chunks && !ret && fs_block_group_tree_id(fs) == EXTENT_TREE; i++) {
+		const struct fs_chunk *c = &fs->chunks[i];
+		struct btrfs_block_group_item bg = { 0 };
+		uint64_t used = 0;
+
+		/* what the new items say is used (the transaction moves it on from there) */
+		for (size_t j = 0; j < rp->next; j++) {
+			struct rp_ext *e = &rp->ext[j];
+
+			if (e->x.nrefs && e->x.bytenr - c->logical < c->length &&
+			    !extent_tree_block(&e->x, rp->refs + e->first_ref))
+				used += e->x.size;
+		}
+		put_le64(&bg.used, used);
+		put_le64(&bg.chunk_objectid, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
+		put_le64(&bg.flags, fs->chunks[i].type);
+		ret = fs_item_insert(fs, EXTENT_TREE, &(struct fs_key){ fs->chunks[i].logical, BTRFS_BLOCK_GROUP_ITEM_KEY,
+									fs->chunks[i].length }, &bg, sizeof(bg));
+	}
+	if (!ret && (get_le64(&fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE))
+		ret = fs_fst_rebuild(fs);
+	if (!ret)
+		ret = recount_space(rp);
+	if (!ret)
+		say(rp, "extent tree made anew from the references of every tree");
+	return ret;
+}
+
+/* ---- a round ------------------------------------------------------------------------ */
+
+/* Root items, blocks copied anew, names, the rest. */
+static int fix_order(enum check_fix kind)
+{
+	return kind == CHECK_FIX_ROOT_ITEM ? 0 :
+	       kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE || kind == CHECK_FIX_REPACK ? 1 :
+	       kind == CHECK_FIX_NAME || kind == CHECK_FIX_DELETE ? 2 : 3;
+}
+
+static int apply(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	int ret = 0;
+
+	/* root items and blocks first: which trees there are decides the rest; a walk
+	 * that could not see everything, or saw the wrong trees, is not a plan for the
+	 * others: the next round's check is */
+	for (int k = 0; k < 4; k++)
+		for (size_t i = 0; i < rp->nfixes && !ret; i++)
+			if (fix_order(rp->fixes[i].kind) == k && (k < 2 || !(rp->unreadable || rp->roots)))
+				ret = fix_place(rp, &rp->fixes[i]);
+	if (ret || rp->unreadable || rp->roots)
+		return ret;
+	if (rp->fst) {
+		ret = fs_fst_rebuild(fs);
+		say(rp, "free space tree made anew");
+	}
+	for (size_t i = 0; i < rp->next && !ret; i++)
+		ret = rewrite_extent(rp, &rp->ext[i]);
+	if (!ret && rp->devices)
+		ret = fix_devices(rp);
+	if (!ret && (rp->space_used || rp->next))
+		ret = recount_space(rp);
+	return ret;
+}
+
+/* The free space tree follows the extents changed by hand; blocks the extent tree
+ * did not know are never allocated. */
+static int prepare(struct rp *rp)
+{
+	int fst = !!(get_le64(&rp->fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE);
+	int ret = 0;
+
+	for (size_t i = 0; i < rp->next && !ret; i++) {
+		const struct check_extent *x = &rp->ext[i].x;
+
+		rp->fst |= fst && x->found != !!x->nrefs;
+		if (!x->found && x->nrefs)
+			ret = fs_space_reserve(rp->fs, x->bytenr, x->size);
+	}
+	return ret;
+}
+
+int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *r)
+{
+	struct rp rp = { .fs = fs, .o = o, .first = 1, .init_extent = o->init_extent_tree,
+			 .init_csum = o->init_csum_tree };
+	uint64_t fixable, changes;
+	int ret, round = 0;
+
+	memset(r, 0, sizeof(*r));
+	ret = run_check(&rp, &r->first);
+	rp.first = 0;
+	if (!ret && rp.nomem)
+		ret = fs_err(&fs->err, -ENOMEM, "out of memory");
+	if (rp.nsigs)
+		sort_stable(rp.sigs, rp.nsigs, sizeof(*rp.sigs), u64_cmp);
+	r->last = r->first;
+	if (ret || (!rp.fixable && !o->init_csum_tree && !o->init_extent_tree)) {
+		r->nothing = !ret && r->first.errors;
+		goto out;
+	}
+	ret = fs_tx_begin(fs);
+	fixable = rp.fixable;
+	while (!ret && (rp.fixable || rp.init_extent || rp.init_csum) && round++ < MAX_ROUNDS) {
+		changes = rp.changes;
+		/* a tree made anew from a walk that saw all the trees, and saw the right ones */
+		if (rp.init_extent && !rp.unreadable && !rp.roots) {
+			rp.init_extent = 0;
+			ret = init_extent_tree(&rp);
+		} else if (!(ret = prepare(&rp))) {
+			ret = apply(&rp);
+		}
+		if (!ret && rp.init_csum && !rp.init_extent) {
+			rp.init_csum = 0;
+			ret = init_csum_tree(&rp);
+		}
+		if (!ret && !(ret = fs_tx_settle(fs)))
+			ret = run_check(&rp, &r->last);
+		if (!ret && rp.nomem)
+			ret = fs_err(&fs->err, -ENOMEM, "out of memory");
+		if (ret || rp.changes == changes)
+			break;          /* nothing more it can do */
+	}
+	/* written when it is better: fewer errors (or problems it fixes), none new */
+	if (!ret && (rp.new_errors || !rp.changes ||
+		     (r->last.errors >= r->first.errors && rp.fixable >= fixable && !o->init_csum_tree &&
+		      !o->init_extent_tree))) {
+		r->refused = !!rp.new_errors;
+		fs_tx_abort(fs);
+	} else if (!ret) {
+		ret = fs_tx_commit(fs);
+		r->written = !ret;
+	} else {
+		fs_tx_abort(fs);
+	}
+	if (r->written) {
+		r->changes = rp.changes;
+		for (size_t i = 0; i < rp.nsaid && o->fixed; i += strlen(rp.said + i) + 1)
+			o->fixed(o->check.ctx, rp.said + i);
+		for (size_t i = 0; i < rp.nleft && o->left; i++)
+			o->left(o->check.ctx, &rp.left[i]);
+	} else {
+		/* what the changes would have broken, said */
+		for (size_t i = 0; i < rp.nleft && o->left && r->refused; i++)
+			if (is_new(&rp, &rp.left[i]))
+				o->left(o->check.ctx, &rp.left[i]);
+		r->last = r->first;
+	}
+out:
+	free(rp.fixes);
+	free(rp.ext);
+	free(rp.refs);
+	free(rp.sigs);
+	free(rp.left);
+	free(rp.said);
+	return ret;
+}
+#endif

@@ -1,0 +1,35 @@
+/* btrfs check --repair: the check runs, what it found and knows how to fix is changed
+ * in one transaction of the write engine (fs/write), the check runs again on the
+ * changed filesystem (before anything is written), and the transaction is committed
+ * only when that check finds no error the first one did not. So a power cut or a
+ * refusal leaves the filesystem as it was; a commit leaves it with fewer errors.
+ * Never prints: callbacks say what happens. */
+#ifndef FS_REPAIR_H
+#define FS_REPAIR_H
+#include "fs/check/check.h"
+
+struct repair_opts {
+	/* the first check: its settings, and its callbacks (what the check prints) */
+	struct check_opts check;
+	int init_csum_tree;             /* checksums made anew from the data */
+	int init_extent_tree;           /* the extent tree made anew from every tree */
+	/* a change, one line ("reset nbytes for ino 257 root 5"), said once it is written
+	 * (the callbacks get check.ctx) */
+	void (*fixed)(void *ctx, const char *what);
+	/* each problem the last check still finds (when refused: each it would find new) */
+	void (*left)(void *ctx, const struct check_problem *p);
+};
+
+struct repair_result {
+	struct check_stats first, last; /* of the first and of the last check */
+	uint64_t changes;               /* fixes made (when written) */
+	int written;                    /* a commit wrote them */
+	int refused;                    /* the changes would leave new errors: nothing written */
+	int nothing;                    /* none of the errors is one it can repair */
+};
+
+/* fs comes from fs_wopen. 0 when the repair ran to its end (r says how), or a
+ * negative errno when it could not (fs->err; nothing was written). */
+int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *r);
+
+#endif
