@@ -23,69 +23,62 @@
 #undef CMD
 #undef CMD_OFF
 
-typedef int applet_fn(int argc, char **argv);
-
-/* The commands as two tables in the order of commands.h: their words ("btrfs
- * filesystem df") one after the other, each ending with a NUL (an empty one ends the
- * list), and their functions (NULL: not built in this configuration). The words are
- * stored front-coded (CMD_WORDS_CODED, half the size) and decoded by main. */
-static char cmd_words[CMD_WORDS_SIZE];
-static applet_fn *const cmd_fns[] = {
-#define CMD(words, fn, desc) fn,
-#define CMD_OFF(words) NULL,
-#include "commands.h"
-};
-#undef CMD
-#undef CMD_OFF
+struct cmd {
+	const char *words;            /* "btrfs filesystem df" */
+	int (*fn)(int argc, char **argv); /* NULL: not built in this configuration */
 #if !USAGE_COMPRESSED
-static const char *const cmd_descs[] = {
-#define CMD(words, fn, desc) desc,
-#define CMD_OFF(words) NULL,
+	const char *desc;             /* compressed: usage_entry(index in cmds) */
+#endif
+};
+
+static const struct cmd cmds[] = {
+#if USAGE_COMPRESSED
+#define CMD(words, fn, desc) { words, fn },
+#else
+#define CMD(words, fn, desc) { words, fn, desc },
+#endif
+#define CMD_OFF(words) { words, NULL },
 #include "commands.h"
 };
-#endif
-/* for (EACH_CMD(i, w)), w set to cmd_words before: i the index of each command, w its
- * words */
-#define EACH_CMD(i, w) size_t i = 0; *w; i++, w += strlen(w) + 1
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 static const char *cmd_desc(size_t i)
 {
 #if USAGE_COMPRESSED
 	return usage_entry(i);
 #else
-	return cmd_descs[i];
+	return cmds[i].desc;
 #endif
 }
 
-/* The slot of the command words in cmd_fns, NULL when there is none. */
-static applet_fn *const *cmd_lookup(const char *words)
+static int cmd_compare(const void *key, const void *elem)
 {
-	const char *w = cmd_words;
-
-	for (EACH_CMD(i, w))
-		if (!strcmp(w, words))
-			return &cmd_fns[i];
-	return NULL;
+	return strcmp(key, ((const struct cmd *)elem)->words);
 }
 
-/* Length of the word of command words that follows path ("btrfs fi" style paths are
- * complete words), or 0 when the command is not below path. *word points at it. */
-static size_t child_word(const char *words, const char *path, const char **word)
+static const struct cmd *cmd_lookup(const char *words)
+{
+	return bsearch(words, cmds, NCMDS, sizeof(cmds[0]), cmd_compare);
+}
+
+/* Length of the word of cmd c that follows path ("btrfs fi" style paths are complete
+ * words), or 0 when c is not below path. *word points at it. */
+static size_t child_word(const struct cmd *c, const char *path, const char **word)
 {
 	size_t n = strlen(path);
 
-	if (strncmp(words, path, n) || words[n] != ' ')
+	if (strncmp(c->words, path, n) || c->words[n] != ' ')
 		return 0;
-	*word = words + n + 1;
+	*word = c->words + n + 1;
 	return strcspn(*word, " ");
 }
 
 static int has_children(const char *path, int enabled_only)
 {
-	const char *w = cmd_words, *child;
+	const char *w;
 
-	for (EACH_CMD(i, w))
-		if (child_word(w, path, &child) && (!enabled_only || cmd_fns[i]))
+	for (size_t i = 0; i < NCMDS; i++)
+		if (child_word(&cmds[i], path, &w) && (!enabled_only || cmds[i].fn))
 			return 1;
 	return 0;
 }
@@ -95,12 +88,12 @@ static int has_children(const char *path, int enabled_only)
 static int match_child(const char *path, const char *arg, const char **word)
 {
 	size_t alen = strlen(arg), n;
-	const char *w, *found = NULL, *c = cmd_words;
+	const char *w, *found = NULL;
 	size_t found_len = 0;
 	int ambiguous = 0;
 
-	for (EACH_CMD(i, c)) {
-		n = child_word(c, path, &w);
+	for (size_t i = 0; i < NCMDS; i++) {
+		n = child_word(&cmds[i], path, &w);
 		if (!n || n < alen || strncmp(w, arg, alen))
 			continue;
 		if (n == alen) {
@@ -116,9 +109,8 @@ static int match_child(const char *path, const char *arg, const char **word)
 		fprintf(stderr, "%s: ambiguous token '%s'\n\nDid you mean one of these ?\n", path, arg);
 		found = NULL;
 		/* each word once: the commands of a group are adjacent */
-		c = cmd_words;
-		for (EACH_CMD(i, c))
-			if ((n = child_word(c, path, &w)) && !strncmp(w, arg, alen) &&
+		for (size_t i = 0; i < NCMDS; i++)
+			if ((n = child_word(&cmds[i], path, &w)) && !strncmp(w, arg, alen) &&
 			    (!found || found_len != n || strncmp(found, w, n))) {
 				fprintf(stderr, "\t%.*s\n", (int)n, w);
 				found = w;
@@ -133,12 +125,12 @@ static int match_child(const char *path, const char *arg, const char **word)
 void cmd_print_group_usage(const char *group, int to_stderr)
 {
 	FILE *f = to_stderr ? stderr : stdout;
-	const char *w, *c = cmd_words;
+	const char *w;
 
 	fprintf(f, "usage: %s <command> [<args>]\n\n", group);
-	for (EACH_CMD(i, c))
-		if (cmd_fns[i] && child_word(c, group, &w) && !has_children(c, 1))
-			fprintf(f, "    %-36s %s\n", c, cmd_desc(i));
+	for (size_t i = 0; i < NCMDS; i++)
+		if (cmds[i].fn && child_word(&cmds[i], group, &w) && !has_children(cmds[i].words, 1))
+			fprintf(f, "    %-36s %s\n", cmds[i].words, cmd_desc(i));
 	fprintf(f, "\nRun '%s <command> --help' for more information on a command.\n", group);
 }
 
@@ -164,7 +156,7 @@ int cmd_run_group(int argc, char **argv)
 {
 	char path[128];
 	const char *word;
-	applet_fn *const *c;
+	const struct cmd *c;
 	int i = 1, n;
 
 	snprintf(path, sizeof(path), "%s", argv[0]);
@@ -173,7 +165,7 @@ int cmd_run_group(int argc, char **argv)
 		if (n < 0)
 			return 1;
 		/* a group that is a command too ("btrfs balance PATH") takes the word */
-		if (n == 0 && i > 1 && (c = cmd_lookup(path)) && *c)
+		if (n == 0 && i > 1 && (c = cmd_lookup(path)) && c->fn)
 			break;
 		if (n == 0 || strlen(path) + (size_t)n + 2 > sizeof(path)) {
 			fprintf(stderr, "%s: unknown token '%s'\n", path, argv[i]);
@@ -185,24 +177,24 @@ int cmd_run_group(int argc, char **argv)
 	}
 	c = cmd_lookup(path);
 	/* "btrfs -- -x": no command word (and no recursion into btrfs_main) */
-	if (i == 1 && i < argc && c && *c) {
+	if (i == 1 && i < argc && c && c->fn) {
 		fprintf(stderr, "%s: unknown token '%s'\n", path, argv[i]);
 		return 1;
 	}
 	/* --dry-run only where a command knows it (btrfs-progs refuses the others) */
-	if (c && *c && cli_globals.dry_run && strcmp(path, "btrfs subvolume delete") &&
+	if (c && c->fn && cli_globals.dry_run && strcmp(path, "btrfs subvolume delete") &&
 	    strcmp(path, "btrfs help") && strcmp(path, "btrfs version")) {
 		msg_error("--dry-run option not supported for %s\n", strrchr(path, ' ') + 1);
 		return 1;
 	}
 	/* btrfs-progs refuses --format json for the commands of a group that lack it */
-	if (CFG_JSON_OUTPUT && c && *c && i > 2 && out_json() && !json_command(path + 6)) {
+	if (CFG_JSON_OUTPUT && c && c->fn && i > 2 && out_json() && !json_command(path + 6)) {
 		msg_error("output format json is unsupported for this command");
 		return 1;
 	}
 	cli_globals.cmd = path;
-	if (c && *c)
-		return (*c)(argc - i + 1, argv + i - 1);
+	if (c && c->fn)
+		return c->fn(argc - i + 1, argv + i - 1);
 	if (c || !has_children(path, 1))
 		return not_built(path);
 	if (i < argc && !strcmp(argv[i], "--help")) {
@@ -217,10 +209,10 @@ int cmd_run_group(int argc, char **argv)
 
 static int run_applet(const char *name, int argc, char **argv)
 {
-	applet_fn *const *c = cmd_lookup(name);
+	const struct cmd *c = cmd_lookup(name);
 
-	if (c && *c)
-		return (*c)(argc, argv);
+	if (c && c->fn)
+		return c->fn(argc, argv);
 	if (!c && has_children(name, 1))
 		return cmd_run_group(argc, argv);
 	if (c || has_children(name, 0))
@@ -232,10 +224,8 @@ static int run_applet(const char *name, int argc, char **argv)
 /* Calls fn for every built-in top-level applet (a one-word command). */
 static int each_applet(int (*fn)(const char *name, void *ctx), void *ctx)
 {
-	const char *w = cmd_words;
-
-	for (EACH_CMD(i, w))
-		if (cmd_fns[i] && !strchr(w, ' ') && fn(w, ctx))
+	for (size_t i = 0; i < NCMDS; i++)
+		if (cmds[i].fn && !strchr(cmds[i].words, ' ') && fn(cmds[i].words, ctx))
 			return 1;
 	return 0;
 }
@@ -300,27 +290,9 @@ static int box_main(int argc, char **argv)
 	return run_applet(argv[1], argc - 1, argv + 1);
 }
 
-static void decode_cmd_words(void)
-{
-	const char *p = CMD_WORDS_CODED;
-	char *out = cmd_words, *prev = cmd_words;
-
-	while (*p) {
-		size_t keep = (unsigned char)*p++ - 1, len = strlen(p) + 1;
-
-		memmove(out, prev, keep);
-		memcpy(out + keep, p, len);
-		prev = out;
-		out += keep + len;
-		p += len;
-	}
-}
-
 int main(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/');
-
-	decode_cmd_words();
 
 	name = name ? name + 1 : argv[0];
 	if (!strcmp(name, "btrfsbox"))

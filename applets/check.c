@@ -76,6 +76,28 @@ enum {
 	OPT_INIT_CSUM, OPT_INIT_EXTENT, OPT_CLEAR_CACHE, OPT_CLEAR_INO, OPT_TMPDIR, OPT_UNDO,
 	OPT_NO_UNDO,
 };
+static const struct cli_option long_opts[] = {
+	{ "super", required_argument, 's' },
+	{ "backup", no_argument, 'b' },
+	{ "tree-root", required_argument, 'r' },
+	{ "chunk-root", required_argument, OPT_CHUNK_ROOT },
+	{ "readonly", no_argument, OPT_READONLY },
+	{ "repair", no_argument, OPT_REPAIR },
+	{ "force", no_argument, OPT_FORCE },
+	{ "mode", required_argument, OPT_MODE },
+	{ "tmpdir", required_argument, OPT_TMPDIR },
+	{ "check-data-csum", no_argument, OPT_DATA_CSUM },
+	{ "qgroup-report", no_argument, 'Q' },
+	{ "subvol-extents", required_argument, 'E' },
+	{ "progress", no_argument, 'p' },
+	{ "init-csum-tree", no_argument, OPT_INIT_CSUM },
+	{ "init-extent-tree", no_argument, OPT_INIT_EXTENT },
+	{ "clear-space-cache", required_argument, OPT_CLEAR_CACHE },
+	{ "clear-ino-cache", no_argument, OPT_CLEAR_INO },
+	{ "undo", required_argument, OPT_UNDO },
+	{ "no-undo", no_argument, OPT_NO_UNDO },
+	{ NULL, 0, 0 },
+};
 
 struct check_args {
 	struct fs_open_opts open;
@@ -280,12 +302,7 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 	fs_open_opts_init(&a->open);
 	a->opts.tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	a->opts.threads = getenv("BTRFSBOX_THREADS") ? atoi(getenv("BTRFSBOX_THREADS")) : 0;
-	while ((c = cli_getopt_long(argc, argv, "s:br:pQE:",
-			"super:=s backup=b tree-root:=r chunk-root:=\x05 readonly=\x02 "
-			"repair=\x01 force=\x03 mode:=\x04 tmpdir:=\x0b check-data-csum=\x06 "
-			"qgroup-report=Q subvol-extents:=E progress=p init-csum-tree=\x07 "
-			"init-extent-tree=\x08 clear-space-cache:=\x09 clear-ino-cache=\x0a "
-			"undo:=\x0c no-undo=\x0d", usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "s:br:pQE:", long_opts, usage)) != -1) {
 		switch (c) {
 		case 's':
 			v = cli_arg_u64(optarg);

@@ -98,9 +98,14 @@ static int register_if_btrfs(const char *path, void *ctx)
 
 int device_scan_main(int argc, char **argv)
 {
+	static const struct cli_option longopts[] = {
+		{ "all-devices", no_argument, 'd' },
+		{ "forget", no_argument, 'u' },
+		{ NULL, 0, 0 }
+	};
 	int c, all = 0, forget = 0, ret = 0, i;
 
-	while ((c = cli_getopt_long(argc, argv, "du", "all-devices=d forget=u", scan_usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "du", longopts, scan_usage)) != -1) {
 		if (c == 'd')
 			all = 1;
 		else if (c == 'u')
@@ -232,9 +237,13 @@ static int remove_one(int fd, const char *what, int cancel)
 
 int device_remove_main(int argc, char **argv)
 {
+	static const struct cli_option longopts[] = {
+		{ "enqueue", no_argument, 'E' },
+		{ NULL, 0, 0 }
+	};
 	int c, i, fd, enqueue = 0, cancel = 0, ret = 0;
 
-	while ((c = cli_getopt_long(argc, argv, "", "enqueue=E", remove_usage)) != -1)
+	while ((c = cli_getopt(argc, argv, "", longopts, remove_usage)) != -1)
 		if (c == 'E')
 			enqueue = 1;
 	cli_check_argc(argc, 2, -1, remove_usage);
@@ -374,9 +383,15 @@ static int open_new_device(const char *path, int force, struct stat *st)
 
 int device_add_main(int argc, char **argv)
 {
+	static const struct cli_option longopts[] = {
+		{ "nodiscard", no_argument, 'K' },
+		{ "force", no_argument, 'f' },
+		{ "enqueue", no_argument, 'E' },
+		{ NULL, 0, 0 }
+	};
 	int c, i, fd, dfd, discard = 1, force = 0, enqueue = 0, errors = 0;
 
-	while ((c = cli_getopt_long(argc, argv, "Kf", "nodiscard=K force=f enqueue=E", add_usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Kf", longopts, add_usage)) != -1) {
 		if (c == 'K')
 			discard = 0;
 		else if (c == 'f')
@@ -528,6 +543,11 @@ static void print_stats_rows(struct out *o, const struct btrfs_ioctl_get_dev_sta
 
 int device_stats_main(int argc, char **argv)
 {
+	static const struct cli_option longopts[] = {
+		{ "check", no_argument, 'c' },
+		{ "reset", no_argument, 'z' },
+		{ NULL, 0, 0 }
+	};
 	struct btrfs_ioctl_dev_info_args *di = NULL;
 	struct btrfs_ioctl_get_dev_stats *st = NULL;
 	struct btrfs_ioctl_fs_info_args fi;
@@ -535,7 +555,7 @@ int device_stats_main(int argc, char **argv)
 	uint64_t flags = 0;
 	struct out o;
 
-	while ((c = cli_getopt_long(argc, argv, "czT", "check=c reset=z", stats_usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "czT", longopts, stats_usage)) != -1) {
 		if (c == 'c')
 			check = 1;
 		else if (c == 'z')

@@ -656,16 +656,29 @@ static int resolve_path_opts(struct opts *o)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_CSUM = 256, OPT_SHRINK, OPT_DEVUUID, OPT_COMPRESS, OPT_INODE_FLAGS };
+	static const struct cli_option longopts[] = {
+		{ "data", required_argument, 'd' }, { "metadata", required_argument, 'm' },
+		{ "mixed", no_argument, 'M' }, { "csum", required_argument, OPT_CSUM },
+		{ "checksum", required_argument, OPT_CSUM },
+		{ "nodesize", required_argument, 'n' }, { "sectorsize", required_argument, 's' },
+		{ "features", required_argument, 'O' },
+		{ "runtime-features", required_argument, 'R' },
+		{ "label", required_argument, 'L' }, { "uuid", required_argument, 'U' },
+		{ "device-uuid", required_argument, OPT_DEVUUID },
+		{ "byte-count", required_argument, 'b' }, { "rootdir", required_argument, 'r' },
+		{ "shrink", no_argument, OPT_SHRINK }, { "nodiscard", no_argument, 'K' },
+		{ "force", no_argument, 'f' }, { "quiet", no_argument, 'q' },
+		{ "verbose", no_argument, 'v' }, { "version", no_argument, 'V' },
+		{ "compress", required_argument, OPT_COMPRESS },
+		{ "subvol", required_argument, 'u' },
+		{ "inode-flags", required_argument, OPT_INODE_FLAGS },
+		{ NULL, 0, 0 },
+	};
 	struct mkfs_config *cfg = &o->cfg;
 	uint64_t v;
 	int c, r;
 
-	while ((c = cli_getopt_long(argc, argv, "d:m:Mn:s:O:R:L:U:b:r:u:KfqvV",
-			"data:=d metadata:=m mixed=M csum:=\x01 checksum:=\x01 nodesize:=n "
-			"sectorsize:=s features:=O runtime-features:=R label:=L uuid:=U "
-			"device-uuid:=\x03 byte-count:=b rootdir:=r shrink=\x02 nodiscard=K "
-			"force=f quiet=q verbose=v version=V compress:=\x04 subvol:=u "
-			"inode-flags:=\x05", usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "d:m:Mn:s:O:R:L:U:b:r:u:KfqvV", longopts, usage)) != -1) {
 		switch (c) {
 		case 'd': case 'm':
 			if (parse_profile(optarg, c == 'd' ? &cfg->data_profile : &cfg->meta_profile)) {

@@ -492,15 +492,22 @@ out:
 int receive_main(int argc, char **argv)
 {
 	enum { OPT_DUMP = 256, OPT_FORCE_DECOMPRESS, OPT_SEARCH_DIR };
+	static const struct cli_option longopts[] = {
+		{ "max-errors", required_argument, 'E' },
+		{ "chroot", no_argument, 'C' },
+		{ "dump", no_argument, OPT_DUMP },
+		{ "quiet", no_argument, 'q' },
+		{ "force-decompress", no_argument, OPT_FORCE_DECOMPRESS },
+		{ "search-dir", required_argument, OPT_SEARCH_DIR },
+		{ NULL, 0, 0 }
+	};
 	struct recv_opts o = { 0 };
 	const char *file = NULL;
 	int c, dump = 0, fd = STDIN_FILENO, ret;
 
 	o.max_errors = 1;
 	o.verbose = cli_globals.verbose < 0 ? 0 : 1 + cli_globals.verbose;
-	while ((c = cli_getopt_long(argc, argv, "Cevqf:m:E:",
-			"max-errors:=E chroot=C dump=\x01 quiet=q force-decompress=\x02 "
-			"search-dir:=\x03", usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Cevqf:m:E:", longopts, usage)) != -1) {
 		switch (c) {
 		case 'v': o.verbose++; break;
 		case 'q': o.verbose = 0; break;

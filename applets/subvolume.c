@@ -389,10 +389,18 @@ static int delete_beneath(const char *path, const struct delete_opts *o, int *co
 
 int subvol_delete_main(int argc, char **argv)
 {
+	static const struct cli_option longopts[] = {
+		{ "commit-after", no_argument, 'c' },
+		{ "commit-each", no_argument, 'C' },
+		{ "subvolid", required_argument, 'i' },
+		{ "recursive", no_argument, 'R' },
+		{ "verbose", no_argument, 'v' },
+		{ NULL, 0, 0 }
+	};
 	struct delete_opts o = { 0 };
 	int c, i, ret = 0, commit_fd = -1, recursive = 0;
 
-	while ((c = cli_getopt_long(argc, argv, "cCi:Rv", "commit-after=c commit-each=C subvolid:=i recursive=R verbose=v", delete_usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "cCi:Rv", longopts, delete_usage)) != -1) {
 		if (c == 'R')
 			recursive = 1;
 		else if (c == 'c')
@@ -869,12 +877,16 @@ static int list_subvolumes(int fd, struct list_opts *o, uint64_t top_id)
 
 int subvol_list_main(int argc, char **argv)
 {
+	static const struct cli_option longopts[] = {
+		{ "sort", required_argument, 'S' },
+		{ NULL, 0, 0 }
+	};
 	struct list_opts o;
 	int c, all = 0, only_below = 0, fd, ret;
 	uint64_t flags = 0, top_id;
 
 	memset(&o, 0, sizeof(o));
-	while ((c = cli_getopt_long(argc, argv, "acdgopqsurRG:C:t", "sort:=S", list_usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "acdgopqsurRG:C:t", longopts, list_usage)) != -1) {
 		switch (c) {
 		case 'p': o.cols[COL_PARENT] = 1; break;
 		case 'a': all = 1; break;
@@ -1063,6 +1075,11 @@ static void print_subvol_show(const struct subvol_entry *sv, const char *path,
 
 int subvol_show_main(int argc, char **argv)
 {
+	static const struct cli_option longopts[] = {
+		{ "rootid", required_argument, 'r' },
+		{ "uuid", required_argument, 'u' },
+		{ NULL, 0, 0 }
+	};
 	struct subvol_entry sv, *all = NULL;
 	const struct subvol_entry *found = NULL;
 	uint64_t rootid = 0;
@@ -1074,7 +1091,7 @@ int subvol_show_main(int argc, char **argv)
 	memset(&sv, 0, sizeof(sv));
 	unsigned mode = units_parse_args(&argc, argv, 1);
 
-	while ((c = cli_getopt_long(argc, argv, "r:u:", "rootid:=r uuid:=u", show_usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "r:u:", longopts, show_usage)) != -1) {
 		if (c == 'r')
 			rootid = cli_arg_u64(optarg);
 		if (c == 'u') {

@@ -421,6 +421,11 @@ static int show_unmounted(struct out *o, const char *search, const char *image,
 
 int fs_show_main(int argc, char **argv)
 {
+	static const struct cli_option longopts[] = {
+		{ "all-devices", no_argument, 'd' },
+		{ "mounted", no_argument, 'm' },
+		{ NULL, 0, 0 }
+	};
 	unsigned mode = units_parse_args(&argc, argv, 0);
 	int c, devices_only = 0, mounted_only = 0, found = 0, ret = 0;
 	char real[PATH_MAX], mnt[PATH_MAX], uuidbuf[UUID_STR_LEN];
@@ -429,7 +434,7 @@ int fs_show_main(int argc, char **argv)
 	struct stat st;
 	struct out o;
 
-	while ((c = cli_getopt_long(argc, argv, "dm", "all-devices=d mounted=m", show_usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "dm", longopts, show_usage)) != -1) {
 		if (c == 'd')
 			devices_only = 1, mounted_only = 0;
 		else

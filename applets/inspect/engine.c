@@ -44,6 +44,15 @@ struct target {
 };
 
 enum { OPT_ROOT = 256, OPT_INODE, OPT_PATH, OPT_VERIFY, OPT_EXTENTS, OPT_DEGRADED };
+static const struct cli_option long_opts[] = {
+	{ "root", required_argument, OPT_ROOT },
+	{ "inode", required_argument, OPT_INODE },
+	{ "path", required_argument, OPT_PATH },
+	{ "verify", no_argument, OPT_VERIFY },
+	{ "extents", no_argument, OPT_EXTENTS },
+	{ "degraded", no_argument, OPT_DEGRADED },
+	{ NULL, 0, 0 },
+};
 
 static void parse_target(int argc, char **argv, const char *usage, struct target *t)
 {
@@ -51,9 +60,7 @@ static void parse_target(int argc, char **argv, const char *usage, struct target
 
 	memset(t, 0, sizeof(*t));
 	t->root = BTRFS_FS_TREE_OBJECTID;
-	while ((c = cli_getopt_long(argc, argv, "",
-			"root:=\x01 inode:=\x02 path:=\x03 verify=\x04 extents=\x05 "
-			"degraded=\x06", usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "", long_opts, usage)) != -1) {
 		if ((c == OPT_ROOT && cli_parse_u64(optarg, &t->root)) ||
 		    (c == OPT_INODE && cli_parse_u64(optarg, &t->ino)))
 			cli_usage_error(usage, "bad number");

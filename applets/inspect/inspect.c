@@ -72,11 +72,15 @@ static int dump_one_super(const char *path, int fd, uint64_t bytenr, int full, i
 int dump_super_main(int argc, char **argv)
 {
 	enum { OPT_BYTENR = 256 };
+	static const struct cli_option longopts[] = {
+		{ "all", no_argument, 'a' }, { "bytenr", required_argument, OPT_BYTENR },
+		{ "full", no_argument, 'f' }, { "force", no_argument, 'F' },
+		{ "super", required_argument, 's' }, { NULL, 0, 0 },
+	};
 	int all = 0, full = 0, force = 0, c;
 	uint64_t bytenr = btrfs_super_offset(0), arg;
 
-	while ((c = cli_getopt_long(argc, argv, "fFai:s:",
-			"all=a bytenr:=\x01 full=f force=F super:=s", dump_super_usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "fFai:s:", longopts, dump_super_usage)) != -1) {
 		switch (c) {
 		case 'a': all = 1; break;
 		case 'f': full = 1; break;
@@ -363,22 +367,23 @@ static void print_leaves(struct dumper *d, const struct fs_block *b)
 /* What the reference calls each tree in "<name> tree key (...)". */
 static const char *tree_label(uint64_t id)
 {
-	static const int16_t ids[] = {
-		BTRFS_ROOT_TREE_OBJECTID, BTRFS_EXTENT_TREE_OBJECTID, BTRFS_CHUNK_TREE_OBJECTID,
-		BTRFS_DEV_TREE_OBJECTID, BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_TREE_DIR_OBJECTID,
-		BTRFS_CSUM_TREE_OBJECTID, (int16_t)BTRFS_ORPHAN_OBJECTID,
-		(int16_t)BTRFS_TREE_LOG_OBJECTID, (int16_t)BTRFS_TREE_LOG_FIXUP_OBJECTID,
-		(int16_t)BTRFS_TREE_RELOC_OBJECTID, (int16_t)BTRFS_DATA_RELOC_TREE_OBJECTID,
-		(int16_t)BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_QUOTA_TREE_OBJECTID,
-		BTRFS_UUID_TREE_OBJECTID, BTRFS_FREE_SPACE_TREE_OBJECTID,
-		(int16_t)BTRFS_MULTIPLE_OBJECTIDS, BTRFS_BLOCK_GROUP_TREE_OBJECTID,
+	static const struct { uint64_t id; const char *name; } labels[] = {
+		{ BTRFS_ROOT_TREE_OBJECTID, "root" }, { BTRFS_EXTENT_TREE_OBJECTID, "extent" },
+		{ BTRFS_CHUNK_TREE_OBJECTID, "chunk" }, { BTRFS_DEV_TREE_OBJECTID, "device" },
+		{ BTRFS_FS_TREE_OBJECTID, "fs" }, { BTRFS_ROOT_TREE_DIR_OBJECTID, "directory" },
+		{ BTRFS_CSUM_TREE_OBJECTID, "checksum" }, { BTRFS_ORPHAN_OBJECTID, "orphan" },
+		{ BTRFS_TREE_LOG_OBJECTID, "log" }, { BTRFS_TREE_LOG_FIXUP_OBJECTID, "log fixup" },
+		{ BTRFS_TREE_RELOC_OBJECTID, "reloc" }, { BTRFS_DATA_RELOC_TREE_OBJECTID, "data reloc" },
+		{ BTRFS_EXTENT_CSUM_OBJECTID, "extent checksum" }, { BTRFS_QUOTA_TREE_OBJECTID, "quota" },
+		{ BTRFS_UUID_TREE_OBJECTID, "uuid" }, { BTRFS_FREE_SPACE_TREE_OBJECTID, "free space" },
+		{ BTRFS_MULTIPLE_OBJECTIDS, "multiple" },
+		{ BTRFS_BLOCK_GROUP_TREE_OBJECTID, "block group" },
 	};
-	const char *label = cli_id_name(ids, sizeof(ids) / sizeof(ids[0]),
-		"root\0extent\0chunk\0device\0fs\0directory\0checksum\0orphan\0log\0log fixup\0"
-		"reloc\0data reloc\0extent checksum\0quota\0uuid\0free space\0multiple\0"
-		"block group", id);
 
-	return label ? label : "file";
+	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		if (labels[i].id == id)
+			return labels[i].name;
+	return "file";
 }
 
 /* Which trees -e, -d and -u keep (without them: all). */
@@ -604,26 +609,28 @@ static void dump_blocks(struct dumper *d)
 /* Tree names for -t: ROOT, BTRFS_ROOT_TREE, root_tree_objectid ... (any case). */
 static uint64_t tree_id_from_name(const char *s)
 {
-	static const int16_t ids[] = {  /* of the names below (see cli_id_name) */
-		BTRFS_ROOT_TREE_OBJECTID, BTRFS_EXTENT_TREE_OBJECTID, BTRFS_CHUNK_TREE_OBJECTID,
-		BTRFS_DEV_TREE_OBJECTID, BTRFS_DEV_TREE_OBJECTID, BTRFS_FS_TREE_OBJECTID,
-		BTRFS_CSUM_TREE_OBJECTID, BTRFS_CSUM_TREE_OBJECTID, BTRFS_QUOTA_TREE_OBJECTID,
-		BTRFS_UUID_TREE_OBJECTID, BTRFS_FREE_SPACE_TREE_OBJECTID,
-		(int16_t)BTRFS_TREE_LOG_FIXUP_OBJECTID, (int16_t)BTRFS_TREE_LOG_OBJECTID,
-		(int16_t)BTRFS_TREE_RELOC_OBJECTID, (int16_t)BTRFS_DATA_RELOC_TREE_OBJECTID,
-		BTRFS_BLOCK_GROUP_TREE_OBJECTID,
+	static const struct { const char *name; uint64_t id; } names[] = {
+		{ "ROOT", BTRFS_ROOT_TREE_OBJECTID }, { "EXTENT", BTRFS_EXTENT_TREE_OBJECTID },
+		{ "CHUNK", BTRFS_CHUNK_TREE_OBJECTID }, { "DEVICE", BTRFS_DEV_TREE_OBJECTID },
+		{ "DEV", BTRFS_DEV_TREE_OBJECTID }, { "FS", BTRFS_FS_TREE_OBJECTID },
+		{ "CSUM", BTRFS_CSUM_TREE_OBJECTID }, { "CHECKSUM", BTRFS_CSUM_TREE_OBJECTID },
+		{ "QUOTA", BTRFS_QUOTA_TREE_OBJECTID }, { "UUID", BTRFS_UUID_TREE_OBJECTID },
+		{ "FREE_SPACE", BTRFS_FREE_SPACE_TREE_OBJECTID },
+		{ "TREE_LOG_FIXUP", BTRFS_TREE_LOG_FIXUP_OBJECTID },
+		{ "TREE_LOG", BTRFS_TREE_LOG_OBJECTID }, { "TREE_RELOC", BTRFS_TREE_RELOC_OBJECTID },
+		{ "DATA_RELOC", BTRFS_DATA_RELOC_TREE_OBJECTID },
+		{ "BLOCK_GROUP_TREE", BTRFS_BLOCK_GROUP_TREE_OBJECTID },
 	};
-	const char *p = s, *name = "ROOT\0EXTENT\0CHUNK\0DEVICE\0DEV\0FS\0CSUM\0CHECKSUM\0QUOTA\0"
-		"UUID\0FREE_SPACE\0TREE_LOG_FIXUP\0TREE_LOG\0TREE_RELOC\0DATA_RELOC\0BLOCK_GROUP_TREE";
+	const char *p = s;
 	uint64_t id = 0;
 
 	if (!strncasecmp(p, "BTRFS_", 6))
 		p += 6;
-	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++, name += strlen(name) + 1) {
-		size_t len = strlen(name);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t len = strlen(names[i].name);
 
-		if (!strncasecmp(p, name, len)) {
-			id = (uint64_t)(int64_t)ids[i];
+		if (!strncasecmp(p, names[i].name, len)) {
+			id = names[i].id;
 			p += len;
 			break;
 		}
@@ -761,12 +768,20 @@ static void parse_dump_tree_opts(int argc, char **argv, struct dump_opts *o, str
 {
 	enum { OPT_FOLLOW = 256, OPT_DFS, OPT_BFS, OPT_NOSCAN, OPT_HIDE_NAMES, OPT_CSUM_HEADERS,
 	       OPT_CSUM_ITEMS };
+	static const struct cli_option longopts[] = {
+		{ "extents", no_argument, 'e' }, { "device", no_argument, 'd' },
+		{ "roots", no_argument, 'r' }, { "backups", no_argument, 'R' },
+		{ "uuid", no_argument, 'u' }, { "block", required_argument, 'b' },
+		{ "tree", required_argument, 't' }, { "follow", no_argument, OPT_FOLLOW },
+		{ "bfs", no_argument, OPT_BFS }, { "dfs", no_argument, OPT_DFS },
+		{ "noscan", no_argument, OPT_NOSCAN },
+		{ "hide-names", no_argument, OPT_HIDE_NAMES },
+		{ "csum-headers", no_argument, OPT_CSUM_HEADERS },
+		{ "csum-items", no_argument, OPT_CSUM_ITEMS }, { NULL, 0, 0 },
+	};
 	int c;
 
-	while ((c = cli_getopt_long(argc, argv, "deb:rRut:",
-			"extents=e device=d roots=r backups=R uuid=u block:=b tree:=t "
-			"follow=\x01 bfs=\x03 dfs=\x02 noscan=\x04 hide-names=\x05 "
-			"csum-headers=\x06 csum-items=\x07", dump_tree_usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "deb:rRut:", longopts, dump_tree_usage)) != -1) {
 		switch (c) {
 		case 'e': o->extents_only = 1; break;
 		case 'd': o->device_only = 1; break;

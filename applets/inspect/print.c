@@ -340,21 +340,21 @@ static const char *key_type_name(unsigned slot)
 }
 
 /* Objectids with a name whatever the key type (1 and 256 depend on it, see below). */
-static const int16_t objectid_ids[] = {
-	BTRFS_EXTENT_TREE_OBJECTID, BTRFS_CHUNK_TREE_OBJECTID, BTRFS_DEV_TREE_OBJECTID,
-	BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_TREE_DIR_OBJECTID, BTRFS_CSUM_TREE_OBJECTID,
-	(int16_t)BTRFS_BALANCE_OBJECTID, (int16_t)BTRFS_ORPHAN_OBJECTID,
-	(int16_t)BTRFS_TREE_LOG_OBJECTID, (int16_t)BTRFS_TREE_LOG_FIXUP_OBJECTID,
-	(int16_t)BTRFS_TREE_RELOC_OBJECTID, (int16_t)BTRFS_DATA_RELOC_TREE_OBJECTID,
-	(int16_t)BTRFS_EXTENT_CSUM_OBJECTID, (int16_t)BTRFS_FREE_SPACE_OBJECTID,
-	(int16_t)BTRFS_FREE_INO_OBJECTID, BTRFS_QUOTA_TREE_OBJECTID, BTRFS_UUID_TREE_OBJECTID,
-	BTRFS_FREE_SPACE_TREE_OBJECTID, (int16_t)BTRFS_MULTIPLE_OBJECTIDS,
-	BTRFS_BLOCK_GROUP_TREE_OBJECTID, -1,
+static const struct name_entry objectid_names[] = {
+	{ BTRFS_EXTENT_TREE_OBJECTID, "EXTENT_TREE" }, { BTRFS_CHUNK_TREE_OBJECTID, "CHUNK_TREE" },
+	{ BTRFS_DEV_TREE_OBJECTID, "DEV_TREE" }, { BTRFS_FS_TREE_OBJECTID, "FS_TREE" },
+	{ BTRFS_ROOT_TREE_DIR_OBJECTID, "ROOT_TREE_DIR" }, { BTRFS_CSUM_TREE_OBJECTID, "CSUM_TREE" },
+	{ BTRFS_BALANCE_OBJECTID, "BALANCE" }, { BTRFS_ORPHAN_OBJECTID, "ORPHAN" },
+	{ BTRFS_TREE_LOG_OBJECTID, "TREE_LOG" }, { BTRFS_TREE_LOG_FIXUP_OBJECTID, "LOG_FIXUP" },
+	{ BTRFS_TREE_RELOC_OBJECTID, "TREE_RELOC" },
+	{ BTRFS_DATA_RELOC_TREE_OBJECTID, "DATA_RELOC_TREE" },
+	{ BTRFS_EXTENT_CSUM_OBJECTID, "EXTENT_CSUM" }, { BTRFS_FREE_SPACE_OBJECTID, "FREE_SPACE" },
+	{ BTRFS_FREE_INO_OBJECTID, "FREE_INO" }, { BTRFS_QUOTA_TREE_OBJECTID, "QUOTA_TREE" },
+	{ BTRFS_UUID_TREE_OBJECTID, "UUID_TREE" },
+	{ BTRFS_FREE_SPACE_TREE_OBJECTID, "FREE_SPACE_TREE" },
+	{ BTRFS_MULTIPLE_OBJECTIDS, "MULTIPLE" },
+	{ BTRFS_BLOCK_GROUP_TREE_OBJECTID, "BLOCK_GROUP_TREE" }, { (uint64_t)-1, "-1" },
 };
-static const char objectid_names[] =
-	"EXTENT_TREE\0CHUNK_TREE\0DEV_TREE\0FS_TREE\0ROOT_TREE_DIR\0CSUM_TREE\0BALANCE\0"
-	"ORPHAN\0TREE_LOG\0LOG_FIXUP\0TREE_RELOC\0DATA_RELOC_TREE\0EXTENT_CSUM\0FREE_SPACE\0"
-	"FREE_INO\0QUOTA_TREE\0UUID_TREE\0FREE_SPACE_TREE\0MULTIPLE\0BLOCK_GROUP_TREE\0-1";
 
 static void print_qgroupid(uint64_t id)
 {
@@ -391,8 +391,7 @@ static void put_objectid(uint64_t objectid, uint8_t type)
 	else if (objectid > BTRFS_BLOCK_GROUP_TREE_OBJECTID && objectid < BTRFS_MULTIPLE_OBJECTIDS)
 		name = NULL; /* plain numbers: inodes, subvolumes, ... */
 	else
-		name = cli_id_name(objectid_ids, sizeof(objectid_ids) / sizeof(objectid_ids[0]),
-				   objectid_names, objectid);
+		name = LOOKUP(objectid_names, objectid);
 	if (name)
 		out_str(name);
 	else
@@ -478,29 +477,38 @@ void print_objectid(uint64_t objectid, uint8_t type)
 
 /* ---- flag words --------------------------------------------------------------------- */
 
-/* Flag names without a pointer per name: names holds n names one after the other, each
- * ending with a NUL ("" for a bit without a name); the i-th names bit bits[i], or bit i
- * when bits is NULL. */
+struct flag_name {
+	uint64_t bit;
+	const char *name;
+};
 
 /* Names of the set bits joined by '|', or none_name when no known bit is set. */
-static void flags_join(char *out, size_t outlen, uint64_t flags, const char *names, size_t n,
-		       const char *none_name)
+static void flags_join(char *out, size_t outlen, uint64_t flags, const struct flag_name *t,
+		       size_t n, const char *none_name)
 {
 	size_t used = 0;
 
 	out[0] = 0;
-	for (size_t i = 0; i < n; i++, names += strlen(names) + 1)
-		if (flags >> i & 1)
-			used += snprintf(out + used, outlen - used, "%s%s", used ? "|" : "", names);
+	for (size_t i = 0; i < n; i++)
+		if (flags & t[i].bit)
+			used += snprintf(out + used, outlen - used, "%s%s", used ? "|" : "",
+					 t[i].name);
 	if (!used && none_name)
 		snprintf(out, outlen, "%s", none_name);
 }
+#define FLAGS_JOIN(out, flags, table, none) \
+	flags_join(out, sizeof(out), flags, table, sizeof(table) / sizeof(table[0]), none)
 
-/* bits 0..11 of an inode item's flags */
-#define INODE_FLAG_NAMES "NODATASUM\0NODATACOW\0READONLY\0NOCOMPRESS\0PREALLOC\0SYNC\0" \
-	"IMMUTABLE\0APPEND\0NODUMP\0NOATIME\0DIRSYNC\0COMPRESS", 12
-/* bits 0 and 1 (BTRFS_HEADER_FLAG_*) of a tree block header's flags */
-#define HEADER_FLAG_NAMES "WRITTEN\0RELOC", 2
+static const struct flag_name inode_flag_names[] = {
+	{ 1 << 0, "NODATASUM" }, { 1 << 1, "NODATACOW" }, { 1 << 2, "READONLY" },
+	{ 1 << 3, "NOCOMPRESS" }, { 1 << 4, "PREALLOC" }, { 1 << 5, "SYNC" },
+	{ 1 << 6, "IMMUTABLE" }, { 1 << 7, "APPEND" }, { 1 << 8, "NODUMP" },
+	{ 1 << 9, "NOATIME" }, { 1 << 10, "DIRSYNC" }, { 1 << 11, "COMPRESS" },
+};
+
+static const struct flag_name header_flag_names[] = {
+	{ BTRFS_HEADER_FLAG_WRITTEN, "WRITTEN" }, { BTRFS_HEADER_FLAG_RELOC, "RELOC" },
+};
 
 /* Block group and chunk type: DATA, METADATA, SYSTEM, then the profile. The reference
  * puts '|' between the type names only after DATA, and names the profile-less case
@@ -548,7 +556,7 @@ static void print_inode_item(const struct item *it)
 	uint64_t flags = F64(v, o, struct btrfs_inode_item, flags);
 	char fl[160];
 
-	flags_join(fl, sizeof(fl), flags, INODE_FLAG_NAMES, "none");
+	FLAGS_JOIN(fl, flags, inode_flag_names, "none");
 	out_kv("\t\tgeneration ", F64(v, o, struct btrfs_inode_item, generation));
 	out_kv(" transid ", F64(v, o, struct btrfs_inode_item, transid));
 	out_kv(" size ", F64(v, o, struct btrfs_inode_item, size));
@@ -1208,7 +1216,7 @@ static void print_block_header(const struct print_opts *po, const struct bview *
 		       (unsigned long long)F64(v, 0, struct btrfs_header, generation));
 	}
 	put_objectid(F64(v, 0, struct btrfs_header, owner), 0);
-	flags_join(fl, sizeof(fl), flags, HEADER_FLAG_NAMES, NULL);
+	FLAGS_JOIN(fl, flags, header_flag_names, NULL);
 	out_fmt("\n%s %llu flags 0x%llx(%s) backref revision %d", level ? "node" : "leaf",
 	       (unsigned long long)bytenr, (unsigned long long)flags, fl,
 	       (int)(raw_flags >> BTRFS_BACKREF_REV_SHIFT));
@@ -1301,17 +1309,32 @@ void print_tree_block(const struct print_opts *po, const uint8_t *blk, uint64_t 
 
 #define SUPER_FLAG_CHANGING_FSID (1ULL << 35) /* the reference's name for this bit */
 
-/* in the reference's order: WRITTEN, RELOC (the header's bits 0 and 1), CHANGING_FSID,
- * SEEDING, METADUMP, METADUMP_V2 */
-static const uint8_t super_flag_bits[] = { 0, 1, 35, 32, 33, 34 };
-#define SUPER_FLAG_NAMES "WRITTEN\0RELOC\0CHANGING_FSID\0SEEDING\0METADUMP\0METADUMP_V2", \
-	super_flag_bits, sizeof(super_flag_bits)
-/* bits 0..3 (VERITY, bit 2, has no name here) */
-#define COMPAT_RO_NAMES "FREE_SPACE_TREE\0FREE_SPACE_TREE_VALID\0\0BLOCK_GROUP_TREE", NULL, 4
-/* bits 0 (MIXED_BACKREF) .. 13 (EXTENT_TREE_V2) */
-#define INCOMPAT_NAMES "MIXED_BACKREF\0DEFAULT_SUBVOL\0MIXED_GROUPS\0COMPRESS_LZO\0" \
-	"COMPRESS_ZSTD\0BIG_METADATA\0EXTENDED_IREF\0RAID56\0SKINNY_METADATA\0NO_HOLES\0" \
-	"METADATA_UUID\0RAID1C34\0ZONED\0EXTENT_TREE_V2", NULL, 14
+static const struct flag_name super_flag_names[] = {
+	{ BTRFS_HEADER_FLAG_WRITTEN, "WRITTEN" }, { BTRFS_HEADER_FLAG_RELOC, "RELOC" },
+	{ SUPER_FLAG_CHANGING_FSID, "CHANGING_FSID" }, { BTRFS_SUPER_FLAG_SEEDING, "SEEDING" },
+	{ BTRFS_SUPER_FLAG_METADUMP, "METADUMP" }, { BTRFS_SUPER_FLAG_METADUMP_V2, "METADUMP_V2" },
+};
+static const struct flag_name compat_ro_names[] = {
+	{ BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE, "FREE_SPACE_TREE" },
+	{ BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID, "FREE_SPACE_TREE_VALID" },
+	{ BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE, "BLOCK_GROUP_TREE" },
+};
+static const struct flag_name incompat_names[] = {
+	{ BTRFS_FEATURE_INCOMPAT_MIXED_BACKREF, "MIXED_BACKREF" },
+	{ BTRFS_FEATURE_INCOMPAT_DEFAULT_SUBVOL, "DEFAULT_SUBVOL" },
+	{ BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS, "MIXED_GROUPS" },
+	{ BTRFS_FEATURE_INCOMPAT_COMPRESS_LZO, "COMPRESS_LZO" },
+	{ BTRFS_FEATURE_INCOMPAT_COMPRESS_ZSTD, "COMPRESS_ZSTD" },
+	{ BTRFS_FEATURE_INCOMPAT_BIG_METADATA, "BIG_METADATA" },
+	{ BTRFS_FEATURE_INCOMPAT_EXTENDED_IREF, "EXTENDED_IREF" },
+	{ BTRFS_FEATURE_INCOMPAT_RAID56, "RAID56" },
+	{ BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA, "SKINNY_METADATA" },
+	{ BTRFS_FEATURE_INCOMPAT_NO_HOLES, "NO_HOLES" },
+	{ BTRFS_FEATURE_INCOMPAT_METADATA_UUID, "METADATA_UUID" },
+	{ BTRFS_FEATURE_INCOMPAT_RAID1C34, "RAID1C34" },
+	{ BTRFS_FEATURE_INCOMPAT_ZONED, "ZONED" },
+	{ BTRFS_FEATURE_INCOMPAT_EXTENT_TREE_V2, "EXTENT_TREE_V2" },
+};
 /* What btrfs-progs 6.2 (non-experimental build) calls supported: other bits are
  * "unknown flag"; a known name is shown only while some supported bit is set. */
 #define SUPER_FLAGS_SUPP (BTRFS_HEADER_FLAG_WRITTEN | BTRFS_HEADER_FLAG_RELOC | \
@@ -1323,7 +1346,7 @@ static const uint8_t super_flag_bits[] = { 0, 1, 35, 32, 33, 34 };
 #define INCOMPAT_SUPP ((BTRFS_FEATURE_INCOMPAT_ZONED << 1) - 1)
 
 /* The "( NAME |\n  NAME )" block under a flags line. */
-static void print_flag_block(uint64_t flags, const char *names, const uint8_t *bits, size_t n,
+static void print_flag_block(uint64_t flags, const struct flag_name *t, size_t n,
 			     uint64_t supported)
 {
 	int first = 1;
@@ -1331,10 +1354,10 @@ static void print_flag_block(uint64_t flags, const char *names, const uint8_t *b
 	if (!flags)
 		return;
 	out_str("\t\t\t( ");
-	for (size_t i = 0; i < n; i++, names += strlen(names) + 1) {
-		if (!(flags & supported) || !*names || !(flags >> (bits ? bits[i] : i) & 1))
+	for (size_t i = 0; i < n; i++) {
+		if (!(flags & supported) || !(flags & t[i].bit))
 			continue;
-		out_fmt(first ? "%s " : "|\n\t\t\t  %s ", names);
+		out_fmt(first ? "%s " : "|\n\t\t\t  %s ", t[i].name);
 		first = 0;
 	}
 	if (flags & ~supported)
@@ -1342,6 +1365,8 @@ static void print_flag_block(uint64_t flags, const char *names, const uint8_t *b
 		       (unsigned long long)(flags & ~supported));
 	out_str(")\n");
 }
+#define FLAG_BLOCK(flags, table, supp) \
+	print_flag_block(flags, table, sizeof(table) / sizeof(table[0]), supp)
 
 static void print_sys_chunk_array(const struct btrfs_super_block *sb)
 {
@@ -1487,7 +1512,7 @@ void print_superblock(const struct btrfs_super_block *sb, int full)
 	print_super_csum(sb);
 	print_u64_field("bytenr\t\t\t", get_le64(&sb->bytenr));
 	out_fmt("flags\t\t\t0x%llx\n", (unsigned long long)get_le64(&sb->flags));
-	print_flag_block(get_le64(&sb->flags), SUPER_FLAG_NAMES, SUPER_FLAGS_SUPP);
+	FLAG_BLOCK(get_le64(&sb->flags), super_flag_names, SUPER_FLAGS_SUPP);
 	out_str("magic\t\t\t");
 	print_printable((const char *)&sb->magic, sizeof(sb->magic), 0);
 	out_str(get_le64(&sb->magic) == BTRFS_MAGIC_LE ? " [match]\n" : " [DON'T MATCH]\n");
@@ -1527,9 +1552,9 @@ void print_superblock(const struct btrfs_super_block *sb, int full)
 				SB_FIELD(root_dir_objectid), SB_FIELD(num_devices) }, 18);
 	out_fmt("compat_flags\t\t0x%llx\n", (unsigned long long)get_le64(&sb->compat_flags));
 	out_fmt("compat_ro_flags\t\t0x%llx\n", (unsigned long long)get_le64(&sb->compat_ro_flags));
-	print_flag_block(get_le64(&sb->compat_ro_flags), COMPAT_RO_NAMES, COMPAT_RO_SUPP);
+	FLAG_BLOCK(get_le64(&sb->compat_ro_flags), compat_ro_names, COMPAT_RO_SUPP);
 	out_fmt("incompat_flags\t\t0x%llx\n", (unsigned long long)incompat);
-	print_flag_block(incompat, INCOMPAT_NAMES, INCOMPAT_SUPP);
+	FLAG_BLOCK(incompat, incompat_names, INCOMPAT_SUPP);
 	print_sb_fields(sb,
 			"cache_generation\t\0"
 			"uuid_tree_generation\t",

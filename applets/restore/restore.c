@@ -1233,13 +1233,26 @@ struct restore_args {
 static int parse_args(int argc, char **argv, struct restore *r, struct restore_args *a)
 {
 	enum { OPT_PATH_REGEX = 256 };
+	static const struct cli_option longopts[] = {
+		{ "path-regex", required_argument, OPT_PATH_REGEX },
+		{ "dry-run", no_argument, 'D' },
+		{ "metadata", no_argument, 'm' },
+		{ "symlink", no_argument, 'S' },
+		{ "symlinks", no_argument, 'S' },
+		{ "snapshots", no_argument, 's' },
+		{ "xattr", no_argument, 'x' },
+		{ "verbose", no_argument, 'v' },
+		{ "ignore-errors", no_argument, 'i' },
+		{ "overwrite", no_argument, 'o' },
+		{ "super", required_argument, 'u' },
+		{ "root", required_argument, 'r' },
+		{ "list-roots", no_argument, 'l' },
+		{ NULL, 0, 0 }
+	};
 	uint64_t v;
 	int opt;
 
-	while ((opt = cli_getopt_long(argc, argv, "sSxviot:u:dmf:r:lDc",
-			"path-regex:=\x01 dry-run=D metadata=m symlink=S symlinks=S snapshots=s "
-			"xattr=x verbose=v ignore-errors=i overwrite=o super:=u root:=r "
-			"list-roots=l", usage)) != -1) {
+	while ((opt = cli_getopt(argc, argv, "sSxviot:u:dmf:r:lDc", longopts, usage)) != -1) {
 		switch (opt) {
 		case 's': r->snapshots = 1; break;
 		case 'S': r->symlinks = 1; break;

@@ -370,11 +370,17 @@ static int send_all(struct send_ctx *s, const char *parent_path, int explicit_cl
 int send_main(int argc, char **argv)
 {
 	enum { OPT_NO_DATA = 256, OPT_PROTO, OPT_COMPRESSED, OPT_DEVICE };
+	static const struct cli_option longopts[] = {
+		{ "verbose", no_argument, 'v' },
+		{ "quiet", no_argument, 'q' },
+		{ "no-data", no_argument, OPT_NO_DATA },
+		{ "proto", required_argument, OPT_PROTO },
+		{ "compressed-data", no_argument, OPT_COMPRESSED },
 #if CFG_SEND_OFFLINE
-#define SEND_DEVICE_OPTION " device:=\x04"
-#else
-#define SEND_DEVICE_OPTION ""
+		{ "device", required_argument, OPT_DEVICE },
 #endif
+		{ NULL, 0, 0 }
+	};
 	struct send_ctx s;
 	const char *outname = NULL, *parent = NULL;
 	char *clones[MAX_CLONE_SOURCES], *devices[MAX_DEVICES];
@@ -386,9 +392,7 @@ int send_main(int argc, char **argv)
 	s.proto = 1;
 	/* like the reference: "At subvol" is shown unless quiet; global -v adds one level */
 	s.verbose = cli_globals.verbose < 0 ? 0 : 1 + cli_globals.verbose;
-	while ((c = cli_getopt_long(argc, argv, "vqec:f:i:p:",
-			"verbose=v quiet=q no-data=\x01 proto:=\x02 compressed-data=\x03" SEND_DEVICE_OPTION,
-			usage)) != -1) {
+	while ((c = cli_getopt(argc, argv, "vqec:f:i:p:", longopts, usage)) != -1) {
 		switch (c) {
 		case 'v': s.verbose++; break;
 		case 'q': s.verbose = 0; break;

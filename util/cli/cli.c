@@ -245,23 +245,20 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 int cli_getopt_long(int argc, char **argv, const char *shortopts, const char *longs,
 		    const char *usage)
 {
-	static struct cli_option opts[32];
-	static char names[512];
+	static struct cli_option opts[16];
+	static char names[256];
 	static const char *parsed;
 	const char *p = longs;
 	size_t n = 0, k = 0, len;
 
-	while (parsed != longs && *p && n < 31 && k + (len = strcspn(p, ":=")) < sizeof(names)) {
+	while (parsed != longs && *p && n < 15 && k + (len = strcspn(p, ":=")) < sizeof(names)) {
 		memcpy(names + k, p, len);
 		names[k + len] = 0;
 		opts[n].name = names + k;
 		k += len + 1;
 		for (p += len, opts[n].has_arg = 0; *p == ':'; p++)
 			opts[n].has_arg++;
-		opts[n].val = (unsigned char)p[1];
-		if (opts[n].val < ' ')
-			opts[n].val += 255;
-		n++;
+		opts[n++].val = (unsigned char)p[1];
 		p += 2 + (p[2] == ' ');
 	}
 	if (parsed != longs)
@@ -337,14 +334,6 @@ uint64_t cli_arg_u64(const char *s)
 	else
 		return v;
 	exit(1);
-}
-
-const char *cli_id_name(const int16_t *ids, size_t n, const char *names, uint64_t id)
-{
-	for (size_t i = 0; i < n; i++, names += strlen(names) + 1)
-		if ((uint64_t)(int64_t)ids[i] == id)
-			return names;
-	return NULL;
 }
 
 char *cli_strstr(const char *s, const char *needle)

@@ -72,8 +72,7 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 	       const struct cli_option *longopts, const char *usage);
 /* cli_getopt with the long options as a string: "name=c" (no argument), "name:=c"
  * (required argument), "name::=c" (optional argument), separated by spaces; c is the
- * character returned, or "\x01".."\x1f" for 256..286 (a long option without a short one:
- * enum { OPT_X = 256, ... }). At most 31 options. */
+ * character returned. At most 15 options. */
 int cli_getopt_long(int argc, char **argv, const char *shortopts, const char *longs,
 		    const char *usage);
 /* The usage text (CLI_UNITS spelled out) on f. */
@@ -96,9 +95,5 @@ uint64_t cli_arg_u64(const char *s);
 int cli_all_digits(const char *s);
 /* strstr() for the few short searches of the commands (musl's two-way strstr is 1.2 KB). */
 char *cli_strstr(const char *s, const char *needle);
-/* Tables of names of numbers without a pointer per name: names holds them one after
- * the other, each ending with a NUL; ids[i] is the number of the i-th, as an int16_t
- * (objectids near 2^64 as small negative numbers). The name of id, or NULL. */
-const char *cli_id_name(const int16_t *ids, size_t n, const char *names, uint64_t id);
 
 #endif
