@@ -34,10 +34,11 @@ struct cmd {
 static const struct cmd cmds[] = {
 #if USAGE_COMPRESSED
 #define CMD(words, fn, desc) { words, fn },
+#define CMD_OFF(words) { words, NULL },
 #else
 #define CMD(words, fn, desc) { words, fn, desc },
+#define CMD_OFF(words) { words, NULL, NULL },
 #endif
-#define CMD_OFF(words) { words, NULL },
 #include "commands.h"
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

@@ -9,6 +9,7 @@
 //build:Oz
 #include "cli.h"
 #include "units.h"
+#include "util/strnum.h"
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -51,7 +52,6 @@ void msg_warn(const char *fmt, ...)
 
 #if USAGE_COMPRESSED
 #include "usage_blob.h"   /* usage_blob[]: the texts as raw deflate; USAGE_TEXTS_SIZE */
-#include "util/strnum.h"
 #include <zlib.h>
 
 const char *usage_entry(unsigned n)
