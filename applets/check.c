@@ -449,18 +449,26 @@ static void countdown(void)
 	printf("\nStarting repair.\n");
 }
 
-/* The undo file when none is named: a new file in the --tmpdir directory. */
-static const char *default_undo(const struct check_args *a, const struct fs *fs, char *buf, size_t size)
+/* The undo file when none is named: a new file in the --tmpdir directory, named after the
+ * filesystem and the time ("-2", "-3" ... added when a repair of the same second made
+ * one). 0 or the error of the last try (fs->err). */
+static int start_default_undo(const struct check_args *a, struct fs *fs, char *buf, size_t size)
 {
-	char uuid[UUID_STR_LEN];
+	char uuid[UUID_STR_LEN], n[16] = "";
 	time_t now = time(NULL);
 	struct tm tm;
+	int ret = -EEXIST;
 
 	uuid_unparse(fs->fsid, uuid);
 	localtime_r(&now, &tm);
-	snprintf(buf, size, "%s/btrfs-repair-%s-%04d%02d%02d-%02d%02d%02d.undo", a->opts.tmpdir, uuid,
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-	return buf;
+	for (int i = 1; ret == -EEXIST && i < 1000; i++) {
+		if (i > 1)
+			snprintf(n, sizeof(n), "-%d", i);
+		snprintf(buf, size, "%s/btrfs-repair-%s-%04d%02d%02d-%02d%02d%02d%s.undo", a->opts.tmpdir, uuid,
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, n);
+		ret = fs_undo_start(fs, buf);
+	}
+	return ret;
 }
 
 /* A log tree is the kernel's to replay; the repair drops it only when the user agrees. */
@@ -564,16 +572,18 @@ static int repair_main(struct check_args *a, const char *path)
 		msg_error("cannot open file system: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
 		return 1;
 	}
-	if (!undo && !a->no_undo)
-		undo = default_undo(a, fs, buf, sizeof(buf));
 	if (undo)
-		printf("Undo file: %s\n", undo);
-	fflush(stdout);
-	if (undo && fs_undo_start(fs, undo)) {
+		ret = fs_undo_start(fs, undo);
+	else if (!a->no_undo)
+		ret = start_default_undo(a, fs, buf, sizeof(buf)), undo = buf;
+	if (ret) {
 		msg_error("%s (use --undo FILE elsewhere, or --no-undo)", fs_error_format(&fs->err, ebuf, sizeof(ebuf)));
 		fs_wclose(fs);
 		return 1;
 	}
+	if (undo)
+		printf("Undo file: %s\n", undo);
+	fflush(stdout);
 	ret = run_repair(fs, a, path, &written);
 	if (fs_wclose(fs)) {
 		msg_error("cannot close the undo file %s: %s", undo, strerror(errno));

@@ -304,14 +304,17 @@ static void check_super_copies(struct check_ctx *c)
 	}
 }
 
-/* A copy of a tree block that failed while another copy was good. */
+/* A copy of a tree block that failed with another copy still to try (when the last one
+ * fails too, the read's error says so). */
 static void bad_copy(void *ctx, const struct fs_error *e)
 {
 	struct check_ctx *c = ctx;
 	char buf[300];
 
+	if (e->mirror >= fs_num_copies(c->fs, e->logical))
+		return;
 	fs_error_format(e, buf, sizeof(buf));
-	ck_warn(c, e->tree, 0, e->logical, 0, "%s (another copy is good)", buf);
+	ck_warn(c, e->tree, 0, e->logical, 0, "%s (trying the next copy)", buf);
 }
 
 /* ---- driver ------------------------------------------------------------------ */

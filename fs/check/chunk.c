@@ -101,23 +101,6 @@ static void check_chunk_bgs(struct check_ctx *c)
 	}
 }
 
-/* Bytes one stripe of a chunk takes on its device. */
-static uint64_t stripe_length(const struct fs_chunk *ch)
-{
-	uint64_t t = ch->type & BTRFS_BLOCK_GROUP_PROFILE_MASK;
-	uint64_t n = ch->num_stripes ? ch->num_stripes : 1;
-
-	if (t & BTRFS_BLOCK_GROUP_RAID0)
-		return ch->length / n;
-	if (t & BTRFS_BLOCK_GROUP_RAID10)
-		return ch->length * (ch->sub_stripes ? ch->sub_stripes : 2) / n;
-	if (t & BTRFS_BLOCK_GROUP_RAID5)
-		return n > 1 ? ch->length / (n - 1) : ch->length;
-	if (t & BTRFS_BLOCK_GROUP_RAID6)
-		return n > 2 ? ch->length / (n - 2) : ch->length;
-	return ch->length;
-}
-
 struct dev_state {
 	uint64_t devid, total_bytes, bytes_used;
 	uint64_t extents_bytes, last_end;
@@ -185,11 +168,11 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 			if (ch->stripes[s].devid != devid || ch->stripes[s].offset != physical || *m)
 				continue;
 			*m = 1;
-			if (CFG_CHECK_REPAIR && length != stripe_length(ch)) {
+			if (CFG_CHECK_REPAIR && length != fs_chunk_stripe_length(ch)) {
 				c->fix_key = (struct fs_key){ devid, BTRFS_DEV_EXTENT_KEY, physical };
-				c->fix_value[0] = stripe_length(ch);
+				c->fix_value[0] = fs_chunk_stripe_length(ch);
 			}
-			if (length != stripe_length(ch))
+			if (length != fs_chunk_stripe_length(ch))
 				ck_err_fix(c, CHECK_FIX_DEV_EXTENT, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
 				       "Chunk[256, 228, %llu] stripe[%llu, %llu] mismatch dev extent[%llu, %llu, %llu]",
 				       (unsigned long long)chunk_offset, (unsigned long long)devid,
@@ -198,7 +181,7 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 			return;
 		}
 	}
-	ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
+	ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
 	       "Device extent[%llu, %llu, %llu] didn't find the relative chunk.",
 	       (unsigned long long)devid, (unsigned long long)physical, (unsigned long long)length);
 }
@@ -215,23 +198,23 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 		return 0;
 	de = fs_dev_extent_item(data, size);
 	if (!de) {
-		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, 0, 0, "device extent [%llu %llu] is too short",
+		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, 0, 0, "device extent [%llu %llu] is too short",
 		       devid, phys);
 		return 0;
 	}
 	len = get_le64(&de->length);
 	d = dev_find(ds, devid);
 	if (!d) {
-		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
+		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
 		       "Device extent[%llu, %llu, %llu] didn't find its device.", devid, phys, len);
 		return 0;
 	}
 	if (phys < d->last_end)
-		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
+		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
 		       "dev extent devid %llu physical offset %llu overlap with previous dev extent end %llu",
 		       devid, phys, (unsigned long long)d->last_end);
 	if (phys + len > d->total_bytes)
-		ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
+		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
 		       "dev extent devid %llu physical offset %llu len %llu is beyond device boundary %llu",
 		       devid, phys, len, (unsigned long long)d->total_bytes);
 	d->last_end = phys + len;
@@ -284,7 +267,7 @@ static void check_devices(struct check_ctx *c, struct devs *ds)
 	for (int i = 0; i < fs->num_chunks; i++)
 		for (int s = 0; s < fs->chunks[i].num_stripes; s++)
 			if (!ds->matched[i][s])
-				ck_err(c, BTRFS_DEV_TREE_OBJECTID, 0, fs->chunks[i].logical, 0,
+				ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, fs->chunks[i].logical, 0,
 				       "Chunk[256, 228, %llu] stripe[%llu, %llu] is not found in dev extent",
 				       (unsigned long long)fs->chunks[i].logical,
 				       (unsigned long long)fs->chunks[i].stripes[s].devid,

@@ -346,3 +346,20 @@ int fs_chunk_load_tree(struct fs *fs)
 	fs_path_release(fs, &p);
 	return ret < 0 ? ret : 0;
 }
+
+/* Bytes one stripe of a chunk takes on its device. */
+uint64_t fs_chunk_stripe_length(const struct fs_chunk *ch)
+{
+	uint64_t t = ch->type & BTRFS_BLOCK_GROUP_PROFILE_MASK;
+	uint64_t n = ch->num_stripes ? ch->num_stripes : 1;
+
+	if (t & BTRFS_BLOCK_GROUP_RAID0)
+		return ch->length / n;
+	if (t & BTRFS_BLOCK_GROUP_RAID10)
+		return ch->length * (ch->sub_stripes ? ch->sub_stripes : 2) / n;
+	if (t & BTRFS_BLOCK_GROUP_RAID5)
+		return n > 1 ? ch->length / (n - 1) : ch->length;
+	if (t & BTRFS_BLOCK_GROUP_RAID6)
+		return n > 2 ? ch->length / (n - 2) : ch->length;
+	return ch->length;
+}

@@ -214,6 +214,8 @@ int fs_chunk_load_sys_array(struct fs *fs, const uint8_t *array, uint32_t size);
 /* Reads every CHUNK_ITEM of the chunk tree into the map. */
 int fs_chunk_load_tree(struct fs *fs);
 const struct fs_chunk *fs_chunk_find(const struct fs *fs, uint64_t logical);
+/* Bytes one stripe of the chunk takes on its device (a device extent's length). */
+uint64_t fs_chunk_stripe_length(const struct fs_chunk *ch);
 /* Number of copies of the data at logical (1 for SINGLE/RAID0/RAID5/6 data,
  * 2 for DUP/RAID1/RAID10...). 0 when logical is not mapped. */
 int fs_num_copies(const struct fs *fs, uint64_t logical);

@@ -22,6 +22,8 @@ struct rp {
 	struct check_ref *refs;
 	size_t nrefs, cap_refs;
 	int unreadable, roots, names, imode, space_used, devices, fst;
+	int rebuild;                    /* derived trees to make anew (REBUILD_*) */
+	int all_collected;              /* the last check gave every extent (check_opts.all_extents) */
 	int init_extent, init_csum;     /* --init-extent-tree, --init-csum-tree still to do */
 	uint64_t fixable;
 	/* the first check's errors (hashes, sorted), and the last check's not among them */
@@ -37,6 +39,10 @@ struct rp {
 	int nomem;
 };
 
+/* Derived trees whose damage is mended by making them anew from the other trees (the
+ * extent tree with the block group items, the free space tree: rp.init_extent, rp.fst). */
+enum { REBUILD_CSUM = 1, REBUILD_UUID = 2, REBUILD_DATA_RELOC = 4, REBUILD_DEV = 8, REBUILD_BLOCK_GROUPS = 16 };
+
 /* One line for repair_opts.fixed, given once the change is written. */
 void say(struct rp *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -49,5 +55,14 @@ int fix_subvol(struct rp *rp, const struct rp_fix *f);
 int fix_leaf(struct rp *rp, const struct rp_fix *f);
 /* A leaf that cannot be read: mended when only its item offsets are wrong, else dropped. */
 int fix_unreadable(struct rp *rp, const struct rp_fix *f);
+
+/* fs/repair/rebuild.c: derived trees made anew. salvage: checksums of the old tree that
+ * can still be read are kept (else every checksum is computed from the data). */
+int rebuild_csum_tree(struct rp *rp, int salvage);
+int rebuild_uuid_tree(struct rp *rp);
+int rebuild_data_reloc_tree(struct rp *rp);
+int rebuild_dev_tree(struct rp *rp);
+/* The block group tree, empty (init_extent_tree puts the items in). */
+int rebuild_block_group_tree(struct rp *rp);
 
 #endif

@@ -36,13 +36,14 @@
 #define MAX_ROUNDS 8
 #define EXTENT_TREE BTRFS_EXTENT_TREE_OBJECTID
 
-static void *grow(struct rp *rp, void **p, size_t *cap, size_t need, size_t elem)
+/* Room for need elements in *p: 1, or 0 when out of memory (rp->nomem set). */
+static int grow(struct rp *rp, void **p, size_t *cap, size_t need, size_t elem)
 {
 	if (vec_reserve(p, cap, need, elem)) {
 		rp->nomem = 1;
-		return NULL;
+		return 0;
 	}
-	return *p;
+	return 1;
 }
 
 void say(struct rp *rp, const char *fmt, ...)
@@ -134,13 +135,53 @@ static void add_fix(struct rp *rp, const struct check_problem *p)
 							   { p->value[0], p->value[1], p->value[2] }, p->key };
 }
 
+/* A tree that is made anew from the others when it is damaged: 1 when tree is one. */
+static int plan_rebuild(struct rp *rp, uint64_t tree)
+{
+	switch (tree) {
+	case BTRFS_BLOCK_GROUP_TREE_OBJECTID:
+		/* its items are made with the extent tree: their usage comes from the extents */
+		rp->rebuild |= REBUILD_BLOCK_GROUPS;
+		/* fall through */
+	case BTRFS_EXTENT_TREE_OBJECTID:
+		rp->init_extent = 1;
+		return 1;
+	case BTRFS_FREE_SPACE_TREE_OBJECTID:
+		rp->fst = 1;
+		return 1;
+	case BTRFS_CSUM_TREE_OBJECTID:
+		rp->rebuild |= REBUILD_CSUM;
+		return 1;
+	case BTRFS_UUID_TREE_OBJECTID:
+		rp->rebuild |= REBUILD_UUID;
+		return 1;
+	case BTRFS_DATA_RELOC_TREE_OBJECTID:
+		rp->rebuild |= REBUILD_DATA_RELOC;
+		return 1;
+	case BTRFS_DEV_TREE_OBJECTID:
+		rp->rebuild |= REBUILD_DEV;
+		return 1;
+	}
+	return 0;
+}
+
 static void plan(struct rp *rp, const struct check_problem *p)
 {
 	int fst = !!(get_le64(&rp->fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE);
 
+	/* a derived tree whose blocks or items are damaged is made anew as a whole (the
+	 * uuid and data relocation trees whatever is wrong in them) */
+	if (!p->warning && (p->fix == CHECK_FIX_NONE || p->fix == CHECK_FIX_REPACK ||
+			    p->fix == CHECK_FIX_UNREADABLE || p->root == BTRFS_UUID_TREE_OBJECTID ||
+			    p->root == BTRFS_DATA_RELOC_TREE_OBJECTID) && plan_rebuild(rp, p->root)) {
+		rp->fixable++;
+		return;
+	}
+
 	switch (p->fix) {
 	case CHECK_FIX_UNREADABLE:
-		/* a subvolume's leaf that no copy of is good is dropped */
+		/* a subvolume's leaf that no copy of is good is dropped; the other trees'
+		 * walks are incomplete */
 		rp->unreadable = 1;
 		if (!ck_is_fstree(p->root) || !p->key.objectid)
 			return;
@@ -180,6 +221,9 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		rp->devices = 1;
 		break;
 	case CHECK_FIX_EXTENT:  /* check_opts.extent says which */
+		break;
+	case CHECK_FIX_DEV_TREE:
+		plan_rebuild(rp, BTRFS_DEV_TREE_OBJECTID);
 		break;
 	case CHECK_FIX_NONE:
 		if (p->stage != CHECK_STAGE_FREE_SPACE || !fst || p->warning)
@@ -272,6 +316,8 @@ static int run_check(struct rp *rp, struct check_stats *st)
 
 	rp->nfixes = rp->next = rp->nrefs = rp->nleft = 0;
 	rp->unreadable = rp->roots = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
+	rp->rebuild = 0;
+	rp->all_collected = rp->init_extent;
 	rp->fixable = rp->new_errors = 0;
 	co.generation = fs_tx_generation(rp->fs);
 	co.all_extents = rp->init_extent;
@@ -721,140 +767,6 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 	}
 }
 
-/* ---- --init-csum-tree ------------------------------------------------------------------ */
-
-/* Checksums of the data extent [start, start + len) as read from the disk, in items of
- * as many as a leaf takes. */
-static int csum_extent(struct fs *fs, uint64_t start, uint64_t len, uint8_t *buf, size_t bufsize)
-{
-	uint64_t ss = fs->sectorsize, per_item = (fs->nodesize - sizeof(struct btrfs_header) -
-						   2 * sizeof(struct btrfs_item)) / fs->csum_size - 1;
-	uint8_t *sums = buf + bufsize / 2, sum[CSUM_MAX_SIZE];
-	int ret = 0;
-
-	if (per_item * fs->csum_size > bufsize / 2)
-		per_item = bufsize / 2 / fs->csum_size;
-	while (!ret && len) {
-		uint64_t n = len / ss < per_item ? len / ss : per_item, chunk = bufsize / 2 / ss;
-
-		for (uint64_t i = 0; !ret && i < n; i += chunk) {
-			uint64_t m = n - i < chunk ? n - i : chunk;
-
-			ret = fs_read_data(fs, start + i * ss, buf, m * ss, 0);
-			for (uint64_t j = 0; !ret && j < m; j++) {
-				csum_compute(fs->csum_type, buf + j * ss, ss, sum);
-				memcpy(sums + (i + j) * fs->csum_size, sum, fs->csum_size);
-			}
-		}
-		if (!ret)
-			ret = fs_item_insert(fs, BTRFS_CSUM_TREE_OBJECTID,
-					     &(struct fs_key){ BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, start },
-					     sums, (uint32_t)(n * fs->csum_size));
-		start += n * ss;
-		len -= n * ss;
-	}
-	return ret;
-}
-
-/* Calls cb for every item of every subvolume tree: cb returns 0 to go on. */
-static int each_fs_item(struct fs *fs, int (*cb)(struct fs *fs, uint64_t tree, const struct fs_key *key,
-						  const uint8_t *data, uint32_t size, void *arg), void *arg)
-{
-	struct fs_key rk = { BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_ITEM_KEY, 0 };
-	int ret = 0;
-
-	while (!ret) {
-		struct fs_root root, tree;
-		struct fs_path p;
-		struct fs_key k = { 0, 0, 0 };
-
-		fs_path_init(&p);
-		ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root);
-		for (ret = ret ? ret : fs_search(fs, &root, &rk, &p); ret == 0; ret = fs_next(fs, &p)) {
-			fs_path_key(&p, &rk);
-			if (rk.type == BTRFS_ROOT_ITEM_KEY && (rk.objectid == BTRFS_FS_TREE_OBJECTID ||
-			    (rk.objectid >= BTRFS_FIRST_FREE_OBJECTID && rk.objectid <= BTRFS_LAST_FREE_OBJECTID)))
-				break;
-		}
-		fs_path_release(fs, &p);
-		if (ret || (ret = fs_root_lookup(fs, rk.objectid, &tree)))
-			return ret > 0 ? 0 : ret;
-		for (ret = fs_search(fs, &tree, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
-			const uint8_t *data;
-			uint32_t size;
-
-			fs_path_key(&p, &k);
-			data = fs_path_data(&p, &size);
-			if ((ret = cb(fs, rk.objectid, &k, data, size, arg)))
-				break;
-		}
-		fs_path_release(fs, &p);
-		rk.objectid++;
-	}
-	return ret < 0 ? ret : 0;
-}
-
-/* Data that must have no checksums: the extents of nodatasum files, prealloc ranges. */
-static int drop_unwanted_csums(struct fs *fs, uint64_t tree, const struct fs_key *key, const uint8_t *data,
-			       uint32_t size, void *arg)
-{
-	uint64_t *nodatasum_ino = arg;
-	const struct btrfs_inode_item *ii;
-	struct fs_file_extent fe;
-
-	(void)tree;
-	if (key->type == BTRFS_INODE_ITEM_KEY && (ii = fs_inode_item(data, size)) &&
-	    get_le64(&ii->flags) & BTRFS_INODE_NODATASUM)
-		*nodatasum_ino = key->objectid;
-	if (key->type != BTRFS_EXTENT_DATA_KEY || fs_file_extent(data, size, &fe) ||
-	    fe.type == BTRFS_FILE_EXTENT_INLINE || !fe.disk_bytenr)
-		return 0;
-	if (*nodatasum_ino == key->objectid)
-		return fs_csum_delete(fs, fe.disk_bytenr, fe.disk_num_bytes);
-	if (fe.type == BTRFS_FILE_EXTENT_PREALLOC)
-		return fs_csum_delete(fs, fe.disk_bytenr + fe.offset, fe.num_bytes);
-	return 0;
-}
-
-/* A new checksum tree from the data of every data extent, but for what has none. */
-static int init_csum_tree(struct rp *rp)
-{
-	struct fs *fs = rp->fs;
-	size_t bufsize = 2u << 20;
-	uint8_t *buf = malloc(bufsize);
-	struct fs_key k = { 0, 0, 0 };
-	struct fs_root root;
-	struct fs_path p;
-	uint64_t nodatasum_ino = 0;
-	int ret = buf ? fs_tree_delete(fs, BTRFS_CSUM_TREE_OBJECTID) : -ENOMEM;
-
-	if (ret == -ENOENT)
-		ret = 0;
-	if (!ret)
-		ret = fs_tree_create(fs, BTRFS_CSUM_TREE_OBJECTID);
-	if (!ret)
-		ret = fs_root_lookup(fs, EXTENT_TREE, &root);
-	fs_path_init(&p);
-	for (ret = ret ? ret : fs_search(fs, &root, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
-		struct fs_extent_info ei;
-		const uint8_t *data;
-		uint32_t size;
-
-		fs_path_key(&p, &k);
-		data = fs_path_data(&p, &size);
-		if (k.type == BTRFS_EXTENT_ITEM_KEY && !fs_extent_item(data, size, k.type, &ei) &&
-		    (ei.flags & BTRFS_EXTENT_FLAG_DATA) && (ret = csum_extent(fs, k.objectid, k.offset, buf, bufsize)))
-			break;
-	}
-	fs_path_release(fs, &p);
-	free(buf);
-	if (ret >= 0)
-		ret = each_fs_item(fs, drop_unwanted_csums, &nodatasum_ino);
-	if (!ret)
-		say(rp, "checksum tree made anew from the data");
-	return ret < 0 ? ret : 0;
-}
-
 /* ---- --init-extent-tree ----------------------------------------------------------------- */
 
 /* A tree block of the extent tree alone: the old extent tree's, left behind. */
@@ -871,17 +783,20 @@ static int extent_tree_block(const struct check_extent *x, const struct check_re
 static int init_extent_tree(struct rp *rp)
 {
 	struct fs *fs = rp->fs;
+	uint64_t bg_tree = fs_block_group_tree_id(fs);
 	int ret;
 
 	fs_space_trust_reserved(fs);            /* on_extent reserved what is in use */
 	ret = fs_tree_reset(fs, EXTENT_TREE);
+	if (!ret && bg_tree != EXTENT_TREE && rp->rebuild & REBUILD_BLOCK_GROUPS)
+		ret = rebuild_block_group_tree(rp);
 	for (size_t i = 0; i < rp->next && !ret; i++) {
 		struct rp_ext *e = &rp->ext[i];
 
 		if (e->x.nrefs && !extent_tree_block(&e->x, rp->refs + e->first_ref))
 			ret = insert_extent(rp, &e->x, rp->refs + e->first_ref);
 	}
-	for (int i = 0; i < fs->num_chunks && !ret && fs_block_group_tree_id(fs) == EXTENT_TREE; i++) {
+	for (int i = 0; i < fs->num_chunks && !ret && (bg_tree == EXTENT_TREE || rp->rebuild & REBUILD_BLOCK_GROUPS); i++) {
 		const struct fs_chunk *c = &fs->chunks[i];
 		struct btrfs_block_group_item bg = { 0 };
 		uint64_t used = 0;
@@ -897,7 +812,7 @@ static int init_extent_tree(struct rp *rp)
 		put_le64(&bg.used, used);
 		put_le64(&bg.chunk_objectid, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
 		put_le64(&bg.flags, fs->chunks[i].type);
-		ret = fs_item_insert(fs, EXTENT_TREE, &(struct fs_key){ fs->chunks[i].logical, BTRFS_BLOCK_GROUP_ITEM_KEY,
+		ret = fs_item_insert(fs, bg_tree, &(struct fs_key){ fs->chunks[i].logical, BTRFS_BLOCK_GROUP_ITEM_KEY,
 									fs->chunks[i].length }, &bg, sizeof(bg));
 	}
 	if (!ret && (get_le64(&fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE))
@@ -910,6 +825,22 @@ static int init_extent_tree(struct rp *rp)
 }
 
 /* ---- a round ------------------------------------------------------------------------ */
+
+/* Derived trees made anew (the extent tree apart: init_extent_tree). */
+static int rebuild(struct rp *rp)
+{
+	int ret = 0;
+
+	if (rp->rebuild & REBUILD_DEV)
+		ret = rebuild_dev_tree(rp);
+	if (!ret && rp->rebuild & REBUILD_DATA_RELOC)
+		ret = rebuild_data_reloc_tree(rp);
+	if (!ret && rp->rebuild & REBUILD_UUID)
+		ret = rebuild_uuid_tree(rp);
+	if (!ret && rp->rebuild & REBUILD_CSUM)
+		ret = rebuild_csum_tree(rp, 1);
+	return ret;
+}
 
 /* Root items, blocks copied anew, names, the rest. */
 static int fix_order(enum check_fix kind)
@@ -933,6 +864,7 @@ static int apply(struct rp *rp)
 				ret = fix_place(rp, &rp->fixes[i]);
 	if (ret || rp->unreadable || rp->roots)
 		return ret;
+	ret = rebuild(rp);
 	if (rp->fst) {
 		ret = fs_fst_rebuild(fs);
 		say(rp, "free space tree made anew");
@@ -986,16 +918,21 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	fixable = rp.fixable;
 	while (!ret && (rp.fixable || rp.init_extent || rp.init_csum) && round++ < MAX_ROUNDS) {
 		changes = rp.changes;
-		/* a tree made anew from a walk that saw all the trees, and saw the right ones */
-		if (rp.init_extent && !rp.unreadable && !rp.roots) {
+		/* the extent tree made anew comes first, from a walk that gave every extent the
+		 * trees reference (and saw the right trees): the other fixes would change it */
+		if (rp.init_extent && !rp.all_collected)
+			ret = run_check(&rp, &r->last);
+		if (!ret && rp.init_extent && !rp.roots) {
 			rp.init_extent = 0;
 			ret = init_extent_tree(&rp);
-		} else if (!(ret = prepare(&rp))) {
+			if (!ret)
+				ret = rebuild(&rp);
+		} else if (!ret && !(ret = prepare(&rp))) {
 			ret = apply(&rp);
 		}
 		if (!ret && rp.init_csum && !rp.init_extent) {
 			rp.init_csum = 0;
-			ret = init_csum_tree(&rp);
+			ret = rebuild_csum_tree(&rp, 0);
 		}
 		if (!ret && !(ret = fs_tx_settle(fs)))
 			ret = run_check(&rp, &r->last);

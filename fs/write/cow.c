@@ -680,14 +680,15 @@ static void walk_failed(void *ctx, const struct fs_error *err)
 		fs->w->walk_err = *err;
 }
 
-int fs_tree_delete(struct fs *fs, uint64_t tree)
+/* Takes the tree out of the filesystem, freeing its blocks on the way (strict: every
+ * block must be read, else nothing is taken out). */
+static int tree_remove(struct fs *fs, uint64_t tree, const struct fs_walk_ops *walk, int strict)
 {
 	struct fs_wstate *w = fs->w;
-	struct fs_walk_ops ops = { free_walked, free_walked, walk_failed };
 	struct wroot *wr = wroot_get(fs, tree);
 	struct fs_key key;
 	struct fs_root r;
-	int ret;
+	int ret = 0;
 
 	if (!wr)
 		return fs->err.code;
@@ -696,12 +697,28 @@ int fs_tree_delete(struct fs *fs, uint64_t tree)
 	key = (struct fs_key){ tree, BTRFS_ROOT_ITEM_KEY, wr->offset };
 	wroot_as_root(wr, &r);
 	memset(&w->walk_err, 0, sizeof(w->walk_err));
-	ret = fs_tree_walk(fs, &r, &ops, fs);
-	if (!ret && w->walk_err.code)
+	ret = fs_tree_walk(fs, &r, walk, fs);
+	if (!strict && w->walk_err.code && ret == w->walk_err.code)
+		ret = 0;                                /* the root block itself cannot be read */
+	if (!ret && strict && w->walk_err.code)
 		ret = (fs->err = w->walk_err).code;     /* a block that cannot be read is not freed */
 	wr->moved = 0;
 	*wr = w->roots[--w->nroots];
 	return ret ? ret : finish(fs, item_edit(fs, BTRFS_ROOT_TREE_OBJECTID, &key, ED_DELETE, NULL, 0));
+}
+
+int fs_tree_delete(struct fs *fs, uint64_t tree)
+{
+	struct fs_walk_ops ops = { free_walked, free_walked, walk_failed };
+
+	return tree_remove(fs, tree, &ops, 1);
+}
+
+int fs_tree_drop(struct fs *fs, uint64_t tree)
+{
+	struct fs_walk_ops ops = { free_walked, free_walked, walk_failed };
+
+	return tree_remove(fs, tree, &ops, 0);
 }
 
 int fs_tree_reset(struct fs *fs, uint64_t tree)

@@ -182,7 +182,7 @@ int fs_fst_rebuild(struct fs *fs)
 	int ret = 0;
 
 	if (!wroot_lookup(fs, FST, &r))
-		ret = fs_tree_delete(fs, FST);
+		ret = fs_tree_drop(fs, FST);
 	if (!ret)
 		fs->w->fst_rebuild = 1;
 	return ret;

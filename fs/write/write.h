@@ -150,6 +150,10 @@ int fs_tree_create(struct fs *fs, uint64_t tree);
 /* Frees every block of the tree and deletes its root item (not for the root and
  * chunk trees). */
 int fs_tree_delete(struct fs *fs, uint64_t tree);
+/* fs_tree_delete for a damaged tree: the blocks that can be read are freed, the others
+ * (and what hangs below them) stay allocated in the extent tree, for the extent tree
+ * made anew or the next check to find unreferenced. */
+int fs_tree_drop(struct fs *fs, uint64_t tree);
 /* Replaces the free space tree by one made at commit from the extent tree. */
 int fs_fst_rebuild(struct fs *fs);
 

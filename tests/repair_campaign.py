@@ -1,0 +1,541 @@
+#!/usr/bin/env python3
+"""Repair campaign: small filesystems damaged at random, one damage each, run through a
+repair sequence as a user in trouble would, by btrfsbox and (when given) the reference:
+  check --repair; check --repair again; then, while the judge's check still fails,
+  check --repair --init-extent-tree and check --repair --init-csum-tree.
+Judged by the judge's check (the reference btrfs check: exit 0 is clean), a read-only
+kernel mount with every file compared against the truth recorded when the base was
+made, and a read-write mount that writes a file and passes the judge's check after.
+A trial is "worse" when fewer files (path and content) are recoverable after the
+sequence than before it (the best of btrfsbox restore and a read-only kernel mount).
+
+Damage classes, in every tree (root, extent, chunk, dev, fs, subvolumes, csum, free space,
+block group, uuid, quota, data reloc): zero (a tree block zeroed on every copy),
+bitflip (bits flipped inside a leaf, checksum made valid), field (an item field or key
+set to another value, checksum valid), delete (an item deleted, checksum valid).
+
+usage: repair_campaign.py bases DIR [--mkfs MKFS] [--btrfs BTRFS]
+           base images: SINGLE and DUP metadata, 16 KiB and 4 KiB nodes, quotas; files of all
+           sizes, inline files, hard links, xattrs, symlinks, a sparse file, zstd compressed
+           files, a subvolume and a snapshot of it sharing extents (root, kernel, loop)
+       repair_campaign.py run --box BIN --bases DIR --work DIR [-n N] [--seed S]
+           [--ref BTRFS] [--judge BTRFS] [--classes zero,bitflip,field,delete] [--trees ...]
+           [--keep] [--only N,...] [--log FILE]
+Prints the table of the issue for each tool and the trials per damage class; exits 1
+when btrfsbox crashed or hung, made a trial worse, or its clean result was refused by
+the kernel."""
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import btrfs_image as bi  # noqa: E402
+
+U64 = 1 << 64
+CLASSES = ("zero", "bitflip", "field", "delete")
+TREE_NAMES = {1: "root", 2: "extent", 3: "chunk", 4: "dev", 5: "fs", 7: "csum", 8: "quota",
+              9: "uuid", 10: "free-space", 11: "block-group", U64 - 9: "data-reloc"}
+BASES = (  # name, mkfs options, quotas
+    ("single", ["-m", "single", "-d", "single"], False),
+    ("dup", ["-m", "dup", "-d", "single"], False),
+    ("dup4k", ["-m", "dup", "-n", "4096"], False),
+    ("quota", ["-m", "dup", "-n", "4096"], True),
+)
+TIMEOUT = 300
+
+
+def run(cmd, timeout=TIMEOUT, **kw):
+    """(exit code, output); 124 on a timeout; -signal when killed by one."""
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
+                           stdin=subprocess.DEVNULL, **kw)
+        return r.returncode, r.stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        return 124, (e.stdout or b"").decode(errors="replace")
+
+
+def copy(src, dst):
+    if subprocess.run(["cp", "--sparse=always", src, dst]).returncode:
+        raise SystemExit("cannot copy %s" % src)
+
+
+# ---- base images -----------------------------------------------------------------------
+
+def populate(root, rnd, btrfs):
+    """Files of every kind under root (a mounted btrfs), deterministic for rnd."""
+    def data(n, compressible=False):
+        if compressible:
+            words = [b"alpha", b"beta", b"gamma", b"delta", b"\n", b" "]
+            return b"".join(rnd.choice(words) for _ in range(n // 4 + 1))[:n]
+        return rnd.randbytes(n)
+    sizes = (0, 1, 100, 1500, 3000, 4096, 5000, 20000, 65536, 131072 + 7, 1 << 20)
+    files = []
+    for d in range(6):
+        dd = os.path.join(root, "d%d" % d, "sub%d" % (d % 3))
+        os.makedirs(dd)
+        for i in range(40):
+            p = os.path.join(dd, "f%03d" % i)
+            with open(p, "wb") as f:
+                f.write(data(rnd.choice(sizes), compressible=i % 3 == 0))
+            files.append(p)
+    for i in range(12):     # hard links, some across directories
+        os.link(files[i * 7], os.path.join(root, "d%d" % (i % 6), "link%d" % i))
+    for i in range(20):
+        os.setxattr(files[i * 5 + 1], b"user.note", b"x" * (i * 13 + 1))
+    for i in range(8):
+        os.symlink("../d1/sub1/f%03d" % i, os.path.join(root, "d0", "sym%d" % i))
+    with open(os.path.join(root, "sparse"), "wb") as f:
+        f.truncate(8 << 20)
+        f.seek(3 << 20)
+        f.write(data(70000))
+    z = os.path.join(root, "z")
+    os.mkdir(z)
+    run([btrfs, "property", "set", z, "compression", "zstd"])
+    for i in range(25):
+        with open(os.path.join(z, "c%02d" % i), "wb") as f:
+            f.write(data(rnd.choice((3000, 50000, 300000)), compressible=True))
+    sv = os.path.join(root, "sv")
+    run([btrfs, "subvolume", "create", sv])
+    for i in range(60):
+        with open(os.path.join(sv, "s%02d" % i), "wb") as f:
+            f.write(data(rnd.choice(sizes), compressible=i % 2 == 0))
+    os.sync()
+    run([btrfs, "subvolume", "snapshot", sv, os.path.join(root, "snap")])
+    for i in range(0, 60, 9):    # the subvolume moves on; the snapshot keeps the old data
+        with open(os.path.join(sv, "s%02d" % i), "r+b") as f:
+            f.seek(100)
+            f.write(b"changed after the snapshot")
+    os.sync()
+
+
+def truth_of(root):
+    """{path: ["f", sha256] | ["l", target] | ["d"]} of everything under root."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            rel = os.path.relpath(p, root)
+            if os.path.islink(p):
+                out[rel] = ["l", os.readlink(p)]
+            elif os.path.isdir(p):
+                out[rel] = ["d"]
+            else:
+                with open(p, "rb") as f:
+                    out[rel] = ["f", hashlib.sha256(f.read()).hexdigest()]
+    return out
+
+
+def make_bases(args):
+    os.makedirs(args.dir, exist_ok=True)
+    mnt = tempfile.mkdtemp(prefix="campaign-mnt.")
+    try:
+        for name, opts, quota in BASES:
+            img = os.path.join(args.dir, name + ".img")
+            if os.path.exists(img + ".truth"):
+                continue
+            with open(img, "wb") as f:
+                f.truncate(320 << 20)
+            rc, out = run([args.mkfs, "-q", "-f"] + opts + [img])
+            if rc:
+                raise SystemExit("mkfs of %s: %s" % (name, out))
+            rc, out = run(["mount", "-o", "loop", img, mnt])
+            if rc:
+                raise SystemExit("mount of %s: %s" % (name, out))
+            try:
+                if quota:
+                    run([args.btrfs, "quota", "enable", mnt])
+                populate(mnt, random.Random(name), args.btrfs)
+                truth = truth_of(mnt)
+            finally:
+                run(["umount", mnt])
+            with open(img + ".truth", "w") as f:
+                json.dump(truth, f)
+            print("base %s: %d entries" % (name, len(truth)))
+    finally:
+        os.rmdir(mnt)
+
+
+# ---- damage ----------------------------------------------------------------------------
+
+def tree_blocks(fs):
+    """[(tree id, logical, level)] of every readable tree block reachable from the
+    superblock's roots."""
+    roots = [(1, fs.super_get("root")), (3, fs.super_get("chunk_root"))]
+    for leaf, slot in fs.walk(fs.super_get("root")):
+        k = leaf.key(slot)
+        if k[1] == 132:
+            roots.append((k[0], struct.unpack_from("<Q", leaf.data(slot), 176)[0]))
+    out, seen = [], set()
+    for tree, bytenr in roots:
+        todo = [bytenr]
+        while todo:
+            b = todo.pop()
+            if b in seen:
+                continue
+            seen.add(b)
+            try:
+                blk = fs.read_block(b)
+            except (SystemExit, struct.error, OSError):
+                continue
+            if struct.unpack_from("<Q", blk.b, 48)[0] != b or blk.nritems > fs.nodesize // bi.ITEM:
+                continue
+            out.append((tree, b, blk.level))
+            if blk.level:
+                todo.extend(blk.child(s) for s in range(blk.nritems))
+    return out
+
+
+def tree_name(tree):
+    return TREE_NAMES.get(tree, "subvol" if tree >= 256 else str(tree))
+
+
+def damage(img, cls, rnd, trees=None):
+    """Applies one damage of class cls; returns what was done, or None when no target."""
+    fs = bi.Fs(img)
+    blocks = [b for b in tree_blocks(fs) if trees is None or tree_name(b[0]) in trees]
+    if cls != "zero":
+        blocks = [b for b in blocks if b[2] == 0 and fs.read_block(b[1]).nritems]
+    if not blocks:
+        return None
+    tree, logical, level = rnd.choice(blocks)
+    blk = fs.read_block(logical)
+    where = "%s tree block %d (level %d)" % (tree_name(tree), logical, level)
+    if cls == "zero":
+        blk.b[:] = bytes(len(blk.b))
+        fs.write_block(blk, fix_csum=False)
+        return "zeroed " + where
+    slot = rnd.randrange(blk.nritems)
+    key = blk.key(slot)
+    if cls == "bitflip":
+        off, size = blk.item(slot)
+        lo, hi = (bi.HEADER + slot * bi.ITEM, bi.HEADER + (slot + 1) * bi.ITEM) if rnd.random() < 0.3 \
+            else (off, off + max(size, 1))
+        flips = []
+        for _ in range(rnd.randint(1, 3)):
+            at = rnd.randrange(lo, min(hi, len(blk.b)))
+            bit = rnd.randrange(8)
+            blk.b[at] ^= 1 << bit
+            flips.append("%d.%d" % (at, bit))
+        fs.write_block(blk)
+        return "bits %s flipped in item %s of %s" % (",".join(flips), key, where)
+    if cls == "delete":
+        blk.delete(slot)
+        fs.write_block(blk)
+        if slot == 0 and blk.nritems:
+            blk.path = leaf_path(fs, tree, logical)
+            if blk.path is not None:
+                fs.fix_parent_keys(blk)
+        return "deleted item %s of %s" % (key, where)
+    # field: an item field, or the key itself
+    data = blk.data(slot)
+    layout = bi.LAYOUTS.get(key[1])
+    choices = []
+    if isinstance(layout, dict):
+        choices = [(n, o, f) for n, (o, f) in layout.items() if o + struct.calcsize(f) <= len(data)
+                   and not f.endswith("s")]
+    elif isinstance(layout, tuple) and data:
+        choices = [(n, o, f) for n, (o, f) in layout[0].items() if o + struct.calcsize(f) <= len(data)]
+    if not choices or rnd.random() < 0.25:
+        part = rnd.choice(("objectid", "type", "offset"))
+        new = list(key)
+        idx = ("objectid", "type", "offset").index(part)
+        new[idx] = field_value(rnd, key[idx], 1 if part == "type" else 8)
+        blk.set_key(slot, tuple(new))
+        fs.write_block(blk)
+        return "key %s of item %d set to %s in %s" % (key, slot, tuple(new), where)
+    name, off, fmt = rnd.choice(choices)
+    size = struct.calcsize(fmt)
+    old = struct.unpack_from(fmt, data, off)[0]
+    new = field_value(rnd, old, size)
+    ioff, _ = blk.item(slot)
+    struct.pack_into(fmt, blk.b, ioff + off, new)
+    fs.write_block(blk)
+    return "field %s of item %s set %d -> %d in %s" % (name, key, old, new, where)
+
+
+def field_value(rnd, old, size):
+    top = (1 << (8 * size)) - 1
+    return rnd.choice((0, 1, (old + 1) & top, (old - 1) & top, top, rnd.randint(0, top),
+                       old ^ (1 << rnd.randrange(8 * size))))
+
+
+def leaf_path(fs, tree, logical):
+    """The (node, slot) path from the tree's root to the block logical, or None."""
+    root = fs.super_get("root") if tree == 1 else fs.super_get("chunk_root") if tree == 3 else None
+    if root is None:
+        for leaf, slot in fs.walk(fs.super_get("root")):
+            k = leaf.key(slot)
+            if k[0] == tree and k[1] == 132:
+                root = struct.unpack_from("<Q", leaf.data(slot), 176)[0]
+    if root is None:
+        return None
+
+    def search(b, path):
+        blk = fs.read_block(b)
+        if b == logical:
+            return path
+        if blk.level == 0:
+            return None
+        for s in range(blk.nritems):
+            r = search(blk.child(s), path + [(blk, s)])
+            if r is not None:
+                return r
+        return None
+    try:
+        return search(root, [])
+    except (SystemExit, struct.error, OSError, RecursionError):
+        return None
+
+
+# ---- judging ---------------------------------------------------------------------------
+
+def files_right(truth, root):
+    """How many regular files of truth are at their path under root with their content."""
+    n = 0
+    for rel, t in truth.items():
+        if t[0] != "f":
+            continue
+        p = os.path.join(root, rel)
+        try:
+            if os.path.isfile(p) and not os.path.islink(p):
+                with open(p, "rb") as f:
+                    if hashlib.sha256(f.read()).hexdigest() == t[1]:
+                        n += 1
+        except OSError:
+            pass
+    return n
+
+
+def kernel_files(img, truth, mnt):
+    """(mounted, files right, files wrong or unreadable) of a read-only kernel mount."""
+    rc, _ = run(["mount", "-o", "loop,ro", "-t", "btrfs", img, mnt], timeout=120)
+    if rc:
+        return False, 0, 0
+    try:
+        right = files_right(truth, mnt)
+        wrong = 0
+        for d, _, files in os.walk(mnt):
+            for n in files:
+                p = os.path.join(d, n)
+                rel = os.path.relpath(p, mnt)
+                if os.path.islink(p):
+                    continue
+                try:
+                    with open(p, "rb") as f:
+                        h = hashlib.sha256(f.read()).hexdigest()
+                except OSError:
+                    wrong += 1
+                    continue
+                t = truth.get(rel)
+                if t and t[0] == "f" and t[1] != h:
+                    wrong += 1
+        return True, right, wrong
+    finally:
+        run(["umount", mnt], timeout=120)
+
+
+def restore_files(box, img, truth, work):
+    out = os.path.join(work, "restored")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    run([box, "btrfs", "restore", "-s", "-i", img, out], timeout=600)
+    n = files_right(truth, out)
+    shutil.rmtree(out, ignore_errors=True)
+    return n
+
+
+def recoverable(box, img, truth, work, mnt):
+    mounted, right, _ = kernel_files(img, truth, mnt)
+    return max(right, restore_files(box, img, truth, work))
+
+
+def rw_ok(img, judge, mnt):
+    """The kernel mounts it read-write, writes a file, and the judge's check passes after."""
+    rc, _ = run(["mount", "-o", "loop", "-t", "btrfs", img, mnt], timeout=120)
+    if rc:
+        return False
+    try:
+        with open(os.path.join(mnt, "campaign-write-test"), "wb") as f:
+            f.write(os.urandom(1 << 20))
+        os.sync()
+    except OSError:
+        pass
+    finally:
+        if run(["umount", mnt], timeout=120)[0]:
+            return False
+    return run([judge, "check", img])[0] == 0
+
+
+def crashed(rc, out):
+    return rc == 124 or rc < 0 or rc >= 128 or "AddressSanitizer" in out or "runtime error:" in out \
+        or "Segmentation fault" in out or "Aborted" in out
+
+
+def sequence(tool, img, judge, log):
+    """Runs the repair sequence; returns (crashed step or None, clean after the first
+    repair, clean at the end, steps run)."""
+    steps = [["check", "--repair", "--force"], ["check", "--repair", "--force"],
+             ["check", "--repair", "--force", "--init-extent-tree"],
+             ["check", "--repair", "--force", "--init-csum-tree"]]
+    first_clean, crash = False, None
+    tmp = os.path.dirname(img)
+    for i, step in enumerate(steps):
+        env = dict(os.environ, TMPDIR=tmp)
+        rc, out = run(tool + step + [img], env=env)
+        log.write("$ %s %s\n%s\n[exit %d]\n" % (os.path.basename(tool[0]), " ".join(step), out[-6000:], rc))
+        if crashed(rc, out):
+            crash = " ".join(step)
+            break
+        jrc, jout = run([judge, "check", img])
+        if i == 0:
+            first_clean = jrc == 0
+        if jrc == 0:
+            return None, first_clean, True, i + 1
+    return crash, first_clean, False, len(steps)
+
+
+def trial(args, n, rnd, bases, mnt, log):
+    base = rnd.choice(bases)
+    truth = json.load(open(base + ".truth"))
+    cls = rnd.choice(args.classes)
+    img0 = os.path.join(args.work, "damaged.img")
+    desc = None
+    for _ in range(20):
+        copy(base, img0)
+        desc = damage(img0, cls, rnd, args.trees)
+        if desc:
+            break
+    if not desc:
+        return None
+    before = recoverable(args.box, img0, truth, args.work, mnt)
+    judge_rc, _ = run([args.judge, "check", img0])
+    res = {"n": n, "base": os.path.basename(base), "class": cls, "damage": desc,
+           "damaged": judge_rc != 0, "before": before, "files": sum(t[0] == "f" for t in truth.values())}
+    for name, tool in args.tools:
+        img = os.path.join(args.work, name + ".img")
+        copy(img0, img)
+        log.write("\n### trial %d %s %s: %s\n" % (n, name, res["base"], desc))
+        t0 = time.time()
+        crash, first, clean, steps = sequence(tool, img, args.judge, log)
+        mounted, right, wrong = kernel_files(img, truth, mnt)
+        after = max(right, restore_files(args.box, img, truth, args.work))
+        res[name] = {"crash": crash, "first": first, "clean": clean, "steps": steps,
+                     "mounted": mounted, "right": right, "wrong": wrong, "after": after,
+                     "worse": after < before, "secs": round(time.time() - t0, 1),
+                     "rw": clean and mounted and rw_ok(img, args.judge, mnt)}
+        os.unlink(img)
+    if args.keep:
+        os.rename(img0, os.path.join(args.work, "trial%d.img" % n))
+    else:
+        os.unlink(img0)
+    return res
+
+
+def table(results, tools):
+    rows = [("repair steps that crashed or hung", lambda r: r["crash"] is not None),
+            ("trials made worse (fewer files recoverable)", lambda r: r["worse"]),
+            ("clean after the first --repair", lambda r: r["first"]),
+            ("clean after the whole sequence", lambda r: r["clean"]),
+            ("clean, mounted, every file right", lambda r: r["clean"] and r["mounted"] and not r["wrong"]),
+            ("clean, and a read-write mount stays clean", lambda r: r["rw"])]
+    damaged = [r for r in results if r["damaged"]]
+    print("\n%d trials (%d that the judge's check finds damaged)" % (len(results), len(damaged)))
+    print("| | " + " | ".join(t for t, _ in tools) + " |")
+    print("|---|" + "---|" * len(tools))
+    for label, f in rows:
+        print("| %s | %s |" % (label, " | ".join(str(sum(1 for r in damaged if f(r[t]))) for t, _ in tools)))
+    print("\nper damage class and tree: trials, clean after the sequence, files after/before")
+    groups = {}
+    for r in damaged:
+        tree = r["damage"].split(" tree block")[0].split()[-1]
+        groups.setdefault("%s %s" % (r["class"], tree), []).append(r)
+    for g in sorted(groups):
+        rs = groups[g]
+        cells = []
+        for t, _ in tools:
+            cells.append("%s %d/%d files %d/%d" % (t, sum(r[t]["clean"] for r in rs), len(rs),
+                                                   sum(r[t]["after"] for r in rs), sum(r["before"] for r in rs)))
+        print("  %-22s %s" % (g, "   ".join(cells)))
+
+
+def run_campaign(args):
+    args.classes = args.classes.split(",")
+    args.trees = set(args.trees.split(",")) if args.trees else None
+    args.tools = [("btrfsbox", [os.path.abspath(args.box), "btrfs"])]
+    if args.ref:
+        args.tools.append(("reference", [args.ref]))
+    bases = sorted(os.path.join(args.bases, f[:-6]) for f in os.listdir(args.bases) if f.endswith(".truth"))
+    if not bases:
+        raise SystemExit("no base images in %s (repair_campaign.py bases DIR)" % args.bases)
+    os.makedirs(args.work, exist_ok=True)
+    mnt = tempfile.mkdtemp(prefix="campaign-mnt.")
+    results = []
+    log = open(args.log or os.path.join(args.work, "campaign.log"), "w")
+    try:
+        for n in args.only or range(args.n):
+            rnd = random.Random("%s-%d" % (args.seed, n))
+            r = trial(args, n, rnd, bases, mnt, log)
+            if r is None:
+                continue
+            results.append(r)
+            box = r["btrfsbox"]
+            print("trial %3d %-7s %-7s %s: box %s%s%s files %d/%d/%d%s" % (
+                n, r["base"][:7], r["class"], "damaged" if r["damaged"] else "harmless",
+                "clean" if box["clean"] else "NOT CLEAN",
+                " CRASH(%s)" % box["crash"] if box["crash"] else "", " WORSE" if box["worse"] else "",
+                box["after"], r["before"], r["files"],
+                "" if len(args.tools) < 2 else "  ref %s%s%s" % (
+                    "clean" if r["reference"]["clean"] else "NOT CLEAN",
+                    " CRASH" if r["reference"]["crash"] else "", " WORSE" if r["reference"]["worse"] else "")),
+                flush=True)
+            print("      %s" % r["damage"], flush=True)
+            log.flush()
+    finally:
+        os.rmdir(mnt)
+        with open(os.path.join(args.work, "results.json"), "w") as f:
+            json.dump(results, f, indent=1)
+    table(results, args.tools)
+    bad = [r for r in results if r["btrfsbox"]["crash"] or r["btrfsbox"]["worse"] or
+           (r["btrfsbox"]["clean"] and not r["btrfsbox"]["mounted"])]
+    for r in bad:
+        print("FAILED trial %d: %s (%s)" % (r["n"], r["damage"], r["btrfsbox"]))
+    return 1 if bad else 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("bases")
+    b.add_argument("dir")
+    b.add_argument("--mkfs", default=shutil.which("mkfs.btrfs") or "mkfs.btrfs")
+    b.add_argument("--btrfs", default=shutil.which("btrfs") or "btrfs")
+    r = sub.add_parser("run")
+    r.add_argument("--box", required=True)
+    r.add_argument("--bases", required=True)
+    r.add_argument("--work", required=True)
+    r.add_argument("-n", type=int, default=20)
+    r.add_argument("--seed", default="1")
+    r.add_argument("--ref")
+    r.add_argument("--judge", default=shutil.which("btrfs") or "btrfs")
+    r.add_argument("--classes", default=",".join(CLASSES))
+    r.add_argument("--trees")
+    r.add_argument("--log")
+    r.add_argument("--keep", action="store_true", help="keep each damaged image as WORK/trialN.img")
+    r.add_argument("--only", type=lambda v: [int(x) for x in v.split(",")], help="run trials N,... only")
+    args = p.parse_args()
+    if args.cmd == "bases":
+        make_bases(args)
+        return 0
+    return run_campaign(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
