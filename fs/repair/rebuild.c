@@ -51,6 +51,8 @@ static int each_fs_item(struct fs *fs, int (*cb)(struct fs *fs, uint64_t tree, c
 				break;
 		}
 		fs_path_release(fs, &p);
+		if (ret == 1)
+			ret = 0;        /* the end of this tree: the next one */
 		rk.objectid++;
 	}
 	return ret < 0 ? ret : 0;
@@ -175,27 +177,35 @@ static int csum_gaps(struct fs *fs, uint64_t start, uint64_t end, struct csums *
 	return ret;
 }
 
-/* The data a file extent references that must have checksums: the extent as written
- * on disk when compressed, else the part the file uses. Inline and prealloc extents and
- * the files of NODATASUM inodes have none. */
+/* The data of a regular file extent has checksums, the whole extent as written on disk;
+ * inline extents and the files of NODATASUM inodes have none. */
 static int csum_file_extent(struct fs *fs, uint64_t tree, const struct fs_key *key, const uint8_t *data,
 			    uint32_t size, void *arg)
 {
 	struct csums *cs = arg;
 	const struct btrfs_inode_item *ii;
 	struct fs_file_extent fe;
-	uint64_t ss = fs->sectorsize, start, end;
 
 	(void)tree;
-	if (key->type == BTRFS_INODE_ITEM_KEY && (ii = fs_inode_item(data, size)) &&
-	    get_le64(&ii->flags) & BTRFS_INODE_NODATASUM)
-		cs->nodatasum_ino = key->objectid;
+	if (key->type == BTRFS_INODE_ITEM_KEY && (ii = fs_inode_item(data, size)))
+		cs->nodatasum_ino = get_le64(&ii->flags) & BTRFS_INODE_NODATASUM ? key->objectid : 0;
 	if (key->type != BTRFS_EXTENT_DATA_KEY || cs->nodatasum_ino == key->objectid ||
 	    fs_file_extent(data, size, &fe) || fe.type != BTRFS_FILE_EXTENT_REG || !fe.disk_bytenr)
 		return 0;
-	start = fe.compression ? fe.disk_bytenr : fe.disk_bytenr + fe.offset;
-	end = fe.compression ? fe.disk_bytenr + fe.disk_num_bytes : start + fe.num_bytes;
-	return csum_gaps(fs, start / ss * ss, (end + ss - 1) / ss * ss, cs);
+	return csum_gaps(fs, fe.disk_bytenr, fe.disk_bytenr + fe.disk_num_bytes, cs);
+}
+
+/* The part of an extent not yet written (prealloc) has none, though the rest has. */
+static int uncsum_prealloc(struct fs *fs, uint64_t tree, const struct fs_key *key, const uint8_t *data,
+			   uint32_t size, void *arg)
+{
+	struct fs_file_extent fe;
+
+	(void)tree, (void)arg;
+	if (key->type != BTRFS_EXTENT_DATA_KEY || fs_file_extent(data, size, &fe) ||
+	    fe.type != BTRFS_FILE_EXTENT_PREALLOC || !fe.disk_bytenr)
+		return 0;
+	return fs_csum_delete(fs, fe.disk_bytenr + fe.offset, fe.num_bytes);
 }
 
 /* A checksum item of the old tree that still reads well is kept: sector aligned, whole
@@ -237,6 +247,8 @@ int rebuild_csum_tree(struct rp *rp, int salvage)
 		ret = cs.ret;
 	if (!ret)
 		ret = each_fs_item(fs, csum_file_extent, &cs);
+	if (!ret)
+		ret = each_fs_item(fs, uncsum_prealloc, NULL);
 	free(cs.buf);
 	if (!ret && salvage)
 		say(rp, "checksum tree made anew: %llu checksums kept, %llu computed from the data",
