@@ -463,8 +463,8 @@ static void dir_entries(struct fsr *f, const struct fs_key *key, const uint8_t *
 		fill_name(&r, de.name, de.name_len);
 		add_link(f, &r);
 	}
-	if (ret < 0 && key->type == BTRFS_DIR_INDEX_KEY)
-		fix_delete(f, key);
+	if (ret < 0)
+		fix_delete(f, key);     /* its names are made again from the other halves */
 	if (ret < 0)
 		ck_err(f->c, f->root, key->objectid, 0, 0,
 		       "%sroot %llu inode %llu: corrupt dir item (key type %u offset %llu)", f->prefix,

@@ -519,6 +519,28 @@ static int drop_ref(struct fs *fs, uint64_t root, uint64_t dir, uint64_t child, 
 }
 
 /* Any item of inode ino in the tree. */
+/* The index of the inode ref n of child in dir becomes index (its dir item and dir
+ * index agree on another than the ref's). */
+static int reindex_ref(struct fs *fs, uint64_t root, uint64_t dir, uint64_t child, const struct name *n,
+		       uint64_t index)
+{
+	struct fs_key k = { child, BTRFS_INODE_REF_KEY, dir };
+	struct fs_inode_ref r;
+	uint32_t size, pos = 0;
+	uint8_t *d = fs_item_mut(fs, root, &k, &size);
+	int ret;
+
+	if (!d)
+		return fs->err.code;
+	while ((ret = fs_inode_ref_next(d, size, &pos, &r)) == 1)
+		if (r.name_len == n->len && !memcmp(r.name, n->s, n->len))
+			break;
+	if (ret != 1)
+		return ret < 0 ? ret : -ENOENT;
+	put_le64(&((struct btrfs_inode_ref *)(d + pos - REF_SIZE - n->len))->index, index);
+	return 0;
+}
+
 static int has_items(struct fs *fs, uint64_t root, uint64_t ino)
 {
 	struct fs_key k = { ino, 0, 0 };
@@ -578,7 +600,14 @@ static int fix_name1(struct rp *rp, const struct rp_fix *f)
 	struct fs_key kitem, kindex = { dir, BTRFS_DIR_INDEX_KEY, f->value[2] };
 	int ret;
 
-	/* an index alone, or with a ref of another index, is the damaged half */
+	/* a ref whose index is not the one its dir item and dir index agree on is the
+	 * damaged part; else an index alone, or with a ref of another index, is */
+	if (ref && item && index && (v & REF_INDEX_UNMATCH) && !find_name(fs, f, &n)) {
+		say(rp, "reset the index of inode ref %.*s of inode %llu in %llu root %llu to %llu", n.len, n.s,
+		    (unsigned long long)f->ino, (unsigned long long)dir, (unsigned long long)f->root,
+		    (unsigned long long)f->value[2]);
+		return reindex_ref(fs, f->root, dir, f->ino, &n, f->value[2]);
+	}
 	if (index && ((!ref && !item) || (ref && (v & REF_INDEX_UNMATCH))))
 		return drop_index(rp, f->root, &kindex, f->ino);
 	ret = find_name(fs, f, &n);
