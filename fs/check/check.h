@@ -45,6 +45,8 @@ enum check_fix {
 	CHECK_FIX_REPACK,       /* the leaf bytenr of root whose first key is key: items packed */
 	CHECK_FIX_QGROUP,       /* the qgroup info item key: referenced value[0], exclusive value[1] */
 	CHECK_FIX_DEV_TREE,     /* the device extents do not match the chunks: made anew */
+	CHECK_FIX_FILE_EXTENT,  /* the file extent item key of root is malformed: mended from
+				 * its extent's item and back references, else deleted */
 	CHECK_FIX_SUBVOL,       /* subvolume root: value[2] 0: its name in tree key.objectid,
 				 * directory key.offset, index value[1] gets what value[0] (REF_*)
 				 * says is missing; 1: an orphan item; 2: its refs are value[1] */

@@ -490,12 +490,46 @@ static void need_csum(struct fsr *f, uint64_t start, uint64_t len, int no_csum)
 
 #define COMPRESS_TYPES 4        /* none, zlib, lzo, zstd */
 
+/* A malformed file extent item: the inode's error, and the item for the repair. */
+static void bad_file_extent(struct fsr *f, const struct fs_key *key)
+{
+	f->in.errors |= I_BAD_FILE_EXTENT;
+	if (CFG_CHECK_REPAIR && !*f->prefix && f->links) {
+		f->c->fix = CHECK_FIX_FILE_EXTENT;
+		f->c->fix_key = *key;
+		ck_problem(f->c, CK_FIX, f->root, key->objectid, 0, 0, "bad file extent at %llu",
+			   (unsigned long long)key->offset);
+	}
+}
+
+/* Whether a regular or prealloc extent's fields are of a file extent the kernel reads:
+ * sector aligned, within its extent, of a generation not after the filesystem's. */
+static int reg_extent_ok(const struct fsr *f, const struct fs_file_extent *fe)
+{
+	uint32_t mask = f->c->fs->sectorsize - 1;
+
+	return fe->num_bytes && !((fe->num_bytes | fe->ram_bytes | fe->disk_bytenr | fe->disk_num_bytes |
+				   fe->offset) & mask) && fe->num_bytes + fe->offset <= fe->ram_bytes &&
+	       fe->num_bytes + fe->offset >= fe->num_bytes &&
+	       !(fe->type == BTRFS_FILE_EXTENT_PREALLOC && (fe->compression || fe->other_encoding)) &&
+	       fe->generation <= f->c->super_gen + 1;
+}
+
+/* [start, start + len) lies inside one chunk that holds data. */
+static int in_data_chunk(const struct fs *fs, uint64_t start, uint64_t len)
+{
+	const struct fs_chunk *ch = fs_chunk_find(fs, start);
+
+	return ch && (ch->type & BTRFS_BLOCK_GROUP_DATA) && len <= ch->logical + ch->length - start;
+}
+
 static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *data, uint32_t size)
 {
 	struct ino_state *in = &f->in;
 	struct fs_file_extent fe;
 	uint32_t sectorsize = f->c->fs->sectorsize, mask = sectorsize - 1;
 	uint64_t num_bytes;
+	int bad;
 
 	in->found_file_extent = 1;
 	if (in->extent_start == (uint64_t)-1) {
@@ -506,12 +540,11 @@ static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *
 		in->errors |= I_FILE_EXTENT_OVERLAP;
 	else if (in->extent_end < key->offset && in->first_gap == (uint64_t)-1)
 		in->first_gap = in->extent_end;
-	if (fs_file_extent(data, size, &fe) < 0) {
-		in->errors |= I_BAD_FILE_EXTENT;
+	if (fs_file_extent(data, size, &fe) < 0 || fe.type > BTRFS_FILE_EXTENT_PREALLOC) {
+		bad_file_extent(f, key);
 		return;
 	}
-	if ((key->offset & mask) || fe.compression >= COMPRESS_TYPES || fe.encryption)
-		in->errors |= I_BAD_FILE_EXTENT;
+	bad = (key->offset & mask) || fe.compression >= COMPRESS_TYPES || fe.encryption;
 	if (fe.type == BTRFS_FILE_EXTENT_INLINE) {
 		uint32_t max_inline = f->c->fs->nodesize - sizeof(struct btrfs_header) -
 				      sizeof(struct btrfs_item) - FS_FILE_EXTENT_INLINE_START;
@@ -519,8 +552,7 @@ static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *
 		if (max_inline > mask)
 			max_inline = mask;
 		num_bytes = fe.ram_bytes;
-		if (!num_bytes || key->offset)
-			in->errors |= I_BAD_FILE_EXTENT;
+		bad |= !num_bytes || key->offset;
 		if (fe.compression) {
 			if (fe.inline_len > max_inline || num_bytes > sectorsize)
 				in->errors |= I_FILE_EXTENT_TOO_LARGE;
@@ -530,19 +562,17 @@ static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *
 			if (fe.inline_len != num_bytes)
 				in->errors |= I_INLINE_RAM_BYTES;
 		}
+		if (bad)
+			bad_file_extent(f, key);
 		in->found_size += num_bytes;
 		in->extent_end = key->offset + extent_len(&fe, sectorsize);
 		return;
 	}
 	num_bytes = fe.num_bytes;
-	if (!num_bytes || ((num_bytes | fe.ram_bytes | fe.disk_bytenr | fe.disk_num_bytes | fe.offset) & mask) ||
-	    num_bytes + fe.offset > fe.ram_bytes)
-		in->errors |= I_BAD_FILE_EXTENT;
-	if (fe.type == BTRFS_FILE_EXTENT_PREALLOC &&
-	    (fe.compression || fe.encryption || fe.other_encoding))
-		in->errors |= I_BAD_FILE_EXTENT;
-	if (fe.compression && (in->flags & INODE_FLAG_NODATASUM))
-		in->errors |= I_BAD_FILE_EXTENT;
+	bad |= !reg_extent_ok(f, &fe) || (fe.compression && (in->flags & INODE_FLAG_NODATASUM)) ||
+	       (fe.disk_bytenr && !in_data_chunk(f->c->fs, fe.disk_bytenr, fe.disk_num_bytes));
+	if (bad)
+		bad_file_extent(f, key);
 	/* a symlink's target is always inline */
 	if (S_ISLNK(in->mode))
 		in->errors |= I_FILE_EXTENT_TOO_LARGE;

@@ -243,6 +243,137 @@ static int new_inode(struct fs *fs, uint64_t root, uint64_t ino, uint32_t mode, 
 	return fs_item_insert(fs, root, &(struct fs_key){ ino, BTRFS_INODE_ITEM_KEY, 0 }, &ii, sizeof(ii));
 }
 
+/* ---- file extents ------------------------------------------------------------------ */
+
+/* A data extent a file extent may be mended from: where, how large, its generation and
+ * the file offset of its back reference by (root, ino) nearest at or before pos. */
+struct data_ref_hit { uint64_t bytenr, size, gen, ref_offset; int found; };
+
+/* Looks at one item of the extent tree (key, data) for a back reference by (root, ino)
+ * at or before pos that lies within its extent, the nearest kept in *h. */
+static void data_ref_match(const struct fs_key *k, const uint8_t *d, uint32_t len, uint64_t root, uint64_t ino,
+			   uint64_t pos, struct data_ref_hit *h, uint64_t *ext_size, uint64_t *ext_gen)
+{
+	struct fs_extent_info ei;
+	struct fs_inline_ref r;
+	uint32_t at;
+
+	if (k->type == BTRFS_EXTENT_ITEM_KEY && !fs_extent_item(d, len, k->type, &ei) &&
+	    (ei.flags & BTRFS_EXTENT_FLAG_DATA)) {
+		*ext_size = k->offset;
+		*ext_gen = ei.generation;
+		for (at = ei.refs_start; fs_inline_ref_next(d, len, &at, &r) == 1;)
+			if (r.type == BTRFS_EXTENT_DATA_REF_KEY && r.root == root && r.objectid == ino &&
+			    r.file_offset <= pos && pos - r.file_offset < k->offset &&
+			    (!h->found || r.file_offset > h->ref_offset))
+				*h = (struct data_ref_hit){ k->objectid, k->offset, ei.generation, r.file_offset, 1 };
+	} else if (k->type == BTRFS_EXTENT_DATA_REF_KEY && len >= sizeof(struct btrfs_extent_data_ref) &&
+		   *ext_size) {
+		const struct btrfs_extent_data_ref *dr = (const void *)d;
+		uint64_t off = get_le64(&dr->offset);
+
+		if (get_le64(&dr->root) == root && get_le64(&dr->objectid) == ino && off <= pos &&
+		    pos - off < *ext_size && (!h->found || off > h->ref_offset))
+			*h = (struct data_ref_hit){ k->objectid, *ext_size, *ext_gen, off, 1 };
+	}
+}
+
+/* The data extent at bytenr when it names (root, ino), else (bytenr 0) any data extent
+ * that does (the whole extent tree is looked through: a damaged disk_bytenr). */
+static int find_data_extent(struct fs *fs, uint64_t bytenr, uint64_t root, uint64_t ino, uint64_t pos,
+			    struct data_ref_hit *h)
+{
+	struct fs_key k = { bytenr, bytenr ? BTRFS_EXTENT_ITEM_KEY : 0, 0 };
+	uint64_t ext_size = 0, ext_gen = 0, ext_start = 0;
+	struct fs_root er;
+	struct fs_path p;
+	const uint8_t *d;
+	uint32_t len;
+	int ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &er);
+
+	memset(h, 0, sizeof(*h));
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &er, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		fs_path_key(&p, &k);
+		if (bytenr && k.objectid != bytenr)
+			break;
+		if (k.objectid != ext_start)
+			ext_size = 0, ext_start = k.objectid;
+		d = fs_path_data(&p, &len);
+		data_ref_match(&k, d, len, root, ino, pos, h, &ext_size, &ext_gen);
+	}
+	fs_path_release(fs, &p);
+	return ret < 0 ? ret : h->found ? 0 : -ENOENT;
+}
+
+/* Mends the fields of a regular or prealloc extent item from its extent: its size,
+ * the offset its back reference gives, a generation not after the extent's; 1 when
+ * the result is a file extent the kernel reads, 0 when it cannot be mended. */
+static int mend_reg_extent(struct fs *fs, uint64_t root, const struct fs_key *key,
+			   struct btrfs_file_extent_item *fi)
+{
+	uint64_t ss = fs->sectorsize, size, gen, off, num;
+	struct data_ref_hit h;
+
+	if (fi->type > BTRFS_FILE_EXTENT_PREALLOC)
+		fi->type = BTRFS_FILE_EXTENT_REG;
+	if (fi->compression >= 4 || (fi->type == BTRFS_FILE_EXTENT_PREALLOC && fi->compression))
+		fi->compression = 0;
+	fi->encryption = 0;
+	put_le16(&fi->other_encoding, 0);
+	if (!get_le64(&fi->disk_bytenr) ||
+	    (find_data_extent(fs, get_le64(&fi->disk_bytenr), root, key->objectid, key->offset, &h) &&
+	     find_data_extent(fs, 0, root, key->objectid, key->offset, &h)))
+		return 0;
+	size = h.size;
+	gen = h.gen;
+	off = key->offset - h.ref_offset;
+	put_le64(&fi->disk_bytenr, h.bytenr);
+	put_le64(&fi->disk_num_bytes, size);
+	if (!fi->compression)
+		put_le64(&fi->ram_bytes, size);
+	if (off >= get_le64(&fi->ram_bytes) || off % ss || get_le64(&fi->ram_bytes) % ss)
+		return 0;
+	put_le64(&fi->offset, off);
+	num = get_le64(&fi->num_bytes);
+	if (!num || num % ss || num > get_le64(&fi->ram_bytes) - off)
+		put_le64(&fi->num_bytes, get_le64(&fi->ram_bytes) - off);
+	if (get_le64(&fi->generation) > gen || !get_le64(&fi->generation))
+		put_le64(&fi->generation, gen);
+	return 1;
+}
+
+/* A malformed file extent item: mended from its extent when it is a regular or prealloc
+ * one whose extent item names it, an uncompressed inline one from its size; else deleted
+ * (a hole where its data was: the inode's size and bytes follow). */
+int fix_file_extent(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	uint32_t size;
+	uint8_t *d = fs_item_mut(fs, f->root, &f->key, &size);
+	struct btrfs_file_extent_item *fi = (void *)d;
+	int mended = 0, ret;
+
+	if (!d)
+		return fs->err.code == -ENOENT ? 0 : fs->err.code;
+	if (size >= FS_FILE_EXTENT_INLINE_START && fi->type == BTRFS_FILE_EXTENT_INLINE && !f->key.offset &&
+	    !fi->compression && !fi->encryption && size > FS_FILE_EXTENT_INLINE_START) {
+		put_le64(&fi->ram_bytes, size - FS_FILE_EXTENT_INLINE_START);
+		mended = 1;
+	} else if (size == sizeof(*fi) && (f->key.offset % fs->sectorsize) == 0) {
+		mended = mend_reg_extent(fs, f->root, &f->key, fi);
+	}
+	if (mended) {
+		say(rp, "mended file extent [%llu %llu] of root %llu from its extent", (unsigned long long)f->key.objectid,
+		    (unsigned long long)f->key.offset, (unsigned long long)f->root);
+		return 0;
+	}
+	say(rp, "deleted bad file extent [%llu %llu] of root %llu", (unsigned long long)f->key.objectid,
+	    (unsigned long long)f->key.offset, (unsigned long long)f->root);
+	ret = fs_item_delete(fs, f->root, &f->key);
+	return ret == -ENOENT ? 0 : ret;
+}
+
 /* ---- names -------------------------------------------------------------------------- */
 
 /* The entry of child named n in the dir item or dir index item at key: its position and

@@ -23,6 +23,7 @@ struct rp {
 	size_t nrefs, cap_refs;
 	int unreadable, roots, names, imode, space_used, devices, fst;
 	int rebuild;                    /* derived trees to make anew (REBUILD_*) */
+	int file_extents;               /* file extent items are mended: extent refs wait */
 	int all_collected;              /* the last check gave every extent (check_opts.all_extents) */
 	int init_extent, init_csum;     /* --init-extent-tree, --init-csum-tree still to do */
 	uint64_t fixable;
@@ -49,6 +50,8 @@ void say(struct rp *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* fs/repair/fsroot.c: an inode of a subvolume as its items say; a name completed or removed. */
 int fix_inode(struct rp *rp, const struct rp_fix *f);
 int fix_name(struct rp *rp, const struct rp_fix *f);
+/* A malformed file extent item mended from its extent, else deleted. */
+int fix_file_extent(struct rp *rp, const struct rp_fix *f);
 /* A subvolume's link completed, its orphan item, its refs. */
 int fix_subvol(struct rp *rp, const struct rp_fix *f);
 /* The leaf holding key laid out again, its items packed. */

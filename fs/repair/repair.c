@@ -225,6 +225,10 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_DEV_TREE:
 		plan_rebuild(rp, BTRFS_DEV_TREE_OBJECTID);
 		break;
+	case CHECK_FIX_FILE_EXTENT:
+		rp->file_extents = 1;
+		add_fix(rp, p);
+		break;
 	case CHECK_FIX_NONE:
 		if (p->stage != CHECK_STAGE_FREE_SPACE || !fst || p->warning)
 			return;
@@ -316,7 +320,7 @@ static int run_check(struct rp *rp, struct check_stats *st)
 
 	rp->nfixes = rp->next = rp->nrefs = rp->nleft = 0;
 	rp->unreadable = rp->roots = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
-	rp->rebuild = 0;
+	rp->rebuild = rp->file_extents = 0;
 	rp->all_collected = rp->init_extent;
 	rp->fixable = rp->new_errors = 0;
 	co.generation = fs_tx_generation(rp->fs);
@@ -751,6 +755,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return ret == -ENOENT ? 0 : ret;
 	case CHECK_FIX_UNREADABLE:
 		return fix_unreadable(rp, f);
+	case CHECK_FIX_FILE_EXTENT:
+		return fix_file_extent(rp, f);
 	case CHECK_FIX_INODE:
 		if (rp->names) {        /* names first: what they change changes the inode */
 			struct rp_fix g = *f;
@@ -869,7 +875,8 @@ static int apply(struct rp *rp)
 		ret = fs_fst_rebuild(fs);
 		say(rp, "free space tree made anew");
 	}
-	for (size_t i = 0; i < rp->next && !ret; i++)
+	/* extent refs follow file extents: those being mended change them */
+	for (size_t i = 0; i < rp->next && !ret && !rp->file_extents; i++)
 		ret = rewrite_extent(rp, &rp->ext[i]);
 	if (!ret && rp->devices)
 		ret = fix_devices(rp);
