@@ -49,7 +49,7 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 	ck_report(c, &p);
 }
 
-void ck_fs_error(struct check_ctx *c, const struct fs_error *e)
+void ck_fs_error(struct check_ctx *c, const struct fs_error *e, const struct fs_key *reached)
 {
 	char buf[300];
 
@@ -68,8 +68,8 @@ void ck_fs_error(struct check_ctx *c, const struct fs_error *e)
 	}
 	/* a block with the wrong generation is otherwise good: copied anew, it is fixed */
 	ck_fix(c, !strncmp(e->msg, "parent transid", 14) ? CHECK_FIX_RECOW : CHECK_FIX_UNREADABLE);
-	if (CFG_CHECK_REPAIR && e->has_key)
-		c->fix_key = e->key;
+	if (CFG_CHECK_REPAIR && (reached || e->has_key))
+		c->fix_key = reached ? *reached : e->key;
 	fs_error_format(e, buf, sizeof(buf));
 	ck_err(c, e->tree, 0, e->logical, 0, "%s", buf);
 }
@@ -142,7 +142,7 @@ int ck_iterate(struct check_ctx *c, const struct fs_root *root, const struct fs_
 	fs_path_init(&p);
 	ret = fs_search(c->fs, root, from, &p);
 	if (ret < 0) {
-		ck_fs_error(c, &c->fs->err);
+		ck_fs_error(c, &c->fs->err, NULL);
 		fs_path_release(c->fs, &p);
 		return ret;
 	}
@@ -158,7 +158,7 @@ int ck_iterate(struct check_ctx *c, const struct fs_root *root, const struct fs_
 			break;
 		ret = fs_next(c->fs, &p);
 		if (ret < 0)
-			ck_fs_error(c, &c->fs->err);
+			ck_fs_error(c, &c->fs->err, NULL);
 		if (ret)
 			break;
 	}
@@ -205,7 +205,7 @@ int ck_cursor_next(struct ck_cursor *cu, struct fs_key *key, const uint8_t **dat
 	}
 	if (ret) {
 		if (ret < 0)
-			ck_fs_error(cu->c, &cu->c->fs->err);
+			ck_fs_error(cu->c, &cu->c->fs->err, NULL);
 		cu->state = 2;
 		return 0;
 	}

@@ -55,7 +55,7 @@ static int load_block_groups(struct check_ctx *c)
 	int cap = 0;
 
 	if (fs_root_lookup(c->fs, fs_block_group_tree_id(c->fs), &r) < 0) {
-		ck_fs_error(c, &c->fs->err);
+		ck_fs_error(c, &c->fs->err, NULL);
 		return 0;
 	}
 	return ck_iterate(c, &r, &from, bg_item_cb, &cap);
@@ -289,7 +289,7 @@ int check_chunks_and_devices(struct check_ctx *c)
 	check_chunk_bgs(c);
 	if (fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk_root) < 0 ||
 	    fs_root_lookup(fs, BTRFS_DEV_TREE_OBJECTID, &dev_root) < 0) {
-		ck_fs_error(c, &fs->err);
+		ck_fs_error(c, &fs->err, NULL);
 		return 0;
 	}
 	ds.matched = calloc(fs->num_chunks ? fs->num_chunks : 1, sizeof(*ds.matched));

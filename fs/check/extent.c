@@ -536,7 +536,7 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 			e.tree = w->tree;
 		if (first_key && !e.has_key)
 			fs_err_key(&e, first_key);
-		ck_fs_error(c, &e);
+		ck_fs_error(c, &e, first_key);
 		return;
 	}
 	ck_progress(c, ++w->blocks);

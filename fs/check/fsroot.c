@@ -373,6 +373,8 @@ static void inode_refs(struct fsr *f, const struct fs_key *key, const uint8_t *d
 		add_link(f, &r);
 	}
 	if (ret < 0)
+		fix_delete(f, key);     /* its names are made again from the dir entries */
+	if (ret < 0)
 		ck_err(f->c, f->root, key->objectid, 0, 0,
 		       "%sroot %llu inode %llu: corrupt inode ref item (key offset %llu)", f->prefix,
 		       (unsigned long long)f->root, (unsigned long long)key->objectid,
@@ -426,7 +428,7 @@ static void dir_entries(struct fsr *f, const struct fs_key *key, const uint8_t *
 	struct ino_state *in = &f->in;
 	struct fs_dir_entry de;
 	uint32_t pos = 0;
-	int ret, count = 0, xattr = key->type == BTRFS_XATTR_ITEM_KEY;
+	int ret, count = 0, misnamed = 0, xattr = key->type == BTRFS_XATTR_ITEM_KEY;
 
 	if (!xattr) {
 		in->found_dir_item = 1;
@@ -453,6 +455,7 @@ static void dir_entries(struct fsr *f, const struct fs_key *key, const uint8_t *
 		if (key->type == BTRFS_DIR_ITEM_KEY &&
 		    ck_name_hash(de.name, de.name_len) != key->offset) {
 			in->errors |= I_MISMATCH_DIR_HASH;
+			misnamed = 1;
 			continue;
 		}
 		if (de.location.type != BTRFS_INODE_ITEM_KEY)
@@ -462,6 +465,10 @@ static void dir_entries(struct fsr *f, const struct fs_key *key, const uint8_t *
 		r.index = key->type == BTRFS_DIR_INDEX_KEY ? key->offset : 0;
 		fill_name(&r, de.name, de.name_len);
 		add_link(f, &r);
+	}
+	if (misnamed && ret >= 0) {     /* a damaged name: it comes back from the other halves */
+		fix_delete(f, key);
+		ck_problem(f->c, CK_FIX, f->root, key->objectid, 0, 0, "dir item with a name of another hash");
 	}
 	if (ret < 0)
 		fix_delete(f, key);     /* its names are made again from the other halves */
@@ -690,7 +697,7 @@ static void fsr_error(void *ctx, const struct fs_error *e)
 
 	if (!copy.tree)
 		copy.tree = f->root;
-	ck_fs_error(f->c, &copy);
+	ck_fs_error(f->c, &copy, NULL);
 }
 
 /* ---- the links, merged per inode ------------------------------------------------ */

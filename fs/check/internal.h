@@ -91,8 +91,10 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 /* An error printed as is: the reference's multi-line reports (inode errors,
  * unresolved refs) have no "ERROR:" prefix. */
 #define ck_raw(c, root, ino, ...) ck_problem(c, CK_RAW, root, ino, 0, 0, __VA_ARGS__)
-/* Reports an engine error (bad block, failed read) once per block address. */
-void ck_fs_error(struct check_ctx *c, const struct fs_error *e);
+/* Reports an engine error (bad block, failed read) once per block address; reached: the
+ * key of the pointer the block was reached through (for the repair: e's key when NULL,
+ * which for a damaged leaf may be the key of the item that is wrong). */
+void ck_fs_error(struct check_ctx *c, const struct fs_error *e, const struct fs_key *reached);
 void ck_progress(struct check_ctx *c, uint64_t done);
 /* A sorter with share/16 of the sort memory. */
 struct xsort *ck_sorter(struct check_ctx *c, size_t rec_size, xsort_cmp_fn cmp, unsigned share);

@@ -97,7 +97,7 @@ static void log_error(void *ctx, const struct fs_error *e)
 {
 	struct log_walk *lw = ctx;
 
-	ck_fs_error(lw->c, e);
+	ck_fs_error(lw->c, e, NULL);
 }
 
 static int log_range_cmp(const void *a, const void *b)

@@ -104,54 +104,106 @@ int fix_leaf(struct rp *rp, const struct rp_fix *f)
 	return ret;
 }
 
-/* A copy of the leaf bytenr whose checksum is good (the damage is not of the disk). */
-static int good_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf)
+/* A copy of the leaf bytenr to salvage items from: one whose checksum is good (the
+ * damage is in what it says), else one that is at least this leaf (its address, level
+ * and filesystem: the damage is of the disk). */
+static int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf)
 {
 	const struct btrfs_header *h = (const void *)leaf;
 	uint8_t csum[CSUM_MAX_SIZE];
+	int n = fs_num_copies(fs, bytenr), pass, m;
 
-	for (int m = 1; m <= fs_num_copies(fs, bytenr); m++)
-		if (!fs_read_logical(fs, bytenr, leaf, fs->nodesize, m) && !h->level &&
-		    get_le64(&h->bytenr) == bytenr &&
-		    !csum_compute(fs->csum_type, leaf + BTRFS_CSUM_START, fs->nodesize - BTRFS_CSUM_START, csum) &&
-		    !memcmp(csum, h->csum, csum_size(fs->csum_type)))
-			return 0;
+	for (pass = 0; pass < 2; pass++)
+		for (m = 1; m <= n; m++)
+			if (!fs_read_logical(fs, bytenr, leaf, fs->nodesize, m) && !h->level &&
+			    get_le64(&h->bytenr) == bytenr && !memcmp(h->fsid, fs->meta_uuid, BTRFS_FSID_SIZE) &&
+			    (pass || (!csum_compute(fs->csum_type, leaf + BTRFS_CSUM_START,
+						    fs->nodesize - BTRFS_CSUM_START, csum) &&
+				      !memcmp(csum, h->csum, csum_size(fs->csum_type)))))
+				return 0;
 	return -EUCLEAN;
 }
 
-/* Item data is packed from the end of the leaf down. A leaf whose items say otherwise
- * is laid out again as btrfs-progs does: an item that ends short of where the one before
- * it starts is moved up to it; one that reaches past it is dropped when it is a dir index
- * (made again from its dir item), else the leaf cannot be mended (-EUCLEAN). */
+/* The items of a damaged leaf that still read as items: inside the leaf, keys in order
+ * (the longest run in order is kept: one damaged key does not take the others with
+ * it), data not overlapping; laid out again from the end of the leaf as btrfs packs them.
+ * -EUCLEAN when none is left. */
 static int salvage_leaf(struct fs *fs, uint64_t bytenr, uint8_t *leaf, uint32_t *dropped)
 {
 	struct btrfs_header *h = (void *)leaf;
 	struct btrfs_item *it = (void *)(h + 1);
-	uint8_t *data = (uint8_t *)(h + 1);
-	uint64_t space = fs->nodesize - sizeof(*h);
+	uint32_t space = fs->nodesize - sizeof(*h), n, kept = 0, at;
 	struct fs_block_ctx ctx = { fs->nodesize, fs->csum_type, fs->meta_uuid, bytenr, 1 };
+	uint32_t *len, *prev, *order;
+	uint8_t *copy;
 	struct fs_error err;
-	uint32_t n;
+	int ret = -ENOMEM;
 
-	if (good_copy(fs, bytenr, leaf) || (n = get_le32(&h->nritems)) > space / sizeof(*it))
+	if (leaf_copy(fs, bytenr, leaf))
 		return -EUCLEAN;
-again:
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t size = get_le32(&it[i].size), end = get_le32(&it[i].offset) + size;
-		uint64_t limit = i ? get_le32(&it[i - 1].offset) : space;
+	n = get_le32(&h->nritems);
+	if (n > space / sizeof(*it))
+		n = space / sizeof(*it);
+	len = calloc(n + 1, sizeof(*len));
+	prev = calloc(n + 1, sizeof(*prev));
+	order = calloc(n + 1, sizeof(*order));
+	copy = malloc(fs->nodesize);
+	if (len && prev && order && copy) {
+		/* longest run of keys in order among the items inside the leaf (len[i]: of the
+		 * run ending at i, prev[i]: the item before it in that run, n: none) */
+		uint32_t best = n;
 
-		if (end > limit) {
-			if (it[i].key.type != BTRFS_DIR_INDEX_KEY)
-				return -EUCLEAN;
-			memmove(&it[i], &it[i + 1], (n - i - 1) * sizeof(*it));
-			put_le32(&h->nritems, --n);
-			(*dropped)++;
-			goto again;
+		memcpy(copy, leaf, fs->nodesize);
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t off = get_le32(&it[i].offset), size = get_le32(&it[i].size);
+			struct fs_key ki, kj;
+
+			prev[i] = n;
+			if (off + size > space || off < n * sizeof(*it))
+				continue;
+			len[i] = 1;
+			fs_key_from_disk(&ki, &it[i].key);
+			for (uint32_t j = 0; j < i; j++)
+				if (len[j] && len[j] + 1 > len[i] && (fs_key_from_disk(&kj, &it[j].key),
+								     fs_key_cmp(&kj, &ki) < 0))
+					len[i] = len[j] + 1, prev[i] = j;
+			if (best == n || len[i] > len[best])
+				best = i;
 		}
-		memmove(data + limit - size, data + end - size, size);
-		put_le32(&it[i].offset, (uint32_t)(limit - size));
+		for (uint32_t i = best; i != n; i = prev[i])
+			order[kept++] = i;      /* the run, last item first */
+		/* the run in key order; an item whose data overlaps one kept before it goes */
+		at = space;
+		n = kept;
+		kept = 0;
+		for (uint32_t r = n; r-- > 0;) {
+			const struct btrfs_item *src = (const struct btrfs_item *)(copy + sizeof(*h)) + order[r];
+			uint32_t off = get_le32(&src->offset), size = get_le32(&src->size), o;
+
+			for (o = n; o-- > r + 1;) {
+				const struct btrfs_item *k = (const struct btrfs_item *)(copy + sizeof(*h)) + order[o];
+
+				if (off < get_le32(&k->offset) + get_le32(&k->size) && get_le32(&k->offset) < off + size)
+					break;
+			}
+			if (o != r)
+				continue;
+			at -= size;
+			it[kept] = *src;
+			put_le32(&it[kept].offset, at);
+			memmove(leaf + sizeof(*h) + at, copy + sizeof(*h) + off, size);
+			kept++;
+		}
+		*dropped = get_le32(&((struct btrfs_header *)copy)->nritems) - kept;
+		put_le32(&h->nritems, kept);
+		ret = kept && at >= kept * sizeof(*it) && !fs_block_check(leaf, &ctx, &FS_EXPECT_NONE, &err) ?
+		      0 : -EUCLEAN;
 	}
-	return n && !fs_block_check(leaf, &ctx, &FS_EXPECT_NONE, &err) ? 0 : -EUCLEAN;
+	free(len);
+	free(prev);
+	free(order);
+	free(copy);
+	return ret;
 }
 
 /* The trees whose TREE_BLOCK_REFs the extent item of bytenr lists (at most max). */
@@ -194,8 +246,8 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 		for (int i = 0; i < (n ? n : 1) && !ret; i++)
 			ret = fs_tree_put_leaf(rp->fs, trees[i], &f->key, f->bytenr, leaf);
 		if (!ret)
-			say(rp, "laid out the items of leaf %llu anew, %u dir index dropped",
-			    (unsigned long long)f->bytenr, dropped);
+			say(rp, "laid out the items of leaf %llu anew, %u damaged item%s dropped",
+			    (unsigned long long)f->bytenr, dropped, dropped == 1 ? "" : "s");
 	} else {
 		ret = fs_tree_drop_leaf(rp->fs, f->root, &f->key, f->bytenr);
 		if (!ret)
