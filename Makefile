@@ -137,10 +137,15 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libbox.a
 test: $(BIN) $(UNIT_BINS)
 	$(Q)TEST_CC=$(CC) BOX=$(abspath $(BIN)) UNIT_DIR=$(abspath $(BUILD)/unit) SANITIZE=$(SANITIZE) sh tests/run.sh $(T)
 
-# every power-cut point of the write paths (tests/crash.test samples them in make test)
+# every power-cut point of every write path (make test samples them): mkfs, label, rescue,
+# undo, offline scrub (tests/crash.test), repair (tests/repair-crash.test), resize
+CRASH_TESTS := tests/crash.test tests/repair-crash.test tests/resize_offline.test
 crashtest: $(BIN) $(BUILD)/unit/write_model
-	$(Q)CRASH_ALL=1 TEST_TIMEOUT=14400 T_TIMEOUT=7200 BOX=$(abspath $(BIN)) UNIT_DIR=$(abspath $(BUILD)/unit) \
-		sh tests/run.sh crash.test
+	$(Q)rm -f $(BUILD)/crash.count
+	$(Q)CRASH_ALL=1 CRASH_COUNT_FILE=$(abspath $(BUILD)/crash.count) TEST_TIMEOUT=14400 T_TIMEOUT=7200 \
+		BOX=$(abspath $(BIN)) UNIT_DIR=$(abspath $(BUILD)/unit) TESTS='$(CRASH_TESTS)' sh tests/run.sh crash
+	$(Q)awk '{ n += $$1; k++ } END { printf "%d power cuts in %d write runs, each image the old or the new filesystem\n", n, k }' \
+		$(BUILD)/crash.count
 
 sanitize:
 	$(Q)$(MAKE) --no-print-directory CC=gcc BUILD=build/sanitize BIN=build/sanitize/btrfsbox SANITIZE=1 test
