@@ -103,6 +103,7 @@ struct check_args {
 	struct fs_open_opts open;
 	struct check_opts opts;
 	int force, progress, writes, readonly, no_undo, init_csum, init_extent;
+	uint64_t adopt_root;            /* the repair works on the backup root of this generation */
 	const char *modifier;   /* the option that would write */
 	const char *undo, *clear_cache;
 };
@@ -507,7 +508,8 @@ static void on_left(void *ctx, const struct check_problem *p)
 static int run_repair(struct fs *fs, struct check_args *a, const char *path, int *written)
 {
 	struct repair_opts ro = { .check = a->opts, .init_csum_tree = a->init_csum,
-				  .init_extent_tree = a->init_extent, .fixed = on_fixed, .left = on_left };
+				  .init_extent_tree = a->init_extent, .adopt_root = a->adopt_root,
+				  .fixed = on_fixed, .left = on_left };
 	struct repair_result r;
 	struct out_state o = out_for(a, &r.first);
 	char uuid[UUID_STR_LEN];
@@ -568,6 +570,17 @@ static int repair_main(struct check_args *a, const char *path)
 	fs_wopen_opts_init(&wo);
 	wo.open = a->open;
 	fs = fs_wopen(&path, 1, &wo, &err);
+	if (!fs && err.tree == BTRFS_ROOT_TREE_OBJECTID && a->open.backup_root < 0 && !a->open.tree_root) {
+		/* the root tree is lost: the last transaction whose root tree is whole */
+		uint64_t gen;
+
+		msg_warn("cannot read the root tree: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
+		fs = repair_open_backup(&path, 1, &wo, &gen, &err);
+		if (fs)
+			printf("using the root tree of generation %llu from the backup roots: what later "
+			       "transactions wrote is not in it\n", (unsigned long long)gen);
+		a->adopt_root = fs ? gen : 0;
+	}
 	if (!fs) {
 		msg_error("cannot open file system: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
 		return 1;

@@ -205,7 +205,9 @@ def damage(img, cls, rnd, trees=None):
         blocks = [b for b in blocks if b[2] == 0 and fs.read_block(b[1]).nritems]
     if not blocks:
         return None
-    tree, logical, level = rnd.choice(blocks)
+    # a tree first (each as likely: the small ones matter as much), then one of its blocks
+    tree = rnd.choice(sorted({tree_name(b[0]) for b in blocks}))
+    tree, logical, level = rnd.choice([b for b in blocks if tree_name(b[0]) == tree])
     blk = fs.read_block(logical)
     where = "%s tree block %d (level %d)" % (tree_name(tree), logical, level)
     if cls == "zero":

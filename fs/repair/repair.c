@@ -902,6 +902,60 @@ static int prepare(struct rp *rp)
 	return ret;
 }
 
+/* ---- a root tree from the backup roots ------------------------------------------------ */
+
+static void walk_error(void *ctx, const struct fs_error *err)
+{
+	(void)err;
+	*(int *)ctx = 1;
+}
+
+/* Every block of the handle's root tree reads well. */
+static int root_tree_whole(struct fs *fs)
+{
+	struct fs_walk_ops ops = { NULL, NULL, walk_error };
+	struct fs_root r;
+	int bad = 0;
+
+	return !fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r) && !fs_tree_walk(fs, &r, &ops, &bad) && !bad;
+}
+
+struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_wopen_opts *opts,
+			      uint64_t *generation, struct fs_error *err)
+{
+	struct fs_wopen_opts o = *opts;
+	struct btrfs_super_block sb;
+	uint64_t tried = UINT64_MAX;
+	int ret = fs_super_read(paths[0], opts->open.super_mirror < 0 ? 0 : opts->open.super_mirror, &sb, err);
+
+	if (ret)
+		return NULL;
+	fs_err(err, -ENOENT, "no backup root has a root tree that can be read");
+	for (;;) {
+		uint64_t best = 0;
+		int slot = -1;
+		struct fs *fs;
+
+		for (int i = 0; i < BTRFS_NUM_BACKUP_ROOTS; i++) {
+			uint64_t g = get_le64(&sb.super_roots[i].tree_root_gen);
+
+			if (g > best && g < tried && get_le64(&sb.super_roots[i].tree_root))
+				best = g, slot = i;
+		}
+		if (slot < 0)
+			return NULL;
+		tried = best;
+		o.open.backup_root = slot;
+		fs = fs_wopen(paths, n, &o, err);
+		if (fs && root_tree_whole(fs)) {
+			*generation = best;
+			return fs;
+		}
+		if (fs)
+			fs_wclose(fs);
+	}
+}
+
 int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *r)
 {
 	struct rp rp = { .fs = fs, .o = o, .first = 1, .init_extent = o->init_extent_tree,
@@ -917,11 +971,17 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	if (rp.nsigs)
 		sort_stable(rp.sigs, rp.nsigs, sizeof(*rp.sigs), u64_cmp);
 	r->last = r->first;
-	if (ret || (!rp.fixable && !o->init_csum_tree && !o->init_extent_tree)) {
+	if (ret || (!rp.fixable && !o->init_csum_tree && !o->init_extent_tree && !o->adopt_root)) {
 		r->nothing = !ret && r->first.errors;
 		goto out;
 	}
 	ret = fs_tx_begin(fs);
+	if (!ret && o->adopt_root) {
+		/* its root block copied: the commit makes it the filesystem's */
+		ret = fs_tree_recow(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ 0, 0, 0 });
+		say(&rp, "the root tree of generation %llu (a backup root) is the filesystem's again",
+		    (unsigned long long)o->adopt_root);
+	}
 	fixable = rp.fixable;
 	while (!ret && (rp.fixable || rp.init_extent || rp.init_csum) && round++ < MAX_ROUNDS) {
 		changes = rp.changes;
@@ -951,7 +1011,7 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	/* written when it is better: fewer errors (or problems it fixes), none new */
 	if (!ret && (rp.new_errors || !rp.changes ||
 		     (r->last.errors >= r->first.errors && rp.fixable >= fixable && !o->init_csum_tree &&
-		      !o->init_extent_tree))) {
+		      !o->init_extent_tree && !o->adopt_root))) {
 		r->refused = !!rp.new_errors;
 		fs_tx_abort(fs);
 	} else if (!ret) {
