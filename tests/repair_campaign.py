@@ -14,13 +14,15 @@ block group, uuid, quota, data reloc): zero (a tree block zeroed on every copy),
 bitflip (bits flipped inside a leaf, checksum made valid), field (an item field or key
 set to another value, checksum valid), delete (an item deleted, checksum valid).
 
-usage: repair_campaign.py bases DIR [--mkfs MKFS] [--btrfs BTRFS]
+usage: repair_campaign.py bases DIR [--mkfs MKFS] [--btrfs BTRFS] [--only NAME,...]
            base images: SINGLE and DUP metadata, 16 KiB and 4 KiB nodes, quotas; files of all
            sizes, inline files, hard links, xattrs, symlinks, a sparse file, zstd compressed
            files, a subvolume and a snapshot of it sharing extents (root, kernel, loop)
        repair_campaign.py run --box BIN --bases DIR --work DIR [-n N] [--seed S]
            [--ref BTRFS] [--judge BTRFS] [--classes zero,bitflip,field,delete] [--trees ...]
            [--keep] [--only N,...] [--log FILE]
+       repair_campaign.py damage IMAGE CLASS [--tree TREE] [--seed S]   one damage
+       repair_campaign.py files IMAGE TRUTH   a kernel mount's files against the truth
 Prints the table of the issue for each tool and the trials per damage class; exits 1
 when btrfsbox crashed or hung, made a trial worse, or its clean result was refused by
 the kernel."""
@@ -49,7 +51,7 @@ BASES = (  # name, mkfs options, quotas
     ("dup4k", ["-m", "dup", "-n", "4096"], False),
     ("quota", ["-m", "dup", "-n", "4096"], True),
 )
-TIMEOUT = 300
+TIMEOUT = 120          # a repair step of these small filesystems taking longer hangs
 
 
 def run(cmd, timeout=TIMEOUT, **kw):
@@ -139,7 +141,7 @@ def make_bases(args):
     try:
         for name, opts, quota in BASES:
             img = os.path.join(args.dir, name + ".img")
-            if os.path.exists(img + ".truth"):
+            if os.path.exists(img + ".truth") or (args.only and name not in args.only.split(",")):
                 continue
             with open(img, "wb") as f:
                 f.truncate(320 << 20)
@@ -434,6 +436,9 @@ def trial(args, n, rnd, bases, mnt, log):
                      "worse": after < before, "secs": round(time.time() - t0, 1),
                      "rw": clean and mounted and rw_ok(img, args.judge, mnt)}
         os.unlink(img)
+        for f in os.listdir(args.work):     # the undo files the repairs left
+            if f.endswith(".undo"):
+                os.unlink(os.path.join(args.work, f))
     if args.keep:
         os.rename(img0, os.path.join(args.work, "trial%d.img" % n))
     else:
@@ -500,6 +505,8 @@ def run_campaign(args):
                 flush=True)
             print("      %s" % r["damage"], flush=True)
             log.flush()
+            with open(os.path.join(args.work, "results.json"), "w") as f:
+                json.dump(results, f, indent=1)
     finally:
         os.rmdir(mnt)
         with open(os.path.join(args.work, "results.json"), "w") as f:
@@ -524,6 +531,15 @@ def main():
     b.add_argument("dir")
     b.add_argument("--mkfs", default=shutil.which("mkfs.btrfs") or "mkfs.btrfs")
     b.add_argument("--btrfs", default=shutil.which("btrfs") or "btrfs")
+    b.add_argument("--only", help="these bases only (NAME,...)")
+    d = sub.add_parser("damage")
+    d.add_argument("image")
+    d.add_argument("cls", choices=CLASSES)
+    d.add_argument("--tree")
+    d.add_argument("--seed", default="1")
+    f = sub.add_parser("files")
+    f.add_argument("image")
+    f.add_argument("truth")
     r = sub.add_parser("run")
     r.add_argument("--box", required=True)
     r.add_argument("--bases", required=True)
@@ -541,6 +557,18 @@ def main():
     if args.cmd == "bases":
         make_bases(args)
         return 0
+    if args.cmd == "damage":
+        desc = damage(args.image, args.cls, random.Random(args.seed), {args.tree} if args.tree else None)
+        print(desc or "nothing to damage")
+        return 0 if desc else 1
+    if args.cmd == "files":
+        mnt = tempfile.mkdtemp(prefix="campaign-mnt.")
+        try:
+            mounted, right, wrong = kernel_files(args.image, json.load(open(args.truth)), mnt)
+        finally:
+            os.rmdir(mnt)
+        print("%s %d right %d wrong" % ("mounted" if mounted else "refused", right, wrong))
+        return 0 if mounted else 1
     return run_campaign(args)
 
 

@@ -550,6 +550,16 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 		       (unsigned long long)bytenr, (unsigned long long)fs_block_generation(b),
 		       (unsigned long long)c->super_gen);
 	}
+	if (first_key && !fs_block_nritems(b)) {
+		/* only a root may be empty: the key pointing here names nothing (dropped) */
+		ck_fix(c, CHECK_FIX_UNREADABLE);
+		if (CFG_CHECK_REPAIR)
+			c->fix_key = *first_key;
+		ck_err(c, w->tree, 0, bytenr, b->size,
+		       "Wrong key of child node/leaf, wanted: (%llu, %u, %llu), have: (0, 0, 0)",
+		       (unsigned long long)first_key->objectid, first_key->type,
+		       (unsigned long long)first_key->offset);
+	}
 	flags = tree_block_flags(c, bytenr);
 	full = (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) != 0;
 	if (!full && (w->tree == BTRFS_TREE_RELOC_OBJECTID ||

@@ -234,8 +234,9 @@ static void child_backref(struct check_ctx *c, struct rr_state *s, const struct 
 	find_dir_entries(c, &named, &n);
 	n.reachable = !(n.errors & (REF_NO_ROOT_REF | REF_NO_DIR_ITEM));
 	keep_name(s, &n);
-	/* a name whose ROOT_REF alone is missing counts for nothing; the repair hears of it */
-	if (CFG_CHECK_REPAIR && !n.reachable && !(n.errors & (REF_NO_DIR_ITEM | REF_NO_DIR_INDEX))) {
+	/* a name whose ROOT_REF alone is missing, or (both root refs there) whose dir item or
+	 * index is, counts for nothing; the repair hears of it */
+	if (CFG_CHECK_REPAIR && !n.reachable && (have_fwd || !(n.errors & (REF_NO_DIR_ITEM | REF_NO_DIR_INDEX)))) {
 		fix_subvol(c, n.parent, n.dirid, n.index, n.errors, 0);
 		ck_problem(c, CK_FIX, n.child, 0, 0, 0, "name of subvolume %llu", (unsigned long long)n.child);
 	}
