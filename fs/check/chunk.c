@@ -18,11 +18,19 @@ static int bg_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8
 	if (key->type != BTRFS_BLOCK_GROUP_ITEM_KEY)
 		return 0;
 	bi = fs_block_group_item(data, size);
-	if (!bi) {
-		ck_err(c, 0, 0, key->objectid, key->offset, "block group item [%llu %llu] is too short",
-		       (unsigned long long)key->objectid, (unsigned long long)key->offset);
+	if (!bi || size != sizeof(*bi) || !key->offset) {
+		/* the block group items are made anew */
+		ck_err(c, fs_block_group_tree_id(c->fs), 0, key->objectid, key->offset,
+		       "block group item [%llu %llu] has size %u, not %zu", (unsigned long long)key->objectid,
+		       (unsigned long long)key->offset, size, sizeof(*bi));
 		return 0;
 	}
+	if (get_le64(&bi->chunk_objectid) != BTRFS_FIRST_CHUNK_TREE_OBJECTID)
+		ck_err_fix(c, CHECK_FIX_SPACE_USED, 0, 0, key->objectid, key->offset,
+			   "block group [%llu %llu] invalid chunk objectid, have %llu expect %llu",
+			   (unsigned long long)key->objectid, (unsigned long long)key->offset,
+			   (unsigned long long)get_le64(&bi->chunk_objectid),
+			   (unsigned long long)BTRFS_FIRST_CHUNK_TREE_OBJECTID);
 	if (c->nbgs == *cap) {
 		int nc = *cap ? *cap * 2 : 64;
 		void *p = realloc(c->bgs, (size_t)nc * sizeof(*c->bgs));

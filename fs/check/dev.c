@@ -50,6 +50,8 @@ static void check_opened_device(struct check_ctx *c, const struct fs_root *chunk
 	if (found < 0)
 		return;
 	if (why) {
+		if (!found)     /* the repair makes it again from the device's superblock */
+			ck_fix(c, CHECK_FIX_DEVICES);
 		ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0, "device %s is not devid %llu of the filesystem: %s",
 		       dev->path, (unsigned long long)dev->devid, why);
 		return;

@@ -485,7 +485,8 @@ static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 	if (fs_root_lookup(fs, tree, &root) || fs_lookup(fs, &root, &k, &p))
 		return 0;
 	bg = (void *)fs_path_data(&p, &size);
-	same = size < sizeof(*bg) || (get_le64(&bg->used) == used && get_le64(&bg->flags) == c->type);
+	same = size < sizeof(*bg) || (get_le64(&bg->used) == used && get_le64(&bg->flags) == c->type &&
+				      get_le64(&bg->chunk_objectid) == BTRFS_FIRST_CHUNK_TREE_OBJECTID);
 	fs_path_release(fs, &p);
 	if (same)
 		return 0;
@@ -496,6 +497,7 @@ static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 	    (unsigned long long)c->length, (unsigned long long)used, (unsigned long long)c->type);
 	put_le64(&bg->used, used);
 	put_le64(&bg->flags, c->type);
+	put_le64(&bg->chunk_objectid, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
 	return 0;
 }
 
@@ -601,6 +603,31 @@ static uint64_t fix_device(struct rp *rp, const struct fs_key *key)
 	return want;
 }
 
+/* A device of the filesystem without its device item gets the one its superblock
+ * holds (dev_item: the copy each device keeps of its own). */
+static int add_device_items(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	int ret = 0;
+
+	for (int i = 0; i < fs->num_devs && !ret; i++) {
+		const struct fs_device *d = &fs->devs[i];
+		struct fs_key k = { BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, d->devid };
+		struct fs_root root;
+		struct fs_path p;
+
+		if (d->fd < 0 || fs_device_is_seed(fs, d) || (ret = fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &root)))
+			continue;
+		ret = fs_lookup(fs, &root, &k, &p);
+		fs_path_release(fs, &p);
+		if (ret != -ENOENT)
+			continue;
+		say(rp, "added the device item of devid %llu from its superblock", (unsigned long long)d->devid);
+		ret = fs_item_insert(fs, BTRFS_CHUNK_TREE_OBJECTID, &k, &d->sb.dev_item, sizeof(d->sb.dev_item));
+	}
+	return ret == -ENOENT ? 0 : ret;
+}
+
 /* Device items, and the superblock's total bytes and number of devices from them. */
 static int fix_devices(struct rp *rp)
 {
@@ -609,7 +636,10 @@ static int fix_devices(struct rp *rp)
 	uint64_t total = 0, n = 0, size;
 	struct fs_root root;
 	struct fs_path p;
-	int ret;
+	int ret = add_device_items(rp);
+
+	if (ret)
+		return ret;
 
 	for (;;) {
 		ret = fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &root);
@@ -627,6 +657,8 @@ static int fix_devices(struct rp *rp)
 	}
 	if (ret < 0)
 		return ret;
+	if (!n)         /* never a filesystem without devices */
+		return fs_err(&fs->err, -EUCLEAN, "the chunk tree has no device item");
 	if (get_le64(&fs->sb.num_devices) != n)
 		say(rp, "Successfully reset super num devices to %llu", (unsigned long long)n);
 	if (get_le64(&fs->sb.total_bytes) != total)
