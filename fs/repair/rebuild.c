@@ -18,29 +18,48 @@
 
 #define CSUM_TREE BTRFS_CSUM_TREE_OBJECTID
 
+/* The first root item of a subvolume tree (the top one, or 256 and on) at or after *k in
+ * the root tree: *k gets its key, *ri its data (zeroed when it does not parse). 0, 1 when
+ * there is none, or -errno. A search of its own: the root tree may change between calls. */
+static int next_subvol_root(struct fs *fs, struct fs_key *k, struct btrfs_root_item *ri)
+{
+	struct fs_root root;
+	struct fs_path p;
+	const uint8_t *data;
+	uint32_t size;
+	int ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root);
+
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &root, k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		fs_path_key(&p, k);
+		if (k->type == BTRFS_ROOT_ITEM_KEY && (k->objectid == BTRFS_FS_TREE_OBJECTID ||
+		    (k->objectid >= BTRFS_FIRST_FREE_OBJECTID && k->objectid <= BTRFS_LAST_FREE_OBJECTID)))
+			break;
+	}
+	data = ret ? NULL : fs_path_data(&p, &size);
+	if (data && fs_root_item(data, size, ri))
+		memset(ri, 0, sizeof(*ri));
+	fs_path_release(fs, &p);
+	return ret;
+}
+
 /* Calls cb for every item of every subvolume tree: cb returns 0 to go on. */
 static int each_fs_item(struct fs *fs, int (*cb)(struct fs *fs, uint64_t tree, const struct fs_key *key,
 						 const uint8_t *data, uint32_t size, void *arg), void *arg)
 {
 	struct fs_key rk = { BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct btrfs_root_item ri;
 	int ret = 0;
 
 	while (!ret) {
-		struct fs_root root, tree;
+		struct fs_root tree;
 		struct fs_path p;
 		struct fs_key k = { 0, 0, 0 };
 
-		fs_path_init(&p);
-		ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root);
-		for (ret = ret ? ret : fs_search(fs, &root, &rk, &p); ret == 0; ret = fs_next(fs, &p)) {
-			fs_path_key(&p, &rk);
-			if (rk.type == BTRFS_ROOT_ITEM_KEY && (rk.objectid == BTRFS_FS_TREE_OBJECTID ||
-			    (rk.objectid >= BTRFS_FIRST_FREE_OBJECTID && rk.objectid <= BTRFS_LAST_FREE_OBJECTID)))
-				break;
-		}
-		fs_path_release(fs, &p);
+		ret = next_subvol_root(fs, &rk, &ri);
 		if (ret || (ret = fs_root_lookup(fs, rk.objectid, &tree)))
 			return ret > 0 ? 0 : ret;
+		fs_path_init(&p);
 		for (ret = fs_search(fs, &tree, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
 			const uint8_t *data;
 			uint32_t size;
@@ -296,33 +315,14 @@ int rebuild_uuid_tree(struct rp *rp)
 {
 	struct fs *fs = rp->fs;
 	struct fs_key k = { BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct btrfs_root_item ri;
 	int ret = tree_anew(fs, BTRFS_UUID_TREE_OBJECTID);
 
 	/* one root item at a time: the root tree changes as the uuid tree grows */
-	while (!ret) {
-		struct btrfs_root_item ri;
-		struct fs_root root;
-		struct fs_path p;
-		const uint8_t *data;
-		uint32_t size;
-
-		fs_path_init(&p);
-		ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root);
-		for (ret = ret ? ret : fs_search(fs, &root, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
-			fs_path_key(&p, &k);
-			if (k.type == BTRFS_ROOT_ITEM_KEY && (k.objectid == BTRFS_FS_TREE_OBJECTID ||
-			    (k.objectid >= BTRFS_FIRST_FREE_OBJECTID && k.objectid <= BTRFS_LAST_FREE_OBJECTID)))
-				break;
-		}
-		data = ret ? NULL : fs_path_data(&p, &size);
-		if (data && fs_root_item(data, size, &ri))
-			data = NULL;
-		fs_path_release(fs, &p);
-		if (ret)
-			break;
-		if (data && !is_zero(ri.uuid, BTRFS_UUID_SIZE))
+	while (!ret && !(ret = next_subvol_root(fs, &k, &ri))) {
+		if (!is_zero(ri.uuid, BTRFS_UUID_SIZE))
 			ret = uuid_add(fs, ri.uuid, BTRFS_UUID_KEY_SUBVOL, k.objectid);
-		if (!ret && data && !is_zero(ri.received_uuid, BTRFS_UUID_SIZE))
+		if (!ret && !is_zero(ri.received_uuid, BTRFS_UUID_SIZE))
 			ret = uuid_add(fs, ri.received_uuid, BTRFS_UUID_KEY_RECEIVED_SUBVOL, k.objectid);
 		fs_key_next(&k);
 	}
