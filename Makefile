@@ -2,6 +2,7 @@
 #   make               build ./btrfsbox (static, musl; `make CC=gcc` links glibc statically)
 #   make test          unit tests and shell tests; last line "N passed, N failed, N skipped"
 #   make crashtest     power cuts at every write of the write paths (long)
+#   make repair-campaign  random damage repaired by btrfsbox and the reference (long)
 #   make sanitize      the same tests against an ASan+UBSan build (glibc, dynamic)
 #   make demo          mkfs --rootdir -> check -> mount -> restore on an image file
 #   make defconfig | tinyconfig | oldconfig | menuconfig
@@ -147,6 +148,18 @@ crashtest: $(BIN) $(BUILD)/unit/write_model
 	$(Q)awk '{ n += $$1; k++ } END { printf "%d power cuts in %d write runs, each image the old or the new filesystem\n", n, k }' \
 		$(BUILD)/crash.count
 
+# the repair campaign (tests/repair_campaign.py): CAMPAIGN_TRIALS random damages through
+# the repair sequence of btrfsbox and of the reference (btrfs-progs 6.19 where it is built,
+# REF619, else Debian's), judged by the reference check, the kernel and the files (root)
+REF619 ?= /work/ref619/src
+CAMPAIGN_TRIALS ?= 196
+repair-campaign: $(BIN)
+	$(Q)ref=$$([ -x $(REF619)/btrfs ] && echo $(REF619)/btrfs || command -v btrfs); \
+	mkfs=$$([ -x $(REF619)/mkfs.btrfs ] && echo $(REF619)/mkfs.btrfs || command -v mkfs.btrfs); \
+	python3 tests/repair_campaign.py bases $(BUILD)/campaign/bases --mkfs "$$mkfs" --btrfs "$$ref" && \
+	python3 tests/repair_campaign.py run --box $(abspath $(BIN)) --bases $(BUILD)/campaign/bases \
+		--work $(BUILD)/campaign/work -n $(CAMPAIGN_TRIALS) --seed $(or $(SEED),1) --ref "$$ref" --judge "$$ref"
+
 sanitize:
 	$(Q)$(MAKE) --no-print-directory CC=gcc BUILD=build/sanitize BIN=build/sanitize/btrfsbox SANITIZE=1 test
 
@@ -229,6 +242,7 @@ clean:
 
 FORCE:
 .PHONY: FORCE all test units crashtest sanitize demo bench fuzz size sizes sizes-defconfig sizes-tinyconfig \
-	cross-test cross-tools cross-test-needs-arch native-defconfig initramfs vm-test defconfig tinyconfig oldconfig menuconfig clean
+	cross-test cross-tools cross-test-needs-arch native-defconfig initramfs vm-test defconfig tinyconfig oldconfig menuconfig clean \
+	repair-campaign
 .DELETE_ON_ERROR:
 -include $(OBJS:.o=.d)
