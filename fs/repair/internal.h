@@ -24,6 +24,8 @@ struct rp {
 	int unreadable, roots, names, imode, space_used, devices, fst;
 	int rebuild;                    /* derived trees to make anew (REBUILD_*) */
 	int file_extents;               /* file extent items are mended: extent refs wait */
+	int recow;                      /* blocks are copied anew: the walk did not see them,
+					 * extent refs wait for a check that does */
 	int all_collected;              /* the last check gave every extent (check_opts.all_extents) */
 	int init_extent, init_csum;     /* --init-extent-tree, --init-csum-tree still to do */
 	uint64_t fixable;

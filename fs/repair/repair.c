@@ -200,10 +200,13 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		rp->imode |= !!(p->value[0] & I_INVALID_IMODE);
 		add_fix(rp, p);
 		break;
+	case CHECK_FIX_RECOW:
+		rp->recow = 1;
+		add_fix(rp, p);
+		break;
 	case CHECK_FIX_DEV_EXTENT:
 		rp->devices = 1;
 		/* fall through */
-	case CHECK_FIX_RECOW:
 	case CHECK_FIX_CSUMS:
 	case CHECK_FIX_QGROUP:
 	case CHECK_FIX_REPACK:
@@ -320,7 +323,7 @@ static int run_check(struct rp *rp, struct check_stats *st)
 
 	rp->nfixes = rp->next = rp->nrefs = rp->nleft = 0;
 	rp->unreadable = rp->roots = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
-	rp->rebuild = rp->file_extents = 0;
+	rp->rebuild = rp->file_extents = rp->recow = 0;
 	rp->all_collected = rp->init_extent;
 	rp->fixable = rp->new_errors = 0;
 	co.generation = fs_tx_generation(rp->fs);
@@ -907,8 +910,9 @@ static int apply(struct rp *rp)
 		ret = fs_fst_rebuild(fs);
 		say(rp, "free space tree made anew");
 	}
-	/* extent refs follow file extents: those being mended change them */
-	for (size_t i = 0; i < rp->next && !ret && !rp->file_extents; i++)
+	/* extent refs follow file extents (those being mended change them) and the walk (one
+	 * that could not read blocks copied anew did not see their references) */
+	for (size_t i = 0; i < rp->next && !ret && !rp->file_extents && !rp->recow; i++)
 		ret = rewrite_extent(rp, &rp->ext[i]);
 	if (!ret && rp->devices)
 		ret = fix_devices(rp);

@@ -168,6 +168,7 @@ static int write_header(struct fs *fs)
 int fs_undo_start(struct fs *fs, const char *path)
 {
 	struct fs_undo *u = calloc(1, sizeof(*u));
+	int ret = 0;
 
 	if (u)
 		u->saved = calloc((size_t)fs->num_devs, sizeof(*u->saved));
@@ -178,11 +179,14 @@ int fs_undo_start(struct fs *fs, const char *path)
 	u->fd = -1;
 	fs->w->undo = u;
 	if (fs->num_devs > MAX_UNDO_DEVS)
-		return fs_err(&fs->err, -E2BIG, "too many devices for an undo file");
-	u->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (u->fd < 0)
-		return fs_err(&fs->err, -errno, "cannot create the undo file %s: %s", path,
-			      errno == EEXIST ? "it exists (an undo file is never overwritten)" : strerror(errno));
+		ret = fs_err(&fs->err, -E2BIG, "too many devices for an undo file");
+	else if ((u->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+		ret = fs_err(&fs->err, -errno, "cannot create the undo file %s: %s", path,
+			     errno == EEXIST ? "it exists (an undo file is never overwritten)" : strerror(errno));
+	if (ret) {
+		undo_close(fs);         /* nothing started: another path may be tried */
+		return ret;
+	}
 	sync_dir_of(path);
 	return write_header(fs);
 }

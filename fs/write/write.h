@@ -80,7 +80,8 @@ int fs_flush(struct fs *fs);
 
 /* ---- undo files (write/undo.c) ------------------------------------------ */
 
-/* Starts saving what is overwritten to a new file at path (never an existing one). */
+/* Starts saving what is overwritten to a new file at path (never an existing one); when it
+ * fails nothing is started (another path may be tried). */
 int fs_undo_start(struct fs *fs, const char *path);
 /* Puts back what the undo file saved on the devices at paths (all devices of the
  * filesystem), after checking that they are the ones it was written for and that
