@@ -320,12 +320,6 @@ static void fix_delete(struct fsr *f, const struct fs_key *key)
 	}
 }
 
-/* An inode number the kernel accepts in a subvolume tree's keys. */
-static int valid_ino(uint64_t ino)
-{
-	return ino >= BTRFS_FIRST_FREE_OBJECTID && ino <= BTRFS_LAST_FREE_OBJECTID;
-}
-
 /* INODE_EXTREF keys: the offset is crc32c of the name seeded with the parent. */
 static uint64_t extref_hash(uint64_t parent, const char *name, size_t len)
 {
@@ -348,7 +342,7 @@ static void inode_refs(struct fsr *f, const struct fs_key *key, const uint8_t *d
 		r.parent = key->type == BTRFS_INODE_REF_KEY ? key->offset : ref.parent;
 		r.index = ref.index;
 		fill_name(&r, ref.name, ref.name_len);
-		if (!valid_ino(r.parent)) {
+		if (!ck_valid_ino(r.parent)) {
 			fix_delete(f, key);     /* the entries of the real parent make it again */
 			ck_err(f->c, f->root, key->objectid, 0, 0,
 			       "%sroot %llu inode %llu: inode ref names parent %llu, not an inode number",
@@ -625,7 +619,7 @@ static void fs_item(struct fsr *f, const struct fs_key *key, const uint8_t *data
 	if (key->objectid == BTRFS_FREE_SPACE_OBJECTID ||
 	    (key->objectid == BTRFS_EXTENT_CSUM_OBJECTID && !f->links))
 		return;         /* old free space cache; a log's checksums */
-	if (!valid_ino(key->objectid) && key->objectid != BTRFS_FREE_INO_OBJECTID) {
+	if (!ck_valid_ino(key->objectid) && key->objectid != BTRFS_FREE_INO_OBJECTID) {
 		fix_delete(f, key);
 		ck_err(f->c, f->root, key->objectid, 0, 0, "%sroot %llu: key (%llu %u %llu) in leaf %llu is not of an inode",
 		       f->prefix, (unsigned long long)f->root, (unsigned long long)key->objectid, key->type,

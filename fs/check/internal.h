@@ -148,6 +148,11 @@ const char *ck_ref_words(char *buf, size_t size, uint32_t errors);
 void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *b);
 /* btrfs name hash of directory entries: crc32c seeded with ~1, not inverted. */
 uint32_t ck_name_hash(const char *name, size_t len);
+/* An inode number the kernel accepts in a subvolume tree's keys. */
+static inline int ck_valid_ino(uint64_t ino)
+{
+	return ino >= BTRFS_FIRST_FREE_OBJECTID && ino <= BTRFS_LAST_FREE_OBJECTID;
+}
 static inline int ck_is_fstree(uint64_t id)
 {
 	return id == BTRFS_FS_TREE_OBJECTID ||

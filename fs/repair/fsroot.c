@@ -278,7 +278,7 @@ static int new_inode(struct fs *fs, uint64_t root, uint64_t ino, uint32_t mode, 
 	struct btrfs_inode_item ii;
 	uint64_t gen = fs_tx_generation(fs), now = (uint64_t)time(NULL);
 
-	if (ino < BTRFS_FIRST_FREE_OBJECTID || ino > BTRFS_LAST_FREE_OBJECTID)
+	if (!ck_valid_ino(ino))
 		return fs_err_at(&fs->err, -EUCLEAN, root, 0, "%llu is not an inode number: no inode item made",
 				 (unsigned long long)ino);
 	memset(&ii, 0, sizeof(ii));

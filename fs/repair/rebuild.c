@@ -11,6 +11,7 @@
 #include "fs/core/range.h"
 #include "util/csum/csum.h"
 #include "util/le.h"
+#include "util/uuid.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,14 +304,6 @@ static int uuid_add(struct fs *fs, const uint8_t *u, uint8_t type, uint64_t id)
 	return ret ? ret : d ? 0 : fs->err.code;
 }
 
-static int is_zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return 0;
-	return 1;
-}
-
 int rebuild_uuid_tree(struct rp *rp)
 {
 	struct fs *fs = rp->fs;
@@ -320,9 +313,9 @@ int rebuild_uuid_tree(struct rp *rp)
 
 	/* one root item at a time: the root tree changes as the uuid tree grows */
 	while (!ret && !(ret = next_subvol_root(fs, &k, &ri))) {
-		if (!is_zero(ri.uuid, BTRFS_UUID_SIZE))
+		if (!uuid_is_null(ri.uuid))
 			ret = uuid_add(fs, ri.uuid, BTRFS_UUID_KEY_SUBVOL, k.objectid);
-		if (!ret && !is_zero(ri.received_uuid, BTRFS_UUID_SIZE))
+		if (!ret && !uuid_is_null(ri.received_uuid))
 			ret = uuid_add(fs, ri.received_uuid, BTRFS_UUID_KEY_RECEIVED_SUBVOL, k.objectid);
 		fs_key_next(&k);
 	}

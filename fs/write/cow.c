@@ -702,6 +702,9 @@ static int tree_remove(struct fs *fs, uint64_t tree, const struct fs_walk_ops *w
 		ret = 0;                                /* the root block itself cannot be read */
 	if (!ret && strict && w->walk_err.code)
 		ret = (fs->err = w->walk_err).code;     /* a block that cannot be read is not freed */
+	wr = wroot_get(fs, tree);               /* freeing may have grown w->roots */
+	if (!wr)
+		return fs->err.code;
 	wr->moved = 0;
 	*wr = w->roots[--w->nroots];
 	return ret ? ret : finish(fs, item_edit(fs, BTRFS_ROOT_TREE_OBJECTID, &key, ED_DELETE, NULL, 0));
