@@ -104,6 +104,7 @@ struct check_args {
 	struct check_opts opts;
 	int force, progress, writes, readonly, no_undo, init_csum, init_extent;
 	uint64_t adopt_root;            /* the repair works on the backup root of this generation */
+	int rebuild_chunks;             /* the chunk map came from a scan of the devices */
 	const char *modifier;   /* the option that would write */
 	const char *undo, *clear_cache;
 };
@@ -505,10 +506,13 @@ static void on_left(void *ctx, const struct check_problem *p)
 	on_problem(ctx, p);
 }
 
+#define NEED_CHUNKS 2     /* run_repair: the repair needs the chunk map recovered */
+
 static int run_repair(struct fs *fs, struct check_args *a, const char *path, int *written)
 {
 	struct repair_opts ro = { .check = a->opts, .init_csum_tree = a->init_csum,
 				  .init_extent_tree = a->init_extent, .adopt_root = a->adopt_root,
+				  .rebuild_chunks = a->rebuild_chunks,
 				  .fixed = on_fixed, .left = on_left };
 	struct repair_result r;
 	struct out_state o = out_for(a, &r.first);
@@ -526,7 +530,10 @@ static int run_repair(struct fs *fs, struct check_args *a, const char *path, int
 		return 1;
 	ret = repair_fs(fs, &ro, &r);
 	finish_stage(&o);
-	if (ret < 0) {
+	if (!ret && r.need_chunks) {
+		printf("chunks are missing or do not match their block groups and device extents\n");
+		return NEED_CHUNKS;
+	} else if (ret < 0) {
 		char buf[300];
 
 		msg_error("repair aborted, nothing was written: %s", fs_error_format(&fs->err, buf, sizeof(buf)));
@@ -546,45 +553,72 @@ static int run_repair(struct fs *fs, struct check_args *a, const char *path, int
 	return r.last.errors || ret < 0 ? 1 : 0;
 }
 
-static int repair_main(struct check_args *a, const char *path)
+/* The filesystem opened with its chunk map recovered from a scan of the devices (its
+ * chunk tree is lost or does not match), err kept as it was when that fails too. */
+static struct fs *open_recovering_chunks(struct check_args *a, const char *path,
+					 const struct fs_wopen_opts *wo, struct fs_error *err)
 {
-	struct fs_wopen_opts wo;
-	struct fs_error err;
+	struct repair_chunks found;
+	struct fs_error err2;
+	char ebuf[300];
 	struct fs *fs;
-	char buf[PATH_MAX + 64], ebuf[300];
-	const char *undo = a->undo;
-	int ret, written = 0;
 
-	if (!a->force)
-		countdown();
-	printf("Opening filesystem to check...\n");
+	if (err->code)
+		msg_warn("cannot open file system: %s", fs_error_format(err, ebuf, sizeof(ebuf)));
+	printf("Scanning the devices to recover the chunk tree...\n");
 	fflush(stdout);
-	ret = fs_path_mounted(path);
-	if (ret) {
-		if (ret < 0)
-			msg_error("could not check mount status: %s", strerror(-ret));
-		else
-			msg_error("%s is currently mounted: repair works on unmounted filesystems only", path);
-		return 1;
+	fs = repair_open_chunks(&path, 1, wo, &found, &err2);
+	if (!fs) {
+		msg_warn("chunk tree not recovered: %s", fs_error_format(&err2, ebuf, sizeof(ebuf)));
+		return NULL;
 	}
-	fs_wopen_opts_init(&wo);
-	wo.open = a->open;
-	fs = fs_wopen(&path, 1, &wo, &err);
-	if (!fs && err.tree == BTRFS_ROOT_TREE_OBJECTID && a->open.backup_root < 0 && !a->open.tree_root) {
+	printf("chunks recovered: %d from their items, %d made from block groups and device extents\n",
+	       found.from_items, found.made);
+	if (found.lost)
+		msg_warn("%d block group%s without a chunk (the first at %llu): what they hold is lost",
+			 found.lost, found.lost == 1 ? "" : "s", (unsigned long long)found.first_lost);
+	a->rebuild_chunks = 1;
+	return fs;
+}
+
+/* The filesystem opened for the repair: as it is, else from a backup root (a lost root
+ * tree), else with its chunk map recovered (a lost chunk tree; a->rebuild_chunks set:
+ * at once). NULL when none can be opened, said. */
+static struct fs *open_for_repair(struct check_args *a, const char *path, const struct fs_wopen_opts *wo)
+{
+	struct fs_error err;
+	char ebuf[300];
+	struct fs *fs;
+
+	fs_err_clear(&err);
+	fs = a->rebuild_chunks ? NULL : fs_wopen(&path, 1, wo, &err);
+
+	if (!fs && !a->rebuild_chunks && err.tree == BTRFS_ROOT_TREE_OBJECTID && a->open.backup_root < 0 &&
+	    !a->open.tree_root) {
 		/* the root tree is lost: the last transaction whose root tree is whole */
 		uint64_t gen;
 
 		msg_warn("cannot read the root tree: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
-		fs = repair_open_backup(&path, 1, &wo, &gen, &err);
+		fs = repair_open_backup(&path, 1, wo, &gen, &err);
 		if (fs)
 			printf("using the root tree of generation %llu from the backup roots: what later "
 			       "transactions wrote is not in it\n", (unsigned long long)gen);
 		a->adopt_root = fs ? gen : 0;
 	}
-	if (!fs) {
+	if (!fs && (a->rebuild_chunks || err.code != -EBUSY))
+		fs = open_recovering_chunks(a, path, wo, &err);
+	if (!fs)
 		msg_error("cannot open file system: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
-		return 1;
-	}
+	return fs;
+}
+
+/* The repair of an open filesystem, with its undo file. */
+static int repair_with_undo(struct fs *fs, struct check_args *a, const char *path)
+{
+	char buf[PATH_MAX + 64], ebuf[300];
+	const char *undo = a->undo;
+	int ret = 0, written = 0;
+
 	if (undo)
 		ret = fs_undo_start(fs, undo);
 	else if (!a->no_undo)
@@ -607,6 +641,37 @@ static int repair_main(struct check_args *a, const char *path)
 		printf("To undo the repair: btrfs rescue undo %s %s\n", undo, path);
 	}
 	return ret;
+}
+
+static int repair_main(struct check_args *a, const char *path)
+{
+	struct fs_wopen_opts wo;
+	struct fs *fs;
+	int ret;
+
+	if (!a->force)
+		countdown();
+	printf("Opening filesystem to check...\n");
+	fflush(stdout);
+	ret = fs_path_mounted(path);
+	if (ret) {
+		if (ret < 0)
+			msg_error("could not check mount status: %s", strerror(-ret));
+		else
+			msg_error("%s is currently mounted: repair works on unmounted filesystems only", path);
+		return 1;
+	}
+	fs_wopen_opts_init(&wo);
+	wo.open = a->open;
+	fs = open_for_repair(a, path, &wo);
+	ret = fs ? repair_with_undo(fs, a, path) : 1;
+	if (ret == NEED_CHUNKS && !a->rebuild_chunks) {
+		/* the check found chunks missing or wrong: again, with them recovered */
+		a->rebuild_chunks = 1;
+		fs = open_for_repair(a, path, &wo);
+		ret = fs ? repair_with_undo(fs, a, path) : 1;
+	}
+	return ret == NEED_CHUNKS ? 1 : ret;
 }
 #else
 static int repair_main(struct check_args *a, const char *path)

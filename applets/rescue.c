@@ -15,11 +15,13 @@
 //config:	  Rewrite bad or stale superblock copies from the newest good one.
 //config:
 //config:config RESCUE_CHUNK_RECOVER
-//config:	bool "btrfs rescue chunk-recover (says it is not supported)"
+//config:	bool "btrfs rescue chunk-recover"
 //config:	default y
-//config:	depends on APPLET_BTRFS
+//config:	depends on APPLET_BTRFS && CHECK_REPAIR
 //config:	help
-//config:	  Rebuilding the chunk tree is not supported: the command says so.
+//config:	  Rebuild a lost or damaged chunk tree from what a scan of the
+//config:	  devices finds (block groups, device extents, chunk items), then
+//config:	  repair what the check finds, in one transaction.
 //config:
 //config:config RESCUE_FIX_DEVICE_SIZE
 //config:	bool "btrfs rescue fix-device-size"
@@ -79,6 +81,7 @@
 #if CFG_RESCUE_ZERO_LOG || CFG_RESCUE_SUPER_RECOVER || CFG_RESCUE_CHUNK_RECOVER || \
 	CFG_RESCUE_UNDO || CFG_RESCUE_CONTROL_DEVICE || CFG_RESCUE_FIX_DEVICE_SIZE || \
 	CFG_RESCUE_CLEAR_UUID_TREE || CFG_RESCUE_CLEAR_SPACE_CACHE || CFG_RESCUE_CLEAR_INO_CACHE
+#include "fs/repair/repair.h"
 #include "fs/write/write.h"
 #include "util/cli/cli.h"
 #include "util/le.h"
@@ -487,17 +490,54 @@ int rescue_clear_ino_cache_main(int argc, char **argv)
 
 /* ---- chunk-recover, undo, create-control-device ------------------------------------ */
 
+#if CFG_RESCUE_CHUNK_RECOVER
+static void chunk_fixed(void *ctx, const char *what)
+{
+	if (*(int *)ctx)
+		printf("%s\n", what);
+}
+
 int rescue_chunk_recover_main(int argc, char **argv)
 {
-	const char *undo;
-	int flags = 0;
+	struct repair_opts ro = { .rebuild_chunks = 1, .fixed = chunk_fixed };
+	struct repair_chunks found;
+	struct repair_result r;
+	struct fs_wopen_opts o;
+	struct fs_error err;
+	const char *undo, *dev;
+	struct fs *fs;
+	char buf[320];
+	int flags = 0, ret;
 
 	usage_of("chunk-recover", "[options] <device>", "Recover the chunk tree by scanning the devices one by one.",
-		 "    -y -v -h     (accepted)\n");
-	parse(argc, argv, "yvh", 1, &undo, &flags);
-	msg_error("chunk-recover is not supported: btrfsbox does not rebuild the chunk tree, nothing was written");
-	return 1;
+		 "    -y           Assume an answer of `yes' to all questions\n"
+		 "    -v           Verbose mode\n");
+	dev = argv[parse(argc, argv, "yv", 1, &undo, &flags)];
+	ro.check.ctx = &(int){ flags & 2 };
+	fs_wopen_opts_init(&o);
+	fs = repair_open_chunks(&dev, 1, &o, &found, &err);
+	if (!fs) {
+		msg_error("chunk tree recovery failed: %s", fs_error_format(&err, buf, sizeof(buf)));
+		return 1;
+	}
+	printf("Scanning: DONE in dev0\n%d chunks from their items, %d made from block groups and device extents, "
+	       "%d block groups lost\n", found.from_items, found.made, found.lost);
+	if (!(flags & 1) && (printf("Rebuild the chunk tree of %s from them? [y/N]: ", dev), fflush(stdout),
+			     tolower(getchar()) != 'y')) {
+		fs_wclose(fs);
+		return 1;
+	}
+	ret = undo ? fs_undo_start(fs, undo) : 0;
+	if (!ret)
+		ret = repair_fs(fs, &ro, &r);
+	if (!ret && !r.written)
+		ret = fs_err(&fs->err, -EUCLEAN, "the check finds errors the chunk tree made anew would not fix");
+	if (close_rw(fs, ret, "chunk tree recovery failed"))
+		return 1;
+	printf("Chunk tree recovered successfully\n");
+	return 0;
 }
+#endif
 
 int rescue_undo_main(int argc, char **argv)
 {

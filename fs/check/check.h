@@ -45,6 +45,11 @@ enum check_fix {
 	CHECK_FIX_REPACK,       /* the leaf bytenr of root whose first key is key: items packed */
 	CHECK_FIX_QGROUP,       /* the qgroup info item key: referenced value[0], exclusive value[1] */
 	CHECK_FIX_DEV_TREE,     /* the device extents do not match the chunks: made anew */
+	CHECK_FIX_CHUNK_TREE,   /* the chunk tree holds items it should not (the chunk map is
+				 * right): made anew from the chunks and the devices' superblocks */
+	CHECK_FIX_CHUNKS,       /* chunks missing or wrong where block groups and device extents
+				 * say what they are: the chunk map recovered from a scan of the
+				 * devices, the chunk tree made anew (fs/repair/chunks.c) */
 	CHECK_FIX_FILE_EXTENT,  /* the file extent item key of root is malformed: mended from
 				 * its extent's item and back references, else deleted */
 	CHECK_FIX_SUBVOL,       /* subvolume root: value[2] 0: its name in tree key.objectid,

@@ -83,14 +83,15 @@ static void check_chunk_bgs(struct check_ctx *c)
 		unsigned long long ct = ch ? ch->type : 0;
 
 		if (ch && (!bg || ch->logical < bg->start)) {
-			ck_err(c, 0, 0, cl, clen,
+			/* the block group item is made again for its chunk */
+			ck_err_fix(c, CHECK_FIX_SPACE_USED, 0, 0, cl, clen,
 			       "Chunk[256, 228, %llu]: length(%llu), offset(%llu), type(%llu) is not found in block group",
 			       cl, clen, cl, ct);
 			i++;
 			continue;
 		}
 		if (!ch || bg->start < ch->logical) {
-			ck_err(c, 0, 0, bg->start, bg->len,
+			ck_err_fix(c, CHECK_FIX_CHUNKS, 0, 0, bg->start, bg->len,
 			       "Block group[%llu, %llu] (flags = %llu) didn't find the relative chunk.",
 			       (unsigned long long)bg->start, (unsigned long long)bg->len,
 			       (unsigned long long)bg->flags);
@@ -128,19 +129,25 @@ static struct dev_state *dev_find(struct devs *ds, uint64_t devid)
 	return NULL;
 }
 
-static int dev_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
+static int chunk_tree_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
 		       uint32_t size, void *arg)
 {
 	struct devs *ds = arg;
 	const struct btrfs_dev_item *di;
 	struct dev_state *d;
 
-	if (key->objectid != BTRFS_DEV_ITEMS_OBJECTID || key->type != BTRFS_DEV_ITEM_KEY)
-		return key->objectid > BTRFS_DEV_ITEMS_OBJECTID;
+	if (key->objectid == BTRFS_FIRST_CHUNK_TREE_OBJECTID && key->type == BTRFS_CHUNK_ITEM_KEY)
+		return 0;       /* in the chunk map: the open read them */
+	if (key->objectid != BTRFS_DEV_ITEMS_OBJECTID || key->type != BTRFS_DEV_ITEM_KEY) {
+		ck_err_fix(c, CHECK_FIX_CHUNK_TREE, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0,
+			   "chunk tree item (%llu %u %llu) is neither a device nor a chunk item",
+			   (unsigned long long)key->objectid, key->type, (unsigned long long)key->offset);
+		return 0;
+	}
 	di = fs_dev_item(data, size);
 	if (!di) {
-		ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0, "device item %llu is too short",
-		       (unsigned long long)key->offset);
+		ck_err_fix(c, CHECK_FIX_CHUNK_TREE, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0, "device item %llu is too short",
+			   (unsigned long long)key->offset);
 		return 0;
 	}
 	if (ds->n == ds->cap) {
@@ -157,7 +164,7 @@ static int dev_item_cb(struct check_ctx *c, const struct fs_key *key, const uint
 	d->total_bytes = get_le64(&di->total_bytes);
 	d->bytes_used = get_le64(&di->bytes_used);
 	if (d->devid != key->offset)
-		ck_err(c, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0, "device item %llu says devid %llu",
+		ck_err_fix(c, CHECK_FIX_CHUNK_TREE, BTRFS_CHUNK_TREE_OBJECTID, 0, 0, 0, "device item %llu says devid %llu",
 		       (unsigned long long)key->offset, (unsigned long long)d->devid);
 	return 0;
 }
@@ -168,6 +175,7 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 {
 	struct fs *fs = c->fs;
 	const struct fs_chunk *ch = fs_chunk_find(fs, chunk_offset);
+	const struct check_bg *bg;
 
 	if (ch && ch->logical == chunk_offset) {
 		for (int s = 0; s < ch->num_stripes; s++) {
@@ -189,7 +197,10 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 			return;
 		}
 	}
-	ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
+	/* a block group there: the chunk is what is wrong or missing */
+	bg = ck_bg_find(c, chunk_offset);
+	ck_err_fix(c, bg && bg->start == chunk_offset ? CHECK_FIX_CHUNKS : CHECK_FIX_DEV_TREE,
+		   BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
 	       "Device extent[%llu, %llu, %llu] didn't find the relative chunk.",
 	       (unsigned long long)devid, (unsigned long long)physical, (unsigned long long)length);
 }
@@ -215,6 +226,8 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 	if (!d) {
 		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
 		       "Device extent[%llu, %llu, %llu] didn't find its device.", devid, phys, len);
+		/* the device item is what is wrong when a chunk names the extent */
+		match_dev_extent(c, ds, devid, phys, get_le64(&de->chunk_offset), len);
 		return 0;
 	}
 	if (phys < d->last_end)
@@ -287,7 +300,6 @@ int check_chunks_and_devices(struct check_ctx *c)
 	struct fs *fs = c->fs;
 	struct devs ds = { 0 };
 	struct fs_root chunk_root, dev_root;
-	struct fs_key from = { BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, 0 };
 	struct fs_key zero = { 0, 0, 0 };
 	int ret;
 
@@ -310,7 +322,7 @@ int check_chunks_and_devices(struct check_ctx *c)
 			goto out;
 		}
 	}
-	ret = ck_iterate(c, &chunk_root, &from, dev_item_cb, &ds);
+	ret = ck_iterate(c, &chunk_root, &zero, chunk_tree_item_cb, &ds);
 	if (ret >= 0)
 		ret = ck_iterate(c, &dev_root, &zero, dev_extent_cb, &ds);
 	if (ret >= 0)

@@ -40,14 +40,27 @@ static int chunk_shape_ok(uint64_t type, uint16_t num, uint16_t sub)
 	if (p == BTRFS_BLOCK_GROUP_DUP)
 		return num == 2;
 	if (p == BTRFS_BLOCK_GROUP_RAID1)
-		return num >= 2;
+		return num == 2;
 	if (p == BTRFS_BLOCK_GROUP_RAID1C3)
-		return num >= 3;
+		return num == 3;
 	if (p == BTRFS_BLOCK_GROUP_RAID1C4)
-		return num >= 4;
+		return num == 4;
 	if (p & (BTRFS_BLOCK_GROUP_RAID5 | BTRFS_BLOCK_GROUP_RAID6))
 		return num > parity_stripes(type);
-	return num >= 1;
+	return p ? num >= 1 : num == 1;
+}
+
+/* The type bits the kernel accepts: one kind at least, system alone, data and metadata
+ * together only with mixed block groups. */
+static int chunk_type_ok(const struct fs *fs, uint64_t type)
+{
+	uint64_t kind = type & BTRFS_BLOCK_GROUP_TYPE_MASK, both = BTRFS_BLOCK_GROUP_DATA | BTRFS_BLOCK_GROUP_METADATA;
+
+	if (type & ~(BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_BLOCK_GROUP_PROFILE_MASK) || !kind)
+		return 0;
+	if (kind & BTRFS_BLOCK_GROUP_SYSTEM)
+		return kind == BTRFS_BLOCK_GROUP_SYSTEM;
+	return (kind & both) != both || (get_le64(&fs->sb.incompat_flags) & BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS);
 }
 
 static int chunk_insert(struct fs *fs, const struct fs_chunk *c)
@@ -85,24 +98,26 @@ int fs_chunk_add(struct fs *fs, uint64_t logical, const struct btrfs_chunk *disk
 	struct fs_chunk ch;
 	int ret;
 
-	if (!c)
+	if (!c || size != fs_chunk_item_size(get_le16(&c->num_stripes)))
 		return fs_err_at(&fs->err, -EUCLEAN, BTRFS_CHUNK_TREE_OBJECTID, logical,
-				 "chunk item too short for its stripes");
+				 "chunk item size %u does not fit its stripes", size);
 	ch.logical = logical;
 	ch.length = get_le64(&c->length);
 	ch.type = get_le64(&c->type);
 	ch.stripe_len = get_le64(&c->stripe_len);
 	ch.num_stripes = get_le16(&c->num_stripes);
 	ch.sub_stripes = get_le16(&c->sub_stripes);
-	/* as the kernel's chunk checker: aligned, and below 2^32 stripes of 64 KiB */
-	if (!ch.length || logical + ch.length < logical || !ch.stripe_len ||
-	    (ch.stripe_len & (ch.stripe_len - 1)) || ch.stripe_len > (1ULL << 30) ||
-	    (fs->sectorsize && (logical | ch.length) % fs->sectorsize) || ch.length >= (0xffffffffULL << 16) ||
+	/* as the kernel's chunk checker: aligned, stripes of 64 KiB and below 2^32 of them,
+	 * the filesystem's sector size, a type it knows */
+	if (!ch.length || logical + ch.length < logical || ch.stripe_len != 65536 ||
+	    (fs->sectorsize && ((logical | ch.length) % fs->sectorsize ||
+				get_le32(&c->sector_size) != fs->sectorsize)) ||
+	    ch.length >= (0xffffffffULL << 16) || !chunk_type_ok(fs, ch.type) ||
 	    !chunk_shape_ok(ch.type, ch.num_stripes, ch.sub_stripes))
 		return fs_err_at(&fs->err, -EUCLEAN, BTRFS_CHUNK_TREE_OBJECTID, logical,
-				 "invalid chunk (length %llu, stripe_len %llu, %u stripes, type 0x%llx)",
+				 "invalid chunk (length %llu, stripe_len %llu, %u stripes, type 0x%llx, sector size %u)",
 				 (unsigned long long)ch.length, (unsigned long long)ch.stripe_len,
-				 ch.num_stripes, (unsigned long long)ch.type);
+				 ch.num_stripes, (unsigned long long)ch.type, get_le32(&c->sector_size));
 	ch.stripes = calloc(ch.num_stripes, sizeof(*ch.stripes));
 	if (!ch.stripes)
 		return fs_err(&fs->err, -ENOMEM, "out of memory for the chunk map");
@@ -362,4 +377,29 @@ uint64_t fs_chunk_stripe_length(const struct fs_chunk *ch)
 	if (t & BTRFS_BLOCK_GROUP_RAID6)
 		return n > 2 ? ch->length / (n - 2) : ch->length;
 	return ch->length;
+}
+
+uint32_t fs_chunk_encode(const struct fs_chunk *ch, uint32_t sectorsize, uint8_t *buf)
+{
+	struct btrfs_chunk *c = (struct btrfs_chunk *)buf;
+	uint32_t len = fs_chunk_item_size(ch->num_stripes);
+
+	memset(buf, 0, len);
+	put_le64(&c->length, ch->length);
+	put_le64(&c->owner, BTRFS_EXTENT_TREE_OBJECTID);
+	put_le64(&c->stripe_len, ch->stripe_len);
+	put_le64(&c->type, ch->type);
+	put_le32(&c->io_align, (uint32_t)ch->stripe_len);
+	put_le32(&c->io_width, (uint32_t)ch->stripe_len);
+	put_le32(&c->sector_size, sectorsize);
+	put_le16(&c->num_stripes, ch->num_stripes);
+	put_le16(&c->sub_stripes, ch->sub_stripes);
+	for (uint16_t i = 0; i < ch->num_stripes; i++) {
+		struct btrfs_stripe *s = &c->stripe + i;
+
+		put_le64(&s->devid, ch->stripes[i].devid);
+		put_le64(&s->offset, ch->stripes[i].offset);
+		memcpy(s->dev_uuid, ch->stripes[i].dev_uuid, BTRFS_UUID_SIZE);
+	}
+	return len;
 }

@@ -89,6 +89,7 @@ uint64_t fs_fd_size(int fd);
 
 /* ---- opening a filesystem (fs/core/open.c) ---------------------------- */
 
+struct fs;
 struct fs_open_opts {
 	int writable;           /* reserved, must be 0 (write/write.h: fs_wopen) */
 	int allow_degraded;     /* open even when devices are missing */
@@ -100,6 +101,11 @@ struct fs_open_opts {
 	size_t cache_bytes;     /* tree block cache limit, 0: FS_DEFAULT_CACHE */
 	int skip_chunk_tree;    /* only the sys_chunk_array is mapped (recovery) */
 	int partial;            /* succeed even when the root tree root is unreadable */
+	/* recovery of a lost chunk tree: when set, the chunk tree is not read; once the
+	 * sys_chunk_array is mapped, add_chunks adds the other chunks (fs_chunk_add) from
+	 * what it finds; nonzero fails the open (fs->err says why) */
+	int (*add_chunks)(struct fs *fs, void *ctx);
+	void *add_chunks_ctx;
 };
 #define FS_DEFAULT_CACHE (4u << 20)
 void fs_open_opts_init(struct fs_open_opts *o);
@@ -128,7 +134,6 @@ struct fs_chunk {
 };
 
 struct fs_block_cache;
-struct fs;
 
 /* Called (if set) for each copy that failed to read or verify while another
  * copy was tried; err says which copy (err->mirror) and why. */
@@ -209,6 +214,9 @@ void fs_copy_failed(struct fs *fs, uint64_t logical, int mirror, struct fs_error
 
 /* Adds one chunk (from the sys_chunk_array or a CHUNK_ITEM); validates it. */
 int fs_chunk_add(struct fs *fs, uint64_t logical, const struct btrfs_chunk *c, uint32_t size);
+/* The chunk item of ch (io_align and io_width its stripe_len, as mkfs writes them) into
+ * buf, which has room for fs_chunk_item_size(ch->num_stripes) bytes; returns its size. */
+uint32_t fs_chunk_encode(const struct fs_chunk *ch, uint32_t sectorsize, uint8_t *buf);
 /* Parses a sys_chunk_array (bounds-checked) into the map. */
 int fs_chunk_load_sys_array(struct fs *fs, const uint8_t *array, uint32_t size);
 /* Reads every CHUNK_ITEM of the chunk tree into the map. */
@@ -237,6 +245,12 @@ int fs_io_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mi
 int fs_read_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror);
 /* Reads from physical offset of a device (pread loop; -EIO on short read). */
 int fs_read_phys(struct fs_device *dev, uint64_t physical, void *buf, size_t len);
+/* Calls cb for every tree block of the filesystem on device d, read whole from its
+ * first MiB on (fs/core/blockscan.c): a block whose header names the filesystem and
+ * whose checksum is right, wherever it is mapped or not. cb returns nonzero to stop
+ * the scan (that value returned); a read error is -EIO in fs->err. */
+typedef int (*fs_scan_fn)(void *ctx, const struct fs_device *d, uint64_t physical, const uint8_t *block);
+int fs_scan_tree_blocks(struct fs *fs, struct fs_device *d, fs_scan_fn cb, void *ctx);
 /* Profile name of chunk type bits ("single", "DUP", "RAID1", ...). */
 const char *fs_profile_name(uint64_t type);
 

@@ -334,8 +334,12 @@ static int load_chunks(struct fs *fs, const struct fs_open_opts *o, struct fs_er
 	int ret = fs_chunk_load_sys_array(fs, fs->sb.sys_chunk_array,
 					  get_le32(&fs->sb.sys_chunk_array_size));
 
-	if (!ret && !o->skip_chunk_tree)
+	if (!ret && o->add_chunks) {
+		resolve_stripes(fs);    /* the scan reads the devices the system chunks are on */
+		ret = o->add_chunks(fs, o->add_chunks_ctx);
+	} else if (!ret && !o->skip_chunk_tree) {
 		ret = fs_chunk_load_tree(fs);
+	}
 	if (ret) {
 		*err = fs->err;
 		return ret;

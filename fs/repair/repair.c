@@ -161,6 +161,10 @@ static int plan_rebuild(struct rp *rp, uint64_t tree)
 	case BTRFS_DEV_TREE_OBJECTID:
 		rp->rebuild |= REBUILD_DEV;
 		return 1;
+	case BTRFS_CHUNK_TREE_OBJECTID:
+		/* read whole into the chunk map at open: its items are made again from it */
+		rp->rebuild |= REBUILD_CHUNK;
+		return 1;
 	}
 	return 0;
 }
@@ -227,6 +231,15 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		break;
 	case CHECK_FIX_DEV_TREE:
 		plan_rebuild(rp, BTRFS_DEV_TREE_OBJECTID);
+		break;
+	case CHECK_FIX_CHUNK_TREE:
+		plan_rebuild(rp, BTRFS_CHUNK_TREE_OBJECTID);
+		break;
+	case CHECK_FIX_CHUNKS:
+		/* a handle whose chunk map was recovered has every chunk that can be made */
+		if (rp->o->rebuild_chunks)
+			return;
+		rp->chunks = 1;
 		break;
 	case CHECK_FIX_FILE_EXTENT:
 		rp->file_extents = 1;
@@ -323,7 +336,7 @@ static int run_check(struct rp *rp, struct check_stats *st)
 
 	rp->nfixes = rp->next = rp->nrefs = rp->nleft = 0;
 	rp->unreadable = rp->roots = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
-	rp->rebuild = rp->file_extents = rp->recow = 0;
+	rp->rebuild = rp->file_extents = rp->recow = rp->chunks = 0;
 	rp->all_collected = rp->init_extent;
 	rp->fixable = rp->new_errors = 0;
 	co.generation = fs_tx_generation(rp->fs);
@@ -474,6 +487,20 @@ static int rewrite_extent(struct rp *rp, const struct rp_ext *e)
 
 /* The block group item of chunk c says used, and the chunk's type (none: left as the
  * check reported it). */
+/* The block group item of a chunk that has none. */
+static int insert_bg(struct rp *rp, const struct fs_chunk *c, uint64_t used)
+{
+	struct btrfs_block_group_item bg = { 0 };
+
+	put_le64(&bg.used, used);
+	put_le64(&bg.chunk_objectid, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
+	put_le64(&bg.flags, c->type);
+	say(rp, "added the block group item [%llu %llu] of its chunk, used %llu", (unsigned long long)c->logical,
+	    (unsigned long long)c->length, (unsigned long long)used);
+	return fs_item_insert(rp->fs, fs_block_group_tree_id(rp->fs),
+			      &(struct fs_key){ c->logical, BTRFS_BLOCK_GROUP_ITEM_KEY, c->length }, &bg, sizeof(bg));
+}
+
 static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 {
 	struct fs *fs = rp->fs;
@@ -483,9 +510,11 @@ static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 	uint32_t size;
 	struct fs_root root;
 	struct fs_path p;
-	int same;
+	int same, ret = fs_root_lookup(fs, tree, &root);
 
-	if (fs_root_lookup(fs, tree, &root) || fs_lookup(fs, &root, &k, &p))
+	if (!ret && (ret = fs_lookup(fs, &root, &k, &p)) == -ENOENT)
+		return insert_bg(rp, c, used);
+	if (ret)
 		return 0;
 	bg = (void *)fs_path_data(&p, &size);
 	same = size < sizeof(*bg) || (get_le64(&bg->used) == used && get_le64(&bg->flags) == c->type &&
@@ -872,7 +901,9 @@ static int rebuild(struct rp *rp)
 {
 	int ret = 0;
 
-	if (rp->rebuild & REBUILD_DEV)
+	if (rp->rebuild & REBUILD_CHUNK)
+		ret = rebuild_chunk_tree(rp);
+	if (!ret && rp->rebuild & REBUILD_DEV)
 		ret = rebuild_dev_tree(rp);
 	if (!ret && rp->rebuild & REBUILD_DATA_RELOC)
 		ret = rebuild_data_reloc_tree(rp);
@@ -1007,7 +1038,9 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	if (rp.nsigs)
 		sort_stable(rp.sigs, rp.nsigs, sizeof(*rp.sigs), u64_cmp);
 	r->last = r->first;
-	if (ret || (!rp.fixable && !o->init_csum_tree && !o->init_extent_tree && !o->adopt_root)) {
+	r->need_chunks = rp.chunks;
+	if (ret || rp.chunks || (!rp.fixable && !o->init_csum_tree && !o->init_extent_tree && !o->adopt_root &&
+		    !o->rebuild_chunks)) {
 		r->nothing = !ret && r->first.errors;
 		goto out;
 	}
@@ -1018,6 +1051,8 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		say(&rp, "the root tree of generation %llu (a backup root) is the filesystem's again",
 		    (unsigned long long)o->adopt_root);
 	}
+	if (!ret && o->rebuild_chunks && !(ret = rebuild_chunk_tree(&rp)) && !(ret = fs_tx_settle(fs)))
+		ret = run_check(&rp, &r->last);         /* what is left to fix with the new chunk tree */
 	fixable = rp.fixable;
 	while (!ret && (rp.fixable || rp.init_extent || rp.init_csum) && round++ < MAX_ROUNDS) {
 		changes = rp.changes;
@@ -1047,7 +1082,7 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	/* written when it is better: fewer errors (or problems it fixes), none new */
 	if (!ret && (rp.new_errors || !rp.changes ||
 		     (r->last.errors >= r->first.errors && rp.fixable >= fixable && !o->init_csum_tree &&
-		      !o->init_extent_tree && !o->adopt_root))) {
+		      !o->init_extent_tree && !o->adopt_root && !o->rebuild_chunks))) {
 		r->refused = !!rp.new_errors;
 		fs_tx_abort(fs);
 	} else if (!ret) {

@@ -14,6 +14,8 @@ struct repair_opts {
 	struct check_opts check;
 	int init_csum_tree;             /* checksums made anew from the data */
 	int init_extent_tree;           /* the extent tree made anew from every tree */
+	int rebuild_chunks;             /* the handle's chunk map came from repair_open_chunks:
+					 * the chunk tree is made anew from it */
 	uint64_t adopt_root;            /* nonzero: the handle's root tree is the backup root
 					 * of this generation (repair_open_backup), committed
 					 * as the filesystem's */
@@ -30,6 +32,8 @@ struct repair_result {
 	int written;                    /* a commit wrote them */
 	int refused;                    /* the changes would leave new errors: nothing written */
 	int nothing;                    /* none of the errors is one it can repair */
+	int need_chunks;                /* chunks are missing or wrong: nothing was done, the
+					 * repair needs a handle from repair_open_chunks */
 };
 
 /* For a filesystem whose root tree cannot be read: opens it (fs_wopen, opts as given)
@@ -38,6 +42,22 @@ struct repair_result {
  * when none does; *generation gets the generation of the root tree taken. */
 struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_wopen_opts *opts,
 			      uint64_t *generation, struct fs_error *err);
+
+/* What the scan of repair_open_chunks found: chunks taken from their chunk items, made
+ * from their block group and device extents, and block groups none could be made for
+ * (the first of them at first_lost: its data is out of reach). */
+struct repair_chunks {
+	int from_items, made, lost;
+	uint64_t first_lost;
+};
+
+/* For a filesystem whose chunk tree cannot be read or does not match its block groups
+ * (the check's CHECK_FIX_CHUNKS): opens it (fs_wopen, opts as given) with the chunk map
+ * recovered from a scan of every device: the system chunks from the superblock, every
+ * other one from the chunk items, block group items and device extents found. NULL with
+ * err when a device is missing. repair_fs with rebuild_chunks then writes it. */
+struct fs *repair_open_chunks(const char *const *paths, int n, const struct fs_wopen_opts *opts,
+			      struct repair_chunks *found, struct fs_error *err);
 
 /* fs comes from fs_wopen. 0 when the repair ran to its end (r says how), or a
  * negative errno when it could not (fs->err; nothing was written). */

@@ -735,6 +735,23 @@ int fs_tree_reset(struct fs *fs, uint64_t tree)
 	return finish(fs, 0);
 }
 
+int fs_tree_renew(struct fs *fs, uint64_t tree)
+{
+	struct fs_walk_ops ops = { free_walked, free_walked, walk_failed };
+	struct wroot *wr = wroot_get(fs, tree);
+	struct fs_root r;
+	int ret;
+
+	if (!wr)
+		return fs->err.code;
+	wroot_as_root(wr, &r);
+	memset(&fs->w->walk_err, 0, sizeof(fs->w->walk_err));
+	ret = fs_tree_walk(fs, &r, &ops, fs);
+	if (ret && ret == fs->w->walk_err.code)
+		ret = 0;                /* what cannot be read stays allocated */
+	return ret ? ret : fs_tree_reset(fs, tree);
+}
+
 int fs_tree_create(struct fs *fs, uint64_t tree)
 {
 	struct fs_wstate *w = fs->w;

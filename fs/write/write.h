@@ -146,6 +146,10 @@ int fs_tree_put_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uin
  * extent tree: for making the extent tree itself anew). */
 int fs_tree_reset(struct fs *fs, uint64_t tree);
 
+/* The tree starts again empty, the blocks of the old one that can be read freed (the
+ * others stay allocated, as fs_tree_drop leaves them): for the chunk tree made anew. */
+int fs_tree_renew(struct fs *fs, uint64_t tree);
+
 /* A new empty tree with a root item (-EEXIST when there is one). */
 int fs_tree_create(struct fs *fs, uint64_t tree);
 /* Frees every block of the tree and deletes its root item (not for the root and
