@@ -78,7 +78,9 @@ def main():
             counts["refused"] += 1
         else:
             rc1, err1 = ref_errors(img)
-            new = sorted(l for l in err1 - err0 if not fewer_words(l, err0))
+            # a v1 space cache is left to the kernel to make anew after any write (as
+            # the reference's own repair leaves it): not an error
+            new = sorted(l for l in err1 - err0 if not fewer_words(l, err0) and "space cache will be invalidated" not in l)
             mounted1 = mounts(img, mnt) if mounted0 is not None else None
             if rc1 and new:
                 fails.append("%s: the reference check finds new errors after the repair: %s" % (name, new[:3]))

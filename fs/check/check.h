@@ -45,6 +45,8 @@ enum check_fix {
 	CHECK_FIX_REPACK,       /* the leaf bytenr of root whose first key is key: items packed */
 	CHECK_FIX_QGROUP,       /* the qgroup info item key: referenced value[0], exclusive value[1] */
 	CHECK_FIX_DEV_TREE,     /* the device extents do not match the chunks: made anew */
+	CHECK_FIX_CACHE_MODE,   /* the free space cache inode item key of the root tree: its
+				 * mode is value[0] */
 	CHECK_FIX_CHUNK_TREE,   /* the chunk tree holds items it should not (the chunk map is
 				 * right): made anew from the chunks and the devices' superblocks */
 	CHECK_FIX_CHUNKS,       /* chunks missing or wrong where block groups and device extents

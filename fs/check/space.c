@@ -733,7 +733,9 @@ static int cache_inode_cb(struct check_ctx *c, const struct fs_key *key, const u
 	if (key->type != BTRFS_INODE_ITEM_KEY || !ck_is_fstree(key->objectid) ||
 	    !(ii = fs_inode_item(data, size)) || get_le32(&ii->mode) == CACHE_INODE_MODE)
 		return 0;
-	ck_err(c, BTRFS_ROOT_TREE_OBJECTID, key->objectid, 0, 0,
+	c->fix_key = *key;
+	c->fix_value[0] = CACHE_INODE_MODE;
+	ck_err_fix(c, CHECK_FIX_CACHE_MODE, BTRFS_ROOT_TREE_OBJECTID, key->objectid, 0, 0,
 	       "free space cache inode %llu has invalid mode: has 0%o expect 0%o",
 	       (unsigned long long)key->objectid, get_le32(&ii->mode), CACHE_INODE_MODE);
 	return 0;

@@ -211,6 +211,7 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_DEV_EXTENT:
 		rp->devices = 1;
 		/* fall through */
+	case CHECK_FIX_CACHE_MODE:
 	case CHECK_FIX_CSUMS:
 	case CHECK_FIX_QGROUP:
 	case CHECK_FIX_REPACK:
@@ -793,6 +794,20 @@ static int drop_csums(struct rp *rp, const struct rp_fix *f)
 	return ret < 0 ? ret : 0;
 }
 
+/* A free space cache inode's mode (the kernel reads its data as a regular file's). */
+static int fix_cache_mode(struct rp *rp, const struct rp_fix *f)
+{
+	uint32_t size;
+	struct btrfs_inode_item *ii = (void *)fs_item_mut(rp->fs, f->root, &f->key, &size);
+
+	if (!ii || size < sizeof(*ii))
+		return ii ? 0 : rp->fs->err.code;
+	put_le32(&ii->mode, (uint32_t)f->value[0]);
+	say(rp, "reset the mode of free space cache inode %llu to 0%o", (unsigned long long)f->key.objectid,
+	    (unsigned)f->value[0]);
+	return 0;
+}
+
 static int fix_place(struct rp *rp, const struct rp_fix *f)
 {
 	int ret;
@@ -819,6 +834,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return ret == -ENOENT ? 0 : ret;
 	case CHECK_FIX_UNREADABLE:
 		return fix_unreadable(rp, f);
+	case CHECK_FIX_CACHE_MODE:
+		return fix_cache_mode(rp, f);
 	case CHECK_FIX_FILE_EXTENT:
 		return fix_file_extent(rp, f);
 	case CHECK_FIX_INODE:

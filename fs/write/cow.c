@@ -569,12 +569,23 @@ static int leaf_parent(struct fs *fs, uint64_t tree, const struct fs_key *key, u
 	return 0;
 }
 
+/* The tree is the one leaf bytenr (its root). */
+static int is_root_leaf(struct fs *fs, uint64_t tree, uint64_t bytenr, int *ret)
+{
+	struct wroot *wr = wroot_get(fs, tree);
+
+	*ret = wr ? 0 : fs->err.code;
+	return wr && wr->bytenr == bytenr && !wr->level;
+}
+
 int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr)
 {
 	struct fs_path p;
-	int ret = leaf_parent(fs, tree, key, bytenr, &p);
+	int ret;
 
-	if (ret)
+	if (is_root_leaf(fs, tree, bytenr, &ret))      /* the tree starts again empty */
+		return (ret = free_tree_extent(fs, &(struct wfree){ bytenr, tree, 0, 0, 0 })) ? ret : fs_tree_reset(fs, tree);
+	if (ret || (ret = leaf_parent(fs, tree, key, bytenr, &p)))
 		return ret;
 	if (!(ret = free_tree_extent(fs, &(struct wfree){ bytenr, tree, 0, 0, 0 })))
 		ret = rebuild(fs, tree, &p, 1, (uint32_t)p.slots[1], 1, NULL, 0);
@@ -582,27 +593,41 @@ int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, ui
 	return finish(fs, ret);
 }
 
+/* A new block holding the leaf image `leaf`, which takes the place of the block bytenr
+ * (freed with the data references it held, which the new one holds): NULL with fs->err. */
+static struct fs_block *leaf_anew(struct fs *fs, uint64_t tree, uint64_t bytenr, const uint8_t *leaf)
+{
+	struct fs_block *nb = alloc_tree_block(fs, tree, 0);
+	int ret = nb ? free_tree_extent(fs, &(struct wfree){ bytenr, tree, get_le64(&((const struct btrfs_header *)leaf)->owner),
+							     0, leaf_data_refs(fs, leaf) }) : fs->err.code;
+
+	if (!ret)
+		ret = copy_data_refs(fs, leaf, tree);
+	if (ret) {
+		fs_block_put(fs, nb);
+		return NULL;
+	}
+	memcpy(nb->data + HDR_SIZE, leaf + HDR_SIZE, nb->size - HDR_SIZE);
+	put_le32(&hdr(nb)->nritems, get_le32(&((const struct btrfs_header *)leaf)->nritems));
+	return nb;
+}
+
 int fs_tree_put_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr,
 		     const uint8_t *leaf)
 {
-	uint32_t nritems = get_le32(&((const struct btrfs_header *)leaf)->nritems);
 	struct fs_block *nb;
 	struct fs_path p;
 	struct fs_key first;
-	int ret = leaf_parent(fs, tree, key, bytenr, &p);
+	int ret, root = is_root_leaf(fs, tree, bytenr, &ret);
 
-	if (ret)
+	if (ret || (!root && (ret = leaf_parent(fs, tree, key, bytenr, &p))))
 		return ret;
-	nb = alloc_tree_block(fs, tree, 0);
-	ret = nb ? free_tree_extent(fs, &(struct wfree){ bytenr, tree, get_le64(&((const struct btrfs_header *)leaf)->owner),
-							 0, leaf_data_refs(fs, leaf) }) : fs->err.code;
-	if (!ret)
-		ret = copy_data_refs(fs, leaf, tree);
-	if (!ret) {
+	nb = leaf_anew(fs, tree, bytenr, leaf);
+	if (nb && root) {
+		set_root(fs, tree, nb);
+	} else if (nb) {
 		struct btrfs_key_ptr *kp = (struct btrfs_key_ptr *)(p.nodes[1]->data + HDR_SIZE) + p.slots[1];
 
-		memcpy(nb->data + HDR_SIZE, leaf + HDR_SIZE, nb->size - HDR_SIZE);
-		put_le32(&hdr(nb)->nritems, nritems);
 		put_le64(&kp->blockptr, nb->bytenr);
 		put_le64(&kp->generation, fs->w->transid);
 		/* the first key may have gone: the pointers above name the new one */
@@ -614,9 +639,10 @@ int fs_tree_put_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uin
 				break;
 		}
 	}
-	if (nb)
-		fs_block_put(fs, nb);
-	fs_path_release(fs, &p);
+	ret = nb ? 0 : fs->err.code;
+	fs_block_put(fs, nb);
+	if (!root)
+		fs_path_release(fs, &p);
 	return finish(fs, ret);
 }
 

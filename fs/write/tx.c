@@ -201,11 +201,6 @@ static void new_super(struct fs *fs)
 	/* the uuid tree stays as valid as it was */
 	if (get_le64(&sb->uuid_tree_generation) == old)
 		put_le64(&sb->uuid_tree_generation, fs->w->transid);
-	/* a v1 space cache is not kept up to date here: cleared, the kernel makes it anew
-	 * (0 is a free space tree's, and -1 already cleared) */
-	if (!(get_le64(&sb->compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE) &&
-	    get_le64(&sb->cache_generation) && get_le64(&sb->cache_generation) != (uint64_t)-1)
-		put_le64(&sb->cache_generation, (uint64_t)-1);
 	backup_roots(fs);
 }
 
