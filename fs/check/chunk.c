@@ -91,11 +91,7 @@ static void check_chunk_bgs(struct check_ctx *c)
 			continue;
 		}
 		if (!ch || bg->start < ch->logical) {
-			ck_err_fix(c, CHECK_FIX_CHUNKS, 0, 0, bg->start, bg->len,
-			       "Block group[%llu, %llu] (flags = %llu) didn't find the relative chunk.",
-			       (unsigned long long)bg->start, (unsigned long long)bg->len,
-			       (unsigned long long)bg->flags);
-			j++;
+			j++;            /* said with the device extents known */
 			continue;
 		}
 		if (ch->length != bg->len || ch->type != bg->flags)
@@ -119,6 +115,7 @@ struct devs {
 	struct dev_state *d;
 	int n, cap;
 	uint8_t **matched;      /* per chunk, per stripe */
+	uint8_t *bg_named;      /* per block group: a device extent names it */
 };
 
 static struct dev_state *dev_find(struct devs *ds, uint64_t devid)
@@ -199,6 +196,8 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 	}
 	/* a block group there: the chunk is what is wrong or missing */
 	bg = ck_bg_find(c, chunk_offset);
+	if (bg && bg->start == chunk_offset && ds->bg_named)
+		ds->bg_named[bg - c->bgs] = 1;
 	ck_err_fix(c, bg && bg->start == chunk_offset ? CHECK_FIX_CHUNKS : CHECK_FIX_DEV_TREE,
 		   BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
 	       "Device extent[%llu, %llu, %llu] didn't find the relative chunk.",
@@ -295,6 +294,25 @@ static void check_devices(struct check_ctx *c, struct devs *ds)
 				       (unsigned long long)fs->chunks[i].stripes[s].offset);
 }
 
+/* Block groups without their chunk: the chunk is recovered when device extents name
+ * the block group (named NULL: unknown, so taken as named); else nothing can map it,
+ * and its item goes. */
+static void check_bgs_without_chunk(struct check_ctx *c, const uint8_t *named)
+{
+	for (int i = 0; i < c->nbgs; i++) {
+		const struct check_bg *bg = &c->bgs[i];
+		const struct fs_chunk *ch = fs_chunk_find(c->fs, bg->start);
+		int recover = !named || named[i];
+
+		if (ch && ch->logical == bg->start)
+			continue;
+		c->fix_key = (struct fs_key){ bg->start, BTRFS_BLOCK_GROUP_ITEM_KEY, bg->len };
+		ck_err_fix(c, recover ? CHECK_FIX_CHUNKS : CHECK_FIX_DELETE, recover ? 0 : fs_block_group_tree_id(c->fs),
+			   0, bg->start, bg->len, "Block group[%llu, %llu] (flags = %llu) didn't find the relative chunk.",
+			   (unsigned long long)bg->start, (unsigned long long)bg->len, (unsigned long long)bg->flags);
+	}
+}
+
 int check_chunks_and_devices(struct check_ctx *c)
 {
 	struct fs *fs = c->fs;
@@ -310,11 +328,16 @@ int check_chunks_and_devices(struct check_ctx *c)
 	if (fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk_root) < 0 ||
 	    fs_root_lookup(fs, BTRFS_DEV_TREE_OBJECTID, &dev_root) < 0) {
 		ck_fs_error(c, &fs->err, NULL);
+		check_bgs_without_chunk(c, NULL);
 		return 0;
 	}
+	ds.bg_named = calloc(c->nbgs ? (size_t)c->nbgs : 1, 1);
 	ds.matched = calloc(fs->num_chunks ? fs->num_chunks : 1, sizeof(*ds.matched));
-	if (!ds.matched)
+	if (!ds.matched || !ds.bg_named) {
+		free(ds.matched);
+		free(ds.bg_named);
 		return -ENOMEM;
+	}
 	for (int i = 0; i < fs->num_chunks; i++) {
 		ds.matched[i] = calloc(fs->chunks[i].num_stripes + 1, 1);
 		if (!ds.matched[i]) {
@@ -327,10 +350,12 @@ int check_chunks_and_devices(struct check_ctx *c)
 		ret = ck_iterate(c, &dev_root, &zero, dev_extent_cb, &ds);
 	if (ret >= 0)
 		check_devices(c, &ds);
+	check_bgs_without_chunk(c, ret >= 0 ? ds.bg_named : NULL);
 out:
 	for (int i = 0; i < fs->num_chunks; i++)
 		free(ds.matched[i]);
 	free(ds.matched);
+	free(ds.bg_named);
 	free(ds.d);
 	return ret < 0 ? ret : 0;
 }

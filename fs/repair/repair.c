@@ -187,7 +187,7 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		/* a subvolume's leaf that no copy of is good is dropped; the other trees'
 		 * walks are incomplete */
 		rp->unreadable = 1;
-		if (!ck_is_fstree(p->root) || !p->key.objectid)
+		if ((!ck_is_fstree(p->root) && p->root != BTRFS_ROOT_TREE_OBJECTID) || !p->key.objectid)
 			return;
 		add_fix(rp, p);
 		break;
