@@ -166,6 +166,20 @@ int ck_iterate(struct check_ctx *c, const struct fs_root *root, const struct fs_
 	return ret < 0 ? ret : 0;
 }
 
+int ck_root_from_item(const struct fs_key *key, const uint8_t *data, uint32_t size, struct fs_root *root)
+{
+	memset(root, 0, sizeof(*root));
+	if (fs_root_item(data, size, &root->item) < 0 || root->item.level >= BTRFS_MAX_LEVEL)
+		return -EUCLEAN;
+	root->objectid = key->objectid;
+	root->offset = key->offset;
+	root->bytenr = get_le64(&root->item.bytenr);
+	root->generation = get_le64(&root->item.generation);
+	root->level = root->item.level;
+	root->item_size = size;
+	return 0;
+}
+
 int ck_iterate_logs(struct check_ctx *c, ck_item_fn cb, void *arg)
 {
 	struct fs_root logs = { .objectid = BTRFS_TREE_LOG_OBJECTID,

@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "util/csum/csum.h"
 #include "util/le.h"
+#include "util/vec.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,7 +181,6 @@ static uint32_t csum_item_count(const struct fs *fs, const struct fs_key *key, u
 //config:	  extents are checked, the data (--check-data-csum) meanwhile, half
 //config:	  of each sort; the output stays that of one thread, the memory
 //config:	  the same. BTRFSBOX_THREADS=1 keeps it to one thread.
-#include "util/vec.h"
 #include "util/workq.h"
 
 /* The data verification on a second thread, from the start of the check: it walks
@@ -279,8 +279,52 @@ void ck_data_bg_free(struct check_ctx *c)
 }
 #endif
 
+/* The data extents the log trees' file extents name: the kernel put their checksums
+ * in the checksum tree already, their extent items come when the log is replayed. */
+struct log_extent { uint64_t start, end; };
+struct log_extents { struct log_extent *v; size_t n, cap; };
+
+static int log_file_extent_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
+			      uint32_t size, void *arg)
+{
+	struct log_extents *le = arg;
+	struct fs_file_extent fe;
+	struct log_extent *e;
+
+	(void)c;
+	if (key->type != BTRFS_EXTENT_DATA_KEY || fs_file_extent(data, size, &fe) ||
+	    fe.type == BTRFS_FILE_EXTENT_INLINE || !fe.disk_bytenr)
+		return 0;
+	e = vec_push(&le->v, &le->n, &le->cap, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	*e = (struct log_extent){ fe.disk_bytenr, fe.disk_bytenr + fe.disk_num_bytes };
+	return 0;
+}
+
+static int log_root_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data, uint32_t size,
+		       void *arg)
+{
+	struct fs_root log;
+
+	if (key->objectid != BTRFS_TREE_LOG_OBJECTID || key->type != BTRFS_ROOT_ITEM_KEY ||
+	    ck_root_from_item(key, data, size, &log) < 0)
+		return 0;
+	return ck_iterate(c, &log, &(struct fs_key){ 0, 0, 0 }, log_file_extent_cb, arg) == -ENOMEM ? -ENOMEM : 0;
+}
+
+/* [start, end) lies inside a data extent a log tree names. */
+static int log_covers(const struct log_extents *le, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < le->n; i++)
+		if (le->v[i].start <= start && end <= le->v[i].end)
+			return 1;
+	return 0;
+}
+
 struct csum_pass {
 	struct check_ctx *c;
+	struct log_extents logged;
 	struct runs dr;
 	uint64_t prev_end;
 	uint8_t *buf;
@@ -353,7 +397,7 @@ static int csum_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 		       (unsigned long long)key->offset, (unsigned long long)cp->prev_end);
 	if (end > cp->prev_end)
 		cp->prev_end = end;
-	if (c->have_extent_root && !runs_cover(&cp->dr, key->offset, end)) {
+	if (c->have_extent_root && !runs_cover(&cp->dr, key->offset, end) && !log_covers(&cp->logged, key->offset, end)) {
 		if (CFG_CHECK_REPAIR)
 			c->fix_value[0] = 1;
 		ck_err_fix(c, CHECK_FIX_CSUMS, BTRFS_CSUM_TREE_OBJECTID, 0, key->offset, end - key->offset,
@@ -423,10 +467,12 @@ int check_csums(struct check_ctx *c)
 		workq_stop(&c->data_bg->q);     /* its findings are all there */
 #endif
 	if (c->have_csum_root) {
+		ck_iterate_logs(c, log_root_cb, &cp.logged);
 		ck_cursor_init(&cp.dr.cu, c, &c->extent_root, &efrom);
 		cp.dr.next = next_data_extent;
 		ck_iterate(c, &c->csum_root, &from, csum_item_cb, &cp);
 		ck_cursor_release(&cp.dr.cu);
+		free(cp.logged.v);
 		free(cp.buf);
 	}
 	ret = check_coverage(c);

@@ -993,22 +993,6 @@ static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 	return ret < 0 && ret != -EIO && ret != -EUCLEAN ? ret : 0;
 }
 
-/* A ROOT_ITEM's tree as an fs_root, or -EUCLEAN when the item is unusable. */
-static int root_from_item(const struct fs_key *key, const uint8_t *data, uint32_t size,
-			  struct fs_root *root)
-{
-	memset(root, 0, sizeof(*root));
-	if (fs_root_item(data, size, &root->item) < 0 || root->item.level >= BTRFS_MAX_LEVEL)
-		return -EUCLEAN;
-	root->objectid = key->objectid;
-	root->offset = key->offset;
-	root->bytenr = get_le64(&root->item.bytenr);
-	root->generation = get_le64(&root->item.generation);
-	root->level = root->item.level;
-	root->item_size = size;
-	return 0;
-}
-
 /* A deleted subvolume still counts in the qgroups until its tree is gone:
  * whole while queued, unknown once partly dropped. */
 static int dead_leaf(void *ctx, const struct fs_block *b)
@@ -1057,7 +1041,7 @@ static int fs_root_cb(struct check_ctx *c, const struct fs_key *key, const uint8
 	if (!ck_is_fstree(key->objectid) && key->objectid != BTRFS_DATA_RELOC_TREE_OBJECTID &&
 	    (!CFG_CHECK_THOROUGH || key->objectid != BTRFS_TREE_RELOC_OBJECTID))
 		return 0;
-	if (root_from_item(key, data, size, &root) < 0)
+	if (ck_root_from_item(key, data, size, &root) < 0)
 		return 0;
 	if (get_le64(&root.item.drop_progress.objectid) != 0 ||
 	    (get_le32(&root.item.refs) == 0 && key->objectid != BTRFS_FS_TREE_OBJECTID)) {
@@ -1090,7 +1074,7 @@ static int log_root_items_cb(struct check_ctx *c, const struct fs_key *key, cons
 
 	(void)arg;
 	if (key->objectid != BTRFS_TREE_LOG_OBJECTID || key->type != BTRFS_ROOT_ITEM_KEY ||
-	    root_from_item(key, data, size, &log) < 0)
+	    ck_root_from_item(key, data, size, &log) < 0)
 		return 0;
 	f.rootp = &log;
 	walk_root(&f, &log);

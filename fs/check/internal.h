@@ -105,6 +105,8 @@ typedef int (*ck_item_fn)(struct check_ctx *c, const struct fs_key *key, const u
 			  uint32_t size, void *arg);
 int ck_iterate(struct check_ctx *c, const struct fs_root *root, const struct fs_key *from,
 	       ck_item_fn cb, void *arg);
+/* A ROOT_ITEM's tree as an fs_root, or -EUCLEAN when the item is unusable. */
+int ck_root_from_item(const struct fs_key *key, const uint8_t *data, uint32_t size, struct fs_root *root);
 /* Iterates the log root tree (none: nothing to do). */
 int ck_iterate_logs(struct check_ctx *c, ck_item_fn cb, void *arg);
 /* Pull-style iteration over one tree from a key. */
