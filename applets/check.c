@@ -105,6 +105,7 @@ struct check_args {
 	int force, progress, writes, readonly, no_undo, init_csum, init_extent;
 	uint64_t adopt_root;            /* the repair works on the backup root of this generation */
 	int rebuild_chunks;             /* the chunk map came from a scan of the devices */
+	int use_backup;                 /* the root tree from the backup roots */
 	const char *modifier;   /* the option that would write */
 	const char *undo, *clear_cache;
 };
@@ -506,7 +507,9 @@ static void on_left(void *ctx, const struct check_problem *p)
 	on_problem(ctx, p);
 }
 
-#define NEED_CHUNKS 2     /* run_repair: the repair needs the chunk map recovered */
+/* run_repair: the repair needs the chunk map recovered, or a backup root */
+#define NEED_CHUNKS 2
+#define NEED_BACKUP 3
 
 static int run_repair(struct fs *fs, struct check_args *a, const char *path, int *written)
 {
@@ -533,6 +536,9 @@ static int run_repair(struct fs *fs, struct check_args *a, const char *path, int
 	if (!ret && r.need_chunks) {
 		printf("chunks are missing or do not match their block groups and device extents\n");
 		return NEED_CHUNKS;
+	} else if (!ret && r.need_backup) {
+		printf("a leaf of the root tree is lost: trying the backup roots\n");
+		return NEED_BACKUP;
 	} else if (ret < 0) {
 		char buf[300];
 
@@ -591,21 +597,22 @@ static struct fs *open_for_repair(struct check_args *a, const char *path, const 
 	struct fs *fs;
 
 	fs_err_clear(&err);
-	fs = a->rebuild_chunks ? NULL : fs_wopen(&path, 1, wo, &err);
+	fs = a->rebuild_chunks || a->use_backup ? NULL : fs_wopen(&path, 1, wo, &err);
 
-	if (!fs && !a->rebuild_chunks && err.tree == BTRFS_ROOT_TREE_OBJECTID && a->open.backup_root < 0 &&
-	    !a->open.tree_root) {
+	if (!fs && (a->use_backup || (!a->rebuild_chunks && err.tree == BTRFS_ROOT_TREE_OBJECTID)) &&
+	    a->open.backup_root < 0 && !a->open.tree_root) {
 		/* the root tree is lost: the last transaction whose root tree is whole */
 		uint64_t gen;
 
-		msg_warn("cannot read the root tree: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
+		if (err.code)
+			msg_warn("cannot read the root tree: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
 		fs = repair_open_backup(&path, 1, wo, &gen, &err);
 		if (fs)
 			printf("using the root tree of generation %llu from the backup roots: what later "
 			       "transactions wrote is not in it\n", (unsigned long long)gen);
 		a->adopt_root = fs ? gen : 0;
 	}
-	if (!fs && (a->rebuild_chunks || err.code != -EBUSY))
+	if (!fs && !a->use_backup && (a->rebuild_chunks || err.code != -EBUSY))
 		fs = open_recovering_chunks(a, path, wo, &err);
 	if (!fs)
 		msg_error("cannot open file system: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
@@ -665,13 +672,14 @@ static int repair_main(struct check_args *a, const char *path)
 	wo.open = a->open;
 	fs = open_for_repair(a, path, &wo);
 	ret = fs ? repair_with_undo(fs, a, path) : 1;
-	if (ret == NEED_CHUNKS && !a->rebuild_chunks) {
-		/* the check found chunks missing or wrong: again, with them recovered */
-		a->rebuild_chunks = 1;
+	/* again with the chunks recovered, or from a backup root (once each) */
+	while ((ret == NEED_CHUNKS && !a->rebuild_chunks) || (ret == NEED_BACKUP && !a->use_backup)) {
+		a->rebuild_chunks |= ret == NEED_CHUNKS;
+		a->use_backup |= ret == NEED_BACKUP;
 		fs = open_for_repair(a, path, &wo);
 		ret = fs ? repair_with_undo(fs, a, path) : 1;
 	}
-	return ret == NEED_CHUNKS ? 1 : ret;
+	return ret == NEED_CHUNKS || ret == NEED_BACKUP ? 1 : ret;
 }
 #else
 static int repair_main(struct check_args *a, const char *path)

@@ -71,6 +71,17 @@ static int load_block_groups(struct check_ctx *c)
 
 /* Every chunk has its block group item and the other way round (the
  * reference's words: chunk items are [FIRST_CHUNK_TREE CHUNK_ITEM logical]). */
+static void say_mismatch(struct check_ctx *c, const struct fs_chunk *ch, const struct check_bg *bg, enum check_fix fix)
+{
+	unsigned long long cl = ch->logical;
+
+	ck_err_fix(c, fix, fix == CHECK_FIX_DELETE ? fs_block_group_tree_id(c->fs) : 0, 0, bg->start, bg->len,
+		   "Chunk[256, 228, %llu]: length(%llu), offset(%llu), type(%llu) mismatch with block group[%llu, 192, %llu]: offset(%llu), objectid(%llu), flags(%llu)",
+		   cl, (unsigned long long)ch->length, cl, (unsigned long long)ch->type, (unsigned long long)bg->start,
+		   (unsigned long long)bg->len, (unsigned long long)bg->len, (unsigned long long)bg->start,
+		   (unsigned long long)bg->flags);
+}
+
 static void check_chunk_bgs(struct check_ctx *c)
 {
 	struct fs *fs = c->fs;
@@ -94,13 +105,9 @@ static void check_chunk_bgs(struct check_ctx *c)
 			j++;            /* said with the device extents known */
 			continue;
 		}
-		if (ch->length != bg->len || ch->type != bg->flags)
-			ck_err_fix(c, ch->length == bg->len ? CHECK_FIX_SPACE_USED : CHECK_FIX_NONE, 0, 0,
-				   bg->start, bg->len,
-			       "Chunk[256, 228, %llu]: length(%llu), offset(%llu), type(%llu) mismatch with block group[%llu, 192, %llu]: offset(%llu), objectid(%llu), flags(%llu)",
-			       cl, clen, cl, ct, (unsigned long long)bg->start, (unsigned long long)bg->len,
-			       (unsigned long long)bg->len, (unsigned long long)bg->start,
-			       (unsigned long long)bg->flags);
+		/* a length that differs is said with the device extents known */
+		if (ch->length == bg->len && ch->type != bg->flags)
+			say_mismatch(c, ch, bg, CHECK_FIX_SPACE_USED);
 		i++;
 		j++;
 	}
@@ -116,6 +123,7 @@ struct devs {
 	int n, cap;
 	uint8_t **matched;      /* per chunk, per stripe */
 	uint8_t *bg_named;      /* per block group: a device extent names it */
+	uint8_t *len_bad;       /* per chunk: a device extent of another length */
 };
 
 static struct dev_state *dev_find(struct devs *ds, uint64_t devid)
@@ -181,6 +189,7 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 			if (ch->stripes[s].devid != devid || ch->stripes[s].offset != physical || *m)
 				continue;
 			*m = 1;
+			ds->len_bad[ch - fs->chunks] |= length != fs_chunk_stripe_length(ch);
 			if (CFG_CHECK_REPAIR && length != fs_chunk_stripe_length(ch)) {
 				c->fix_key = (struct fs_key){ devid, BTRFS_DEV_EXTENT_KEY, physical };
 				c->fix_value[0] = fs_chunk_stripe_length(ch);
@@ -295,18 +304,22 @@ static void check_devices(struct check_ctx *c, struct devs *ds)
 }
 
 /* Block groups without their chunk: the chunk is recovered when device extents name
- * the block group (named NULL: unknown, so taken as named); else nothing can map it,
- * and its item goes. */
-static void check_bgs_without_chunk(struct check_ctx *c, const uint8_t *named)
+ * the block group (ds NULL: unknown, so taken as named); else nothing can map it, and
+ * its item goes. A chunk of another length: the item goes when the chunk's device
+ * extents agree with the chunk (the item of the chunk's length is made again), else the
+ * chunk is recovered from the block group and its device extents. */
+static void check_bgs_without_chunk(struct check_ctx *c, const struct devs *ds)
 {
 	for (int i = 0; i < c->nbgs; i++) {
 		const struct check_bg *bg = &c->bgs[i];
 		const struct fs_chunk *ch = fs_chunk_find(c->fs, bg->start);
-		int recover = !named || named[i];
+		int recover = !ds || ds->bg_named[i];
 
+		c->fix_key = (struct fs_key){ bg->start, BTRFS_BLOCK_GROUP_ITEM_KEY, bg->len };
+		if (ch && ch->logical == bg->start && ch->length != bg->len)
+			say_mismatch(c, ch, bg, ds && !ds->len_bad[ch - c->fs->chunks] ? CHECK_FIX_DELETE : CHECK_FIX_CHUNKS);
 		if (ch && ch->logical == bg->start)
 			continue;
-		c->fix_key = (struct fs_key){ bg->start, BTRFS_BLOCK_GROUP_ITEM_KEY, bg->len };
 		ck_err_fix(c, recover ? CHECK_FIX_CHUNKS : CHECK_FIX_DELETE, recover ? 0 : fs_block_group_tree_id(c->fs),
 			   0, bg->start, bg->len, "Block group[%llu, %llu] (flags = %llu) didn't find the relative chunk.",
 			   (unsigned long long)bg->start, (unsigned long long)bg->len, (unsigned long long)bg->flags);
@@ -332,10 +345,12 @@ int check_chunks_and_devices(struct check_ctx *c)
 		return 0;
 	}
 	ds.bg_named = calloc(c->nbgs ? (size_t)c->nbgs : 1, 1);
+	ds.len_bad = calloc(fs->num_chunks ? (size_t)fs->num_chunks : 1, 1);
 	ds.matched = calloc(fs->num_chunks ? fs->num_chunks : 1, sizeof(*ds.matched));
-	if (!ds.matched || !ds.bg_named) {
+	if (!ds.matched || !ds.bg_named || !ds.len_bad) {
 		free(ds.matched);
 		free(ds.bg_named);
+		free(ds.len_bad);
 		return -ENOMEM;
 	}
 	for (int i = 0; i < fs->num_chunks; i++) {
@@ -350,12 +365,13 @@ int check_chunks_and_devices(struct check_ctx *c)
 		ret = ck_iterate(c, &dev_root, &zero, dev_extent_cb, &ds);
 	if (ret >= 0)
 		check_devices(c, &ds);
-	check_bgs_without_chunk(c, ret >= 0 ? ds.bg_named : NULL);
+	check_bgs_without_chunk(c, ret >= 0 ? &ds : NULL);
 out:
 	for (int i = 0; i < fs->num_chunks; i++)
 		free(ds.matched[i]);
 	free(ds.matched);
 	free(ds.bg_named);
+	free(ds.len_bad);
 	free(ds.d);
 	return ret < 0 ? ret : 0;
 }

@@ -170,6 +170,10 @@ int ck_qgroup_init(struct check_ctx *c)
 		return -ENOMEM;
 	c->qg = q;
 	ret = ck_iterate(c, &c->quota_root, &from, quota_item_cb, q);
+	if (ret < 0 && ret != -ENOMEM) {
+		c->qgroup_skip = 1;     /* a block that cannot be read (reported): nothing to verify */
+		return 0;
+	}
 	if (ret >= 0)
 		ret = qg_closures(q);
 	if (ret < 0)

@@ -288,7 +288,9 @@ static int root_ref_cb(struct check_ctx *c, const struct fs_key *key, const uint
 	if (key->type != BTRFS_ROOT_REF_KEY && key->type != BTRFS_ROOT_BACKREF_KEY)
 		return 0;
 	if (fs_root_ref(data, size, &r) < 0) {
-		ck_err(c, key->objectid, 0, 0, 0, "corrupt %s (%llu %llu)",
+		/* deleted: the subvolume's link, when whole, makes it again */
+		c->fix_key = *key;
+		ck_err_fix(c, CHECK_FIX_DELETE, BTRFS_ROOT_TREE_OBJECTID, 0, 0, 0, "corrupt %s (%llu %llu)",
 		       key->type == BTRFS_ROOT_REF_KEY ? "ROOT_REF" : "ROOT_BACKREF",
 		       (unsigned long long)key->objectid, (unsigned long long)key->offset);
 		return 0;

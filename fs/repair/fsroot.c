@@ -232,7 +232,7 @@ static int block_trees(struct fs *fs, uint64_t bytenr, uint64_t *trees, int max)
 /* A leaf of a subvolume or of the root tree no copy of which can be read: laid out
  * again when only its layout is wrong, in every tree that shares it; else a subvolume's
  * is dropped (what it held is lost), the root tree's kept (its root items are the
- * subvolumes: the backup roots are the way then). */
+ * subvolumes: rp->root_lost, the backup roots are the way then). */
 int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 {
 	uint64_t trees[16] = { f->root };
@@ -251,6 +251,7 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 			say(rp, "laid out the items of leaf %llu anew, %u damaged item%s dropped",
 			    (unsigned long long)f->bytenr, dropped, dropped == 1 ? "" : "s");
 	} else if (f->root == BTRFS_ROOT_TREE_OBJECTID) {
+		rp->root_lost = 1;
 		ret = 0;
 	} else {
 		ret = fs_tree_drop_leaf(rp->fs, f->root, &f->key, f->bytenr);

@@ -27,6 +27,8 @@ struct rp {
 	int recow;                      /* blocks are copied anew: the walk did not see them,
 					 * extent refs wait for a check that does */
 	int chunks;                     /* chunks are missing or wrong: repair_open_chunks */
+	int root_bad;                   /* a root tree block cannot be read */
+	int root_lost;                  /* a root tree leaf cannot be read nor salvaged */
 	int all_collected;              /* the last check gave every extent (check_opts.all_extents) */
 	int init_extent, init_csum;     /* --init-extent-tree, --init-csum-tree still to do */
 	uint64_t fixable;
@@ -46,7 +48,7 @@ struct rp {
 /* Derived trees whose damage is mended by making them anew from the other trees (the
  * extent tree with the block group items, the free space tree: rp.init_extent, rp.fst). */
 enum { REBUILD_CSUM = 1, REBUILD_UUID = 2, REBUILD_DATA_RELOC = 4, REBUILD_DEV = 8, REBUILD_BLOCK_GROUPS = 16,
-       REBUILD_CHUNK = 32 };
+       REBUILD_CHUNK = 32, REBUILD_QUOTA = 64 };
 
 /* One line for repair_opts.fixed, given once the change is written. */
 void say(struct rp *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -69,6 +71,8 @@ int rebuild_csum_tree(struct rp *rp, int salvage);
 int rebuild_uuid_tree(struct rp *rp);
 int rebuild_data_reloc_tree(struct rp *rp);
 int rebuild_dev_tree(struct rp *rp);
+/* A damaged quota tree: qgroups of the subvolumes, counts marked inconsistent. */
+int rebuild_quota_tree(struct rp *rp);
 /* The block group tree, empty (init_extent_tree puts the items in). */
 int rebuild_block_group_tree(struct rp *rp);
 

@@ -2,7 +2,8 @@
 /* Derived trees made anew inside the repair's transaction from what the other trees say:
  * the checksum tree (the items that can still be read, the rest computed from the data),
  * the uuid tree (from the root items), the data relocation tree (its empty top
- * directory) and the device tree (a device extent for each chunk stripe). The old tree is
+ * directory), the device tree (a device extent for each chunk stripe) and the quota
+ * tree (a qgroup for each subvolume, to be counted again). The old tree is
  * dropped without trusting it: its blocks that can be read are freed, the others stay
  * allocated for the next check (or the extent tree made anew) to find unreferenced. */
 #include "config.h"
@@ -87,6 +88,48 @@ static int tree_anew(struct fs *fs, uint64_t tree)
 	if (!fs_root_lookup(fs, tree, &r))
 		ret = fs_tree_drop(fs, tree);
 	return ret ? ret : fs_tree_create(fs, tree);
+}
+
+/* ---- quota tree ------------------------------------------------------------------ */
+
+/* The quota tree made anew: quotas on, a qgroup 0/id for each subvolume with its counts
+ * marked inconsistent (the kernel's `btrfs quota rescan` counts them again); limits and
+ * higher qgroups are lost with the old tree. Simple quotas are not made anew. */
+int rebuild_quota_tree(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	struct fs_key rk = { BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct btrfs_qgroup_status_item st = { 0 };
+	struct btrfs_qgroup_info_item info = { 0 };
+	struct btrfs_qgroup_limit_item limit = { 0 };
+	struct btrfs_root_item ri;
+	int ret, n = 0;
+
+	if (get_le64(&fs->sb.incompat_flags) & BTRFS_FEATURE_INCOMPAT_SIMPLE_QUOTA_BIT)
+		return fs_err_at(&fs->err, -EOPNOTSUPP, BTRFS_QUOTA_TREE_OBJECTID, 0,
+				 "a damaged quota tree of simple quotas is not made anew");
+	put_le64(&st.version, BTRFS_QGROUP_STATUS_VERSION);
+	put_le64(&st.generation, fs_tx_generation(fs));
+	put_le64(&st.flags, BTRFS_QGROUP_STATUS_FLAG_ON | BTRFS_QGROUP_STATUS_FLAG_INCONSISTENT);
+	put_le64(&info.generation, fs_tx_generation(fs));
+	ret = tree_anew(fs, BTRFS_QUOTA_TREE_OBJECTID);
+	if (!ret)
+		ret = fs_item_insert(fs, BTRFS_QUOTA_TREE_OBJECTID, &(struct fs_key){ 0, BTRFS_QGROUP_STATUS_KEY, 0 },
+				     &st, sizeof(st));
+	while (!ret && !(ret = next_subvol_root(fs, &rk, &ri))) {
+		ret = fs_item_insert(fs, BTRFS_QUOTA_TREE_OBJECTID, &(struct fs_key){ 0, BTRFS_QGROUP_INFO_KEY, rk.objectid },
+				     &info, sizeof(info));
+		if (!ret)
+			ret = fs_item_insert(fs, BTRFS_QUOTA_TREE_OBJECTID,
+					     &(struct fs_key){ 0, BTRFS_QGROUP_LIMIT_KEY, rk.objectid }, &limit, sizeof(limit));
+		n++;
+		rk.objectid++;
+		rk.offset = 0;
+	}
+	if (ret < 0)
+		return ret;
+	say(rp, "quota tree made anew: %d qgroups, marked inconsistent (run btrfs quota rescan)", n);
+	return 0;
 }
 
 int rebuild_block_group_tree(struct rp *rp)

@@ -161,6 +161,10 @@ static int plan_rebuild(struct rp *rp, uint64_t tree)
 	case BTRFS_DEV_TREE_OBJECTID:
 		rp->rebuild |= REBUILD_DEV;
 		return 1;
+	case BTRFS_QUOTA_TREE_OBJECTID:
+		/* a block that cannot be read: the counts are made again by a rescan */
+		rp->rebuild |= REBUILD_QUOTA;
+		return 1;
 	case BTRFS_CHUNK_TREE_OBJECTID:
 		/* read whole into the chunk map at open: its items are made again from it */
 		rp->rebuild |= REBUILD_CHUNK;
@@ -187,6 +191,9 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		/* a subvolume's leaf that no copy of is good is dropped; the other trees'
 		 * walks are incomplete */
 		rp->unreadable = 1;
+		/* which trees there are waits for the root tree's leaf (as for root items) */
+		rp->root_bad |= p->root == BTRFS_ROOT_TREE_OBJECTID;
+		rp->roots |= rp->root_bad;
 		if ((!ck_is_fstree(p->root) && p->root != BTRFS_ROOT_TREE_OBJECTID) || !p->key.objectid)
 			return;
 		add_fix(rp, p);
@@ -337,7 +344,7 @@ static int run_check(struct rp *rp, struct check_stats *st)
 
 	rp->nfixes = rp->next = rp->nrefs = rp->nleft = 0;
 	rp->unreadable = rp->roots = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
-	rp->rebuild = rp->file_extents = rp->recow = rp->chunks = 0;
+	rp->rebuild = rp->file_extents = rp->recow = rp->chunks = rp->root_bad = 0;
 	rp->all_collected = rp->init_extent;
 	rp->fixable = rp->new_errors = 0;
 	co.generation = fs_tx_generation(rp->fs);
@@ -922,6 +929,8 @@ static int rebuild(struct rp *rp)
 		ret = rebuild_chunk_tree(rp);
 	if (!ret && rp->rebuild & REBUILD_DEV)
 		ret = rebuild_dev_tree(rp);
+	if (!ret && rp->rebuild & REBUILD_QUOTA)
+		ret = rebuild_quota_tree(rp);
 	if (!ret && rp->rebuild & REBUILD_DATA_RELOC)
 		ret = rebuild_data_reloc_tree(rp);
 	if (!ret && rp->rebuild & REBUILD_UUID)
@@ -1062,6 +1071,12 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		goto out;
 	}
 	ret = fs_tx_begin(fs);
+	if (ret && rp.root_bad && !o->adopt_root) {
+		/* the root tree leaf lost held what a transaction starts from */
+		r->need_backup = 1;
+		ret = 0;
+		goto out;
+	}
 	if (!ret && o->adopt_root) {
 		/* its root block copied: the commit makes it the filesystem's */
 		ret = fs_tree_recow(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ 0, 0, 0 });
@@ -1085,6 +1100,8 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		} else if (!ret && !(ret = prepare(&rp))) {
 			ret = apply(&rp);
 		}
+		if (!ret && rp.root_lost)
+			break;          /* nothing settles without the root tree */
 		if (!ret && rp.init_csum && !rp.init_extent) {
 			rp.init_csum = 0;
 			ret = rebuild_csum_tree(&rp, 0);
@@ -1095,6 +1112,14 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 			ret = fs_err(&fs->err, -ENOMEM, "out of memory");
 		if (ret || rp.changes == changes)
 			break;          /* nothing more it can do */
+	}
+	if (!ret && rp.root_lost && !o->adopt_root) {
+		/* a leaf of the root tree is lost: the newest backup root whose root tree is
+		 * whole is the way (repair_open_backup) */
+		fs_tx_abort(fs);
+		r->need_backup = 1;
+		r->last = r->first;
+		goto out;
 	}
 	/* written when it is better: fewer errors (or problems it fixes), none new */
 	if (!ret && (rp.new_errors || !rp.changes ||

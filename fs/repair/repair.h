@@ -34,6 +34,8 @@ struct repair_result {
 	int nothing;                    /* none of the errors is one it can repair */
 	int need_chunks;                /* chunks are missing or wrong: nothing was done, the
 					 * repair needs a handle from repair_open_chunks */
+	int need_backup;                /* a root tree leaf is lost: nothing was done, the
+					 * repair needs a handle from repair_open_backup */
 };
 
 /* For a filesystem whose root tree cannot be read: opens it (fs_wopen, opts as given)
