@@ -41,3 +41,21 @@ void sort_stable(void *base, size_t n, size_t size, int (*cmp)(const void *, con
 	}
 	free(dst);
 }
+
+size_t lower_bound_u64(const void *base, size_t n, size_t size, size_t off, uint64_t key)
+{
+	const unsigned char *b = base;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, b + mid * size + off, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -11,12 +11,17 @@
 #ifndef UTIL_SORT_H
 #define UTIL_SORT_H
 #include <stddef.h>
+#include <stdint.h>
 
 /* qsort(base, n, size, cmp), but stable: equal elements keep their order, as with
  * glibc's qsort (a merge sort), whose order the reference tools print. For the small
  * arrays of the commands (musl's qsort is 2 KB); a merge sort through a buffer of
  * n * size bytes, an insertion sort when there is no memory for it. */
 void sort_stable(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/* In an array of n elements of size bytes sorted by the uint64_t at byte offset off of
+ * each: the index of the first whose key is not below key (n when none). */
+size_t lower_bound_u64(const void *base, size_t n, size_t size, size_t off, uint64_t key);
 
 #define SORT_DEFINE(name, T, CTX, LESS)                                               \
 /* One partition step (n > 2): returns k, v[0..k) <= pivot <= v[k..n). */            \

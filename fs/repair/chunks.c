@@ -16,6 +16,7 @@
 #include "util/sort.h"
 #include "util/vec.h"
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,16 +235,9 @@ static void drop_deleted(struct found *f)
 /* The device extents of the chunk at logical: [*first, *first + return). */
 static size_t dexts_of(const struct found *f, uint64_t logical, size_t *first)
 {
-	size_t lo = 0, hi = f->ndexts, n = 0;
+	size_t lo = lower_bound_u64(f->dexts, f->ndexts, sizeof(*f->dexts), offsetof(struct seen_dext, chunk_offset),
+				    logical), n = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->dexts[mid].chunk_offset < logical)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*first = lo;
 	while (lo + n < f->ndexts && f->dexts[lo + n].chunk_offset == logical)
 		n++;
@@ -254,17 +248,10 @@ static size_t dexts_of(const struct found *f, uint64_t logical, size_t *first)
  * its length and type the block group's, when there is one). */
 static const struct seen_chunk *matching_item(const struct found *f, uint64_t logical, const struct seen_bg *bg)
 {
-	size_t lo = 0, hi = f->nchunks, first, n = dexts_of(f, logical, &first);
+	size_t first, n = dexts_of(f, logical, &first);
+	size_t lo = lower_bound_u64(f->chunks, f->nchunks, sizeof(*f->chunks), offsetof(struct seen_chunk, logical), logical);
 	const struct btrfs_chunk *c;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->chunks[mid].logical < logical)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == f->nchunks || f->chunks[lo].logical != logical)
 		return NULL;
 	c = fs_chunk_item(f->chunks[lo].item, f->chunks[lo].size);

@@ -23,7 +23,9 @@
 #include "fs/core/backref.h"
 #include "util/csum/csum.h"
 #include "util/le.h"
+#include "util/sort.h"
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,17 +138,7 @@ static int get_inode(struct snd *s, const struct fs_root *r, uint64_t ino, struc
 
 static size_t mv_lower(const struct snd *s, uint64_t ino)
 {
-	size_t lo = 0, hi = s->nmv;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->mv[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return lower_bound_u64(s->mv, s->nmv, sizeof(*s->mv), offsetof(struct moved, ino), ino);
 }
 
 /* The entry of ino; after pass 1, not the one of a deleted inode whose number came back. */
