@@ -17,6 +17,7 @@ static void add_chunk(struct fs *fs, uint64_t logical, uint64_t type, uint16_t n
 	memset(buf, 0, sizeof(buf));
 	put_le64(&c->length, 64 * MIB);
 	put_le64(&c->stripe_len, SL);
+	put_le32(&c->sector_size, 4096);
 	put_le64(&c->type, type);
 	put_le16(&c->num_stripes, num);
 	put_le16(&c->sub_stripes, sub);
@@ -105,20 +106,53 @@ TEST(chunk_rejects_bad_shapes)
 	CHECK(fs_chunk_add(&fs, 0, c, sizeof(buf) - 1) == -EUCLEAN);   /* short item */
 	put_le64(&c->stripe_len, 0);
 	CHECK(fs_chunk_add(&fs, 0, c, sizeof(buf)) == -EUCLEAN);
-	add_chunk(&fs, 0, 0, 1, 0);
-	add_chunk(&fs, 0, 0, 1, 0);                  /* same chunk twice: accepted once */
+	add_chunk(&fs, 0, BTRFS_BLOCK_GROUP_DATA, 1, 0);
+	add_chunk(&fs, 0, BTRFS_BLOCK_GROUP_DATA, 1, 0);     /* same chunk twice: accepted once */
 	CHECK(fs.num_chunks == 1);
 	put_le64(&c->stripe_len, SL);
 	put_le16(&c->num_stripes, 1);
-	put_le64(&c->type, 0);
-	CHECK(fs_chunk_add(&fs, MIB, c, sizeof(buf)) == -EUCLEAN);     /* overlaps */
+	put_le64(&c->type, BTRFS_BLOCK_GROUP_DATA);
+	CHECK(fs_chunk_add(&fs, MIB, c, fs_chunk_item_size(1)) == -EUCLEAN);     /* overlaps */
 	fs.sectorsize = 4096;
 	put_le64(&c->length, MIB + 512);
-	CHECK(fs_chunk_add(&fs, 512 * MIB, c, sizeof(buf)) == -EUCLEAN);       /* unaligned length */
+	CHECK(fs_chunk_add(&fs, 512 * MIB, c, fs_chunk_item_size(1)) == -EUCLEAN);       /* unaligned length */
 	put_le64(&c->length, MIB);
-	CHECK(fs_chunk_add(&fs, 512 * MIB + 512, c, sizeof(buf)) == -EUCLEAN); /* unaligned start */
+	CHECK(fs_chunk_add(&fs, 512 * MIB + 512, c, fs_chunk_item_size(1)) == -EUCLEAN); /* unaligned start */
 	put_le64(&c->length, 1ULL << 48);
-	CHECK(fs_chunk_add(&fs, 512 * MIB, c, sizeof(buf)) == -EUCLEAN);       /* 2^32 stripes */
-	CHECK(fs.num_chunks == 1);
+	CHECK(fs_chunk_add(&fs, 512 * MIB, c, fs_chunk_item_size(1)) == -EUCLEAN);       /* 2^32 stripes */
+	put_le64(&c->length, MIB);
+	put_le32(&c->sector_size, 4096);
+	put_le64(&c->type, 0);
+	CHECK(fs_chunk_add(&fs, 512 * MIB, c, fs_chunk_item_size(1)) == -EUCLEAN);       /* no kind of block group */
+	put_le64(&c->type, BTRFS_BLOCK_GROUP_SYSTEM | BTRFS_BLOCK_GROUP_DATA);
+	CHECK(fs_chunk_add(&fs, 512 * MIB, c, fs_chunk_item_size(1)) == -EUCLEAN);       /* system with data */
+	put_le64(&c->type, BTRFS_BLOCK_GROUP_DATA | (1ULL << 20));
+	CHECK(fs_chunk_add(&fs, 512 * MIB, c, fs_chunk_item_size(1)) == -EUCLEAN);       /* a bit it does not know */
+	put_le64(&c->type, BTRFS_BLOCK_GROUP_DATA);
+	put_le32(&c->sector_size, 512);
+	CHECK(fs_chunk_add(&fs, 512 * MIB, c, fs_chunk_item_size(1)) == -EUCLEAN);       /* not the fs's sector size */
+	put_le32(&c->sector_size, 4096);
+	CHECK(fs_chunk_add(&fs, 512 * MIB, c, fs_chunk_item_size(1) + 1) == -EUCLEAN); /* item longer than its stripes */
+	CHECK(fs_chunk_add(&fs, 512 * MIB, c, fs_chunk_item_size(1)) == 0);
+	CHECK(fs.num_chunks == 2);
+	free_map(&fs);
+}
+
+/* A chunk of the map written back as an item is the chunk again. */
+TEST(chunk_encode_round_trip)
+{
+	struct fs fs;
+	uint8_t buf[sizeof(struct btrfs_chunk) + 3 * sizeof(struct btrfs_stripe)];
+
+	memset(&fs, 0, sizeof(fs));
+	fs.sectorsize = 4096;
+	add_chunk(&fs, 0, BTRFS_BLOCK_GROUP_METADATA | BTRFS_BLOCK_GROUP_RAID1C3, 3, 0);
+	CHECK(fs_chunk_encode(&fs.chunks[0], 4096, buf) == fs_chunk_item_size(3));
+	free_map(&fs);
+	memset(&fs, 0, sizeof(fs));
+	fs.sectorsize = 4096;
+	CHECK(fs_chunk_add(&fs, 0, (struct btrfs_chunk *)buf, fs_chunk_item_size(3)) == 0);
+	CHECK(fs.num_chunks == 1 && fs.chunks[0].num_stripes == 3 && fs.chunks[0].stripes[2].devid == 3 &&
+	      fs.chunks[0].stripes[2].offset == 3000 * MIB && fs.chunks[0].length == 64 * MIB);
 	free_map(&fs);
 }
