@@ -504,7 +504,9 @@ static void bad_file_extent(struct fsr *f, const struct fs_key *key)
 }
 
 /* Whether a regular or prealloc extent's fields are of a file extent the kernel reads:
- * sector aligned, within its extent, of a generation not after the filesystem's. */
+ * sector aligned, within its extent (an extent on the disk has a size; the part of an
+ * uncompressed one a file uses lies inside it), of a generation not after the
+ * filesystem's. */
 static int reg_extent_ok(const struct fsr *f, const struct fs_file_extent *fe)
 {
 	uint32_t mask = f->c->fs->sectorsize - 1;
@@ -512,6 +514,8 @@ static int reg_extent_ok(const struct fsr *f, const struct fs_file_extent *fe)
 	return fe->num_bytes && !((fe->num_bytes | fe->ram_bytes | fe->disk_bytenr | fe->disk_num_bytes |
 				   fe->offset) & mask) && fe->num_bytes + fe->offset <= fe->ram_bytes &&
 	       fe->num_bytes + fe->offset >= fe->num_bytes &&
+	       (!fe->disk_bytenr || (fe->disk_num_bytes &&
+				     (fe->compression || fe->num_bytes + fe->offset <= fe->disk_num_bytes))) &&
 	       !(fe->type == BTRFS_FILE_EXTENT_PREALLOC && (fe->compression || fe->other_encoding)) &&
 	       fe->generation <= f->c->super_gen + 1;
 }
