@@ -229,6 +229,33 @@ static int block_trees(struct fs *fs, uint64_t bytenr, uint64_t *trees, int max)
 	return n;
 }
 
+/* The level the extent tree gives the tree block bytenr (-1: it has no item). */
+static int block_level(struct fs *fs, uint64_t bytenr)
+{
+	struct fs_key k = { bytenr, BTRFS_EXTENT_ITEM_KEY, 0 };
+	struct fs_extent_info ei;
+	struct fs_root root;
+	struct fs_path p;
+	const uint8_t *d;
+	uint32_t size;
+	int level = -1, ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &root);
+
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &root, &k, &p); !ret; ret = fs_next(fs, &p)) {
+		fs_path_key(&p, &k);
+		if (k.objectid != bytenr)
+			break;
+		d = fs_path_data(&p, &size);
+		if ((k.type == BTRFS_METADATA_ITEM_KEY || k.type == BTRFS_EXTENT_ITEM_KEY) &&
+		    !fs_extent_item(d, size, k.type, &ei) && (ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK)) {
+			level = k.type == BTRFS_METADATA_ITEM_KEY ? (int)k.offset : ei.tree_level;
+			break;
+		}
+	}
+	fs_path_release(fs, &p);
+	return level;
+}
+
 /* A leaf of a subvolume or of the root tree no copy of which can be read: laid out
  * again when only its layout is wrong, in every tree that shares it; else a subvolume's
  * is dropped (what it held is lost), the root tree's kept (its root items are the
@@ -236,10 +263,13 @@ static int block_trees(struct fs *fs, uint64_t bytenr, uint64_t *trees, int max)
 int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 {
 	uint64_t trees[16] = { f->root };
-	uint8_t *leaf = malloc(rp->fs->nodesize);
+	uint8_t *leaf;
 	uint32_t dropped = 0;
-	int n, ret;
+	int n, ret, level = block_level(rp->fs, f->bytenr);
 
+	if (level > 0)          /* a node: made again from its children */
+		return rebuild_node(rp, f, level);
+	leaf = malloc(rp->fs->nodesize);
 	if (!leaf)
 		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
 	if (!salvage_leaf(rp->fs, f->bytenr, leaf, &dropped)) {

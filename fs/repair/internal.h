@@ -64,6 +64,9 @@ int fix_subvol(struct rp *rp, const struct rp_fix *f);
 int fix_leaf(struct rp *rp, const struct rp_fix *f);
 /* A leaf that cannot be read: mended when only its item offsets are wrong, else dropped. */
 int fix_unreadable(struct rp *rp, const struct rp_fix *f);
+/* fs/repair/node.c: a node (at level) that cannot be read, made again from its
+ * children found through their back references (0 when it cannot be: left as it is). */
+int rebuild_node(struct rp *rp, const struct rp_fix *f, int level);
 
 /* fs/repair/rebuild.c: derived trees made anew. salvage: checksums of the old tree that
  * can still be read are kept (else every checksum is computed from the data). */

@@ -173,6 +173,14 @@ static int plan_rebuild(struct rp *rp, uint64_t tree)
 	return 0;
 }
 
+/* bytenr is the root block of tree (its path needs no key). */
+static int is_tree_root(struct fs *fs, uint64_t tree, uint64_t bytenr)
+{
+	struct fs_root r;
+
+	return bytenr && !fs_root_lookup(fs, tree, &r) && r.bytenr == bytenr;
+}
+
 static void plan(struct rp *rp, const struct check_problem *p)
 {
 	int fst = !!(get_le64(&rp->fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE);
@@ -194,7 +202,8 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		/* which trees there are waits for the root tree's leaf (as for root items) */
 		rp->root_bad |= p->root == BTRFS_ROOT_TREE_OBJECTID;
 		rp->roots |= rp->root_bad;
-		if ((!ck_is_fstree(p->root) && p->root != BTRFS_ROOT_TREE_OBJECTID) || !p->key.objectid)
+		if ((!ck_is_fstree(p->root) && p->root != BTRFS_ROOT_TREE_OBJECTID) ||
+		    (!p->key.objectid && !is_tree_root(rp->fs, p->root, p->bytenr)))
 			return;
 		add_fix(rp, p);
 		break;

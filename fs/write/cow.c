@@ -593,6 +593,19 @@ int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, ui
 	return finish(fs, ret);
 }
 
+/* The pointers on path p from level up to the block below them name first as its
+ * first key (as far up as the block is the first child). */
+static void name_first_key(struct fs_path *p, int level, const struct fs_key *first)
+{
+	for (; level < p->levels; level++) {
+		struct btrfs_key_ptr *kp = (struct btrfs_key_ptr *)(p->nodes[level]->data + HDR_SIZE) + p->slots[level];
+
+		fs_key_to_disk(&kp->key, first);
+		if (p->slots[level])
+			break;
+	}
+}
+
 /* A new block holding the leaf image `leaf`, which takes the place of the block bytenr
  * (freed with the data references it held, which the new one holds): NULL with fs->err. */
 static struct fs_block *leaf_anew(struct fs *fs, uint64_t tree, uint64_t bytenr, const uint8_t *leaf)
@@ -632,14 +645,59 @@ int fs_tree_put_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uin
 		put_le64(&kp->generation, fs->w->transid);
 		/* the first key may have gone: the pointers above name the new one */
 		fs_item_key(nb, 0, &first);
-		for (int level = 1; level < p.levels; level++) {
-			kp = (struct btrfs_key_ptr *)(p.nodes[level]->data + HDR_SIZE) + p.slots[level];
-			fs_key_to_disk(&kp->key, &first);
-			if (p.slots[level])
-				break;
-		}
+		name_first_key(&p, 1, &first);
 	}
 	ret = nb ? 0 : fs->err.code;
+	fs_block_put(fs, nb);
+	if (!root)
+		fs_path_release(fs, &p);
+	return finish(fs, ret);
+}
+
+int fs_tree_put_node(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr, int level,
+		     const struct fs_child *children, uint32_t n)
+{
+	struct wroot *wr = wroot_get(fs, tree);
+	struct btrfs_key_ptr *kp;
+	struct fs_block *nb;
+	struct fs_path p;
+	int ret, root = wr && wr->bytenr == bytenr && wr->level == level;
+
+	if (!wr)
+		return fs->err.code;
+	if (!n || level < 1 || level >= BTRFS_MAX_LEVEL ||
+	    n > (fs->nodesize - HDR_SIZE) / sizeof(struct btrfs_key_ptr))
+		return fs_err_at(&fs->err, -E2BIG, tree, bytenr, "%u children do not make one node", n);
+	if (!root) {
+		fs->w->stop_level = level + 1;
+		ret = cow_search(fs, wr, key, &p);
+		fs->w->stop_level = 0;
+		if (ret < 0)
+			return ret;
+		if (p.levels < level + 2 || fs_node_blockptr(p.nodes[level + 1], (uint32_t)p.slots[level + 1]) != bytenr) {
+			fs_path_release(fs, &p);
+			return fs_err_at(&fs->err, -ENOENT, tree, bytenr, "not a node of the tree at level %d", level);
+		}
+	}
+	nb = alloc_tree_block(fs, tree, level);
+	ret = nb ? free_tree_extent(fs, &(struct wfree){ bytenr, tree, 0, level, 0 }) : fs->err.code;
+	if (!ret) {
+		kp = (struct btrfs_key_ptr *)(nb->data + HDR_SIZE);
+		for (uint32_t i = 0; i < n; i++) {
+			fs_key_to_disk(&kp[i].key, &children[i].key);
+			put_le64(&kp[i].blockptr, children[i].bytenr);
+			put_le64(&kp[i].generation, children[i].generation);
+		}
+		put_le32(&hdr(nb)->nritems, n);
+		if (root) {
+			set_root(fs, tree, nb);
+		} else {
+			kp = (struct btrfs_key_ptr *)(p.nodes[level + 1]->data + HDR_SIZE) + p.slots[level + 1];
+			put_le64(&kp->blockptr, nb->bytenr);
+			put_le64(&kp->generation, fs->w->transid);
+			name_first_key(&p, level + 1, &children[0].key);
+		}
+	}
 	fs_block_put(fs, nb);
 	if (!root)
 		fs_path_release(fs, &p);

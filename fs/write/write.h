@@ -142,6 +142,17 @@ int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, ui
 int fs_tree_put_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr,
 		     const uint8_t *leaf);
 
+/* A child pointer of a node made anew (fs_tree_put_node). */
+struct fs_child { struct fs_key key; uint64_t bytenr, generation; };
+/* Puts a new node of level `level` holding children[0..n) (sorted by key) in place of
+ * the node bytenr on the way to key, which is not read (no copy of it is good): its
+ * children are found again through their back references (repair). The children's
+ * references name the tree, not the node (not for blocks shared by snapshots).
+ * -ENOENT when bytenr is not on the way to key at that level, -E2BIG when they do not
+ * fit one node. */
+int fs_tree_put_node(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr, int level,
+		     const struct fs_child *children, uint32_t n);
+
 /* The tree starts again empty, its blocks left as they are (not freed through the
  * extent tree: for making the extent tree itself anew). */
 int fs_tree_reset(struct fs *fs, uint64_t tree);

@@ -1,0 +1,167 @@
+//build:Oz
+/* A node of a tree no copy of which can be read, made again from its children: the
+ * blocks one level down that the extent tree says belong to the tree (their back
+ * references name it) and that no readable part of the tree points to. A node whose
+ * children's references name it rather than the tree (shared by snapshots, with full
+ * back references) is left alone. */
+#include "config.h"
+#if CFG_CHECK_REPAIR
+#include "internal.h"
+#include "util/le.h"
+#include "util/sort.h"
+#include "util/vec.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct orphans {
+	struct fs *fs;
+	uint64_t tree;
+	int level;                      /* of the children */
+	uint64_t *reached;              /* blocks of that level the tree points to */
+	size_t nreached, cap_reached;
+	struct fs_child *kids;
+	size_t nkids, cap_kids;
+	uint64_t lost;                  /* the node made again */
+	int shared;                     /* a child names the lost node (shared): not done */
+	int nomem;
+};
+
+static int u64_order(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int child_order(const void *a, const void *b)
+{
+	return fs_key_cmp(&((const struct fs_child *)a)->key, &((const struct fs_child *)b)->key);
+}
+
+/* fs_walk_ops: the blocks of the children's level the readable tree reaches. */
+static int reached(void *ctx, const struct fs_block *b)
+{
+	struct orphans *o = ctx;
+	uint64_t *r;
+
+	if (fs_block_level(b) != o->level)
+		return 0;
+	r = vec_push(&o->reached, &o->nreached, &o->cap_reached, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	*r = b->bytenr;
+	return 0;
+}
+
+static void walk_failed(void *ctx, const struct fs_error *err)
+{
+	(void)ctx, (void)err;           /* the node being made again, or other damage */
+}
+
+/* A block of the children's level with a reference from the tree: a child when the
+ * readable tree does not reach it. */
+static void candidate(struct orphans *o, uint64_t bytenr)
+{
+	/* a block a snapshot shares names the tree it was made in as its owner */
+	struct fs_block_expect exp = { 0, o->level, 0, NULL };
+	struct fs_block *b;
+	struct fs_child *c;
+
+	size_t at = lower_bound_u64(o->reached, o->nreached, sizeof(*o->reached), 0, bytenr);
+
+	if (at < o->nreached && o->reached[at] == bytenr)
+		return;
+	b = fs_block_read(o->fs, bytenr, &exp);
+	if (!b || !fs_block_nritems(b)) {
+		fs_block_put(o->fs, b);
+		return;                 /* lost with its parent */
+	}
+	c = vec_push(&o->kids, &o->nkids, &o->cap_kids, sizeof(*c));
+	if (c) {
+		c->bytenr = bytenr;
+		c->generation = fs_block_generation(b);
+		if (o->level)
+			fs_node_key(b, 0, &c->key);
+		else
+			fs_item_key(b, 0, &c->key);
+	}
+	o->nomem |= !c;
+	fs_block_put(o->fs, b);
+}
+
+/* The extent item at key (a tree block's): a candidate when one of its inline refs
+ * names the tree; *level gets its level for the keyed refs that follow it. */
+static void extent_item(struct orphans *o, const struct fs_key *key, const uint8_t *data, uint32_t size, int *level)
+{
+	struct fs_extent_info ei;
+	struct fs_inline_ref r;
+	uint32_t pos;
+	int named = 0;
+
+	*level = -1;
+	if (fs_extent_item(data, size, key->type, &ei) || !(ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK))
+		return;
+	*level = key->type == BTRFS_METADATA_ITEM_KEY ? (int)key->offset : ei.tree_level;
+	if (*level != o->level)
+		return;
+	for (pos = ei.refs_start; fs_inline_ref_next(data, size, &pos, &r) == 1;) {
+		named |= r.type == BTRFS_TREE_BLOCK_REF_KEY && r.offset == o->tree;
+		o->shared |= r.type == BTRFS_SHARED_BLOCK_REF_KEY && r.offset == o->lost;
+	}
+	if (named)
+		candidate(o, key->objectid);
+}
+
+/* Every tree block of the children's level the extent tree gives the tree. */
+static int find_children(struct orphans *o)
+{
+	struct fs_key k = { 0, 0, 0 };
+	struct fs_root root;
+	struct fs_path p;
+	int ret = fs_root_lookup(o->fs, BTRFS_EXTENT_TREE_OBJECTID, &root), level = -1;
+
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(o->fs, &root, &k, &p); !ret && !o->nomem; ret = fs_next(o->fs, &p)) {
+		const uint8_t *data;
+		uint32_t size;
+
+		fs_path_key(&p, &k);
+		data = fs_path_data(&p, &size);
+		if (k.type == BTRFS_METADATA_ITEM_KEY || k.type == BTRFS_EXTENT_ITEM_KEY)
+			extent_item(o, &k, data, size, &level);
+		else if (k.type == BTRFS_TREE_BLOCK_REF_KEY && k.offset == o->tree && level == o->level)
+			candidate(o, k.objectid);
+		else if (k.type == BTRFS_SHARED_BLOCK_REF_KEY && k.offset == o->lost)
+			o->shared = 1;
+	}
+	fs_path_release(o->fs, &p);
+	return ret < 0 ? ret : o->nomem ? -ENOMEM : 0;
+}
+
+int rebuild_node(struct rp *rp, const struct rp_fix *f, int level)
+{
+	struct orphans o = { .fs = rp->fs, .tree = f->root, .level = level - 1, .lost = f->bytenr };
+	struct fs_walk_ops ops = { reached, reached, walk_failed };
+	struct fs_root root;
+	int ret = fs_root_lookup(rp->fs, f->root, &root);
+
+	if (!ret)
+		ret = fs_tree_walk(rp->fs, &root, &ops, &o);
+	if (ret == -ENOMEM)
+		return fs_err(&rp->fs->err, ret, "out of memory");
+	fs_err_clear(&rp->fs->err);
+	sort_stable(o.reached, o.nreached, sizeof(*o.reached), u64_order);
+	ret = find_children(&o);
+	if (!ret && !o.shared && o.nkids) {
+		sort_stable(o.kids, o.nkids, sizeof(*o.kids), child_order);
+		ret = fs_tree_put_node(rp->fs, f->root, &f->key, f->bytenr, level, o.kids, (uint32_t)o.nkids);
+		if (!ret)
+			say(rp, "made node %llu of root %llu again from its %zu children", (unsigned long long)f->bytenr,
+			    (unsigned long long)f->root, o.nkids);
+	}
+	free(o.reached);
+	free(o.kids);
+	return ret == -ENOENT || ret == -E2BIG ? 0 : ret;
+}
+#endif
