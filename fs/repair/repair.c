@@ -504,16 +504,15 @@ static int rewrite_extent(struct rp *rp, const struct rp_ext *e)
 
 /* The block group item of chunk c says used, and the chunk's type (none: left as the
  * check reported it). */
-/* The block group item of a chunk that has none. */
-static int insert_bg(struct rp *rp, const struct fs_chunk *c, uint64_t used)
+/* The block group item of a chunk that has none (its used counted after). */
+static int insert_bg(struct rp *rp, const struct fs_chunk *c)
 {
 	struct btrfs_block_group_item bg = { 0 };
 
-	put_le64(&bg.used, used);
 	put_le64(&bg.chunk_objectid, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
 	put_le64(&bg.flags, c->type);
-	say(rp, "added the block group item [%llu %llu] of its chunk, used %llu", (unsigned long long)c->logical,
-	    (unsigned long long)c->length, (unsigned long long)used);
+	say(rp, "added the block group item [%llu %llu] of its chunk", (unsigned long long)c->logical,
+	    (unsigned long long)c->length);
 	return fs_item_insert(rp->fs, fs_block_group_tree_id(rp->fs),
 			      &(struct fs_key){ c->logical, BTRFS_BLOCK_GROUP_ITEM_KEY, c->length }, &bg, sizeof(bg));
 }
@@ -527,12 +526,10 @@ static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 	uint32_t size;
 	struct fs_root root;
 	struct fs_path p;
-	int same, ret = fs_root_lookup(fs, tree, &root);
+	int same;
 
-	if (!ret && (ret = fs_lookup(fs, &root, &k, &p)) == -ENOENT)
-		return insert_bg(rp, c, used);
-	if (ret)
-		return 0;
+	if (fs_root_lookup(fs, tree, &root) || fs_lookup(fs, &root, &k, &p))
+		return 0;       /* add_missing_bgs made the missing ones */
 	bg = (void *)fs_path_data(&p, &size);
 	same = size < sizeof(*bg) || (get_le64(&bg->used) == used && get_le64(&bg->flags) == c->type &&
 				      get_le64(&bg->chunk_objectid) == BTRFS_FIRST_CHUNK_TREE_OBJECTID);
@@ -550,6 +547,27 @@ static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 	return 0;
 }
 
+/* The block group items of chunks that have none, first: the transaction's own space
+ * accounting moves their used (counted after). */
+static int add_missing_bgs(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	int ret = 0;
+
+	for (int i = 0; i < fs->num_chunks && !ret; i++) {
+		struct fs_key k = { fs->chunks[i].logical, BTRFS_BLOCK_GROUP_ITEM_KEY, fs->chunks[i].length };
+		struct fs_root root;
+		struct fs_path p;
+
+		ret = fs_root_lookup(fs, fs_block_group_tree_id(fs), &root);
+		if (!ret && (ret = fs_lookup(fs, &root, &k, &p)) == 0)
+			fs_path_release(fs, &p);
+		if (ret == -ENOENT)
+			ret = insert_bg(rp, &fs->chunks[i]);
+	}
+	return ret;
+}
+
 /* Block group used and super bytes_used from the extent tree as the transaction has
  * it now: what the transaction changes later moves them from there. */
 static int recount_space(struct rp *rp)
@@ -559,7 +577,10 @@ static int recount_space(struct rp *rp)
 	struct fs_key k = { 0, 0, 0 };
 	struct fs_root root;
 	struct fs_path p;
-	int ret = used ? fs_tx_settle(fs) : fs_err(&fs->err, -ENOMEM, "out of memory");
+	int ret = !used ? fs_err(&fs->err, -ENOMEM, "out of memory") : add_missing_bgs(rp);
+
+	if (!ret)
+		ret = fs_tx_settle(fs);
 
 	fs_path_init(&p);
 	if (!ret)
