@@ -502,8 +502,6 @@ static int rewrite_extent(struct rp *rp, const struct rp_ext *e)
 
 /* ---- counters --------------------------------------------------------------------- */
 
-/* The block group item of chunk c says used, and the chunk's type (none: left as the
- * check reported it). */
 /* The block group item of a chunk that has none (its used counted after). */
 static int insert_bg(struct rp *rp, const struct fs_chunk *c)
 {
@@ -517,6 +515,8 @@ static int insert_bg(struct rp *rp, const struct fs_chunk *c)
 			      &(struct fs_key){ c->logical, BTRFS_BLOCK_GROUP_ITEM_KEY, c->length }, &bg, sizeof(bg));
 }
 
+/* The block group item of chunk c says used, and the chunk's type (none: left as the
+ * check reported it). */
 static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 {
 	struct fs *fs = rp->fs;
