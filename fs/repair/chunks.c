@@ -325,14 +325,18 @@ static void add_chunk(struct found *f, uint64_t logical, const struct seen_bg *b
 		f->out->from_items++;
 		return;
 	}
-	if (bg && !chunk_from_dexts(f, bg)) {
+	if (bg && !chunk_from_dexts(f, bg))
 		f->out->made++;
-		return;
-	}
-	/* a block group without device extents was removed (a stale copy), or is beyond
-	 * reach; one with some is lost */
-	if (bg && dexts_of(f, logical, &(size_t){ 0 }) && !f->out->lost++)
-		f->out->first_lost = logical;
+}
+
+/* Block groups still without a chunk: one without device extents was removed (a stale
+ * copy) or is beyond reach; one with some is lost. */
+static void count_lost(struct found *f)
+{
+	for (size_t i = 0; i < f->nbgs; i++)
+		if (!fs_chunk_find(f->fs, f->bgs[i].logical) && dexts_of(f, f->bgs[i].logical, &(size_t){ 0 }) &&
+		    !f->out->lost++)
+			f->out->first_lost = f->bgs[i].logical;
 }
 
 static int all_devices_open(struct fs *fs)
@@ -363,9 +367,11 @@ static int repair_add_chunks(struct fs *fs, void *ctx)
 		sort_stable(f.dexts, f.ndexts, sizeof(*f.dexts), dext_chunk_order);
 		for (size_t i = 0; i < f.nbgs; i++)
 			add_chunk(&f, f.bgs[i].logical, &f.bgs[i]);
-		/* block group items lost with their leaf: the chunk items that still agree */
+		/* block group items lost with their leaf, or wrong: the chunk items that agree
+		 * with their device extents */
 		for (size_t i = 0; i < f.nchunks; i++)
 			add_chunk(&f, f.chunks[i].logical, NULL);
+		count_lost(&f);
 		fs_err_clear(&fs->err);
 	}
 	for (size_t i = 0; i < f.nchunks; i++)
