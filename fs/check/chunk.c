@@ -340,7 +340,10 @@ int check_chunks_and_devices(struct check_ctx *c)
 	check_chunk_bgs(c);
 	if (fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk_root) < 0 ||
 	    fs_root_lookup(fs, BTRFS_DEV_TREE_OBJECTID, &dev_root) < 0) {
-		ck_fs_error(c, &fs->err, NULL);
+		if (fs->err.code == -ENOENT)    /* the device tree's root item: made anew */
+			ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, 0, 0, "no root item for the device tree");
+		else
+			ck_fs_error(c, &fs->err, NULL);
 		check_bgs_without_chunk(c, NULL);
 		return 0;
 	}
