@@ -285,6 +285,46 @@ int fs_read_phys(struct fs_device *dev, uint64_t physical, void *buf, size_t len
 	return 0;
 }
 
+/* A RAID5/6 piece whose device is missing, made again from the same full stripe:
+ * the XOR of the other data stripes and P (Q is not needed for one lost device).
+ * n stays inside one stripe (fs_map's len). */
+static int read_rebuilt(struct fs *fs, uint64_t logical, uint8_t *buf, size_t n)
+{
+	const struct fs_chunk *c = fs_chunk_find(fs, logical);
+	uint64_t off = logical - c->logical, nr = off / c->stripe_len;
+	uint32_t data = c->num_stripes - (uint32_t)parity_stripes(c->type);
+	uint64_t full = nr / data, stripe_off = full * c->stripe_len + off % c->stripe_len;
+	uint32_t lost = (uint32_t)((full + nr % data) % c->num_stripes);
+	uint8_t *tmp = malloc(n);
+
+	if (!tmp)
+		return fs_err_at(&fs->err, -ENOMEM, 0, logical, "out of memory");
+	memset(buf, 0, n);
+	for (uint32_t k = 0; k <= data; k++) {     /* data stripes, then P */
+		const struct fs_chunk_stripe *st = &c->stripes[(full + k) % c->num_stripes];
+
+		if (st == &c->stripes[lost])
+			continue;
+		if (!st->dev || fs_read_phys(st->dev, st->offset + stripe_off, tmp, n)) {
+			free(tmp);
+			return fs_err_at(&fs->err, -EIO, 0, logical,
+					 "device %llu is missing and the parity cannot make it again",
+					 (unsigned long long)c->stripes[lost].devid);
+		}
+		for (size_t i = 0; i < n; i++)
+			buf[i] ^= tmp[i];
+	}
+	free(tmp);
+	return 0;
+}
+
+static int is_parity_raid(const struct fs *fs, uint64_t logical)
+{
+	const struct fs_chunk *c = fs_chunk_find(fs, logical);
+
+	return c && parity_stripes(c->type);
+}
+
 int fs_io_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mirror, fs_io_fn io)
 {
 	uint8_t *p = buf;
@@ -297,16 +337,17 @@ int fs_io_logical(struct fs *fs, uint64_t logical, void *buf, size_t len, int mi
 		if (ret)
 			return ret;
 		n = len < ph.len ? len : (size_t)ph.len;
-		if (!ph.dev) {
-			fs_err_at(&fs->err, -EIO, 0, logical, "device %llu is missing", (unsigned long long)ph.devid);
-			fs->err.mirror = mirror;
-			return -EIO;
-		}
-		ret = io ? io(fs, ph.dev, ph.physical, p, n) : fs_read_phys(ph.dev, ph.physical, p, n);
+		if (!ph.dev && !io && p && is_parity_raid(fs, logical))
+			ret = read_rebuilt(fs, logical, p, n);
+		else if (!ph.dev)
+			ret = fs_err_at(&fs->err, -EIO, 0, logical, "device %llu is missing",
+					(unsigned long long)ph.devid);
+		else if (io)
+			ret = io(fs, ph.dev, ph.physical, p, n);
+		else if (fs_read_phys(ph.dev, ph.physical, p, n))
+			ret = fs_err_at(&fs->err, -EIO, 0, logical, "read error on %s at %llu", ph.dev->path,
+					(unsigned long long)ph.physical);
 		if (ret) {
-			if (!io)
-				fs_err_at(&fs->err, ret = -EIO, 0, logical, "read error on %s at %llu", ph.dev->path,
-					  (unsigned long long)ph.physical);
 			fs->err.mirror = mirror;
 			return ret;
 		}

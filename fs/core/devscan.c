@@ -1,6 +1,7 @@
 //build:Oz
 /* Device scan for multi-device filesystems (see devscan.h). */
 #include "devscan.h"
+#include "util/le.h"
 #include "util/sysfile.h"
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +18,7 @@ static int scan_partition(unsigned major, unsigned minor, uint64_t blocks, const
 			  void *ctx)
 {
 	struct scan *s = ctx;
-	struct btrfs_super_block sb;
+	struct btrfs_super_block sb = { 0 };
 	char path[160];
 
 	(void)major;
@@ -25,7 +26,13 @@ static int scan_partition(unsigned major, unsigned minor, uint64_t blocks, const
 	if (!blocks)
 		return 0;
 	snprintf(path, sizeof(path), "/dev/%s", name);
-	for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++)
+	if (!fs_super_read(path, 0, &sb, NULL))
+		return s->fn(path, &sb, s->ctx);
+	/* a primary without its magic was wiped (wipefs): the device left the
+	 * filesystem, as the kernel's scan sees it; a damaged one falls back on a copy */
+	if (get_le64(&sb.magic) != BTRFS_MAGIC_LE)
+		return 0;
+	for (int m = 1; m < BTRFS_SUPER_MIRRORS; m++)
 		if (!fs_super_read(path, m, &sb, NULL))
 			return s->fn(path, &sb, s->ctx);
 	return 0;

@@ -4,7 +4,8 @@
 #include "fs.h"
 
 /* Calls fn for each block device listed in /proc/partitions that holds a btrfs
- * superblock (the primary, else a valid copy), with its path ("/dev/NAME") and
+ * superblock (the primary, else a valid copy when the primary still has its
+ * magic), with its path ("/dev/NAME") and
  * that superblock; fn returns nonzero to stop the walk. Nothing happens when
  * /proc is not there. */
 void fs_scan_block_devices(int (*fn)(const char *path, const struct btrfs_super_block *sb, void *ctx),
