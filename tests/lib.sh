@@ -52,18 +52,6 @@ t_need_loop() {
 	[ -e /dev/loop-control ] || { t_skip "no loop devices"; return 1; }
 }
 t_need_ref() { [ -x "$REF_BTRFS" ] && [ -x "$REF_MKFS" ] || t_skip "reference btrfs-progs not installed"; }
-# t_ref_mkfs ARGS... IMAGE: the reference mkfs.btrfs. Debian's 6.2 leaves the free
-# space tree items of its temporary chunks, below the first chunk; btrfs-progs 6.19's
-# check and ours call them errors, so a "clean" reference image is made without them.
-t_ref_mkfs() {
-	timeout 60 "$REF_MKFS" "$@" > /dev/null || return 1
-	for img; do :; done
-	first=$(python3 tests/check_damage.py "$img" ls chunk "256 CHUNK_ITEM *" | awk 'NR == 1 { print $3 }')
-	python3 tests/check_damage.py "$img" ls free-space | awk -v first="$first" '$1 < first { print $1, $2, $3 }' |
-		while read -r obj type off; do
-			python3 tests/check_damage.py "$img" del-item free-space "$obj $type $off" > /dev/null || exit 1
-		done
-}
 
 t_img() { rm -f "$1"; truncate -s "$2" "$1"; }
 t_attach() { timeout 60 losetup -f --show "$@"; }

@@ -429,10 +429,16 @@ static void fst_info_item(struct check_ctx *c, struct fst_info *fi, const struct
 	fi->end = key->objectid + key->offset;
 	fi->count = get_le32(&in.extent_count);
 	fi->flags = get_le32(&in.flags);
-	if (!ck_bg_find(c, key->objectid))
-		ck_err(c, FST, 0, fi->start, key->offset,
-		       "Space key logical %llu length %llu has no corresponding block group",
-		       (unsigned long long)fi->start, (unsigned long long)key->offset);
+	if (!ck_bg_find(c, key->objectid)) {
+		/* mkfs.btrfs before 6.3 left the info of its temporary chunks,
+		 * below the first block group: harmless, so only a warning */
+		int stale = c->nbgs && fi->end <= c->bgs[0].start;
+
+		ck_problem(c, stale, FST, 0, fi->start, key->offset,
+			   "Space key logical %llu length %llu has no corresponding block group%s",
+			   (unsigned long long)fi->start, (unsigned long long)key->offset,
+			   stale ? " (left over by an older mkfs.btrfs)" : "");
+	}
 }
 
 /* Free extents counted over the bitmaps of an info: runs of set bits, a run
