@@ -168,6 +168,10 @@ static void fix_subvol(struct check_ctx *c, uint64_t parent, uint64_t dirid, uin
 static void report_names(struct check_ctx *c, uint64_t id, uint32_t found, int have_item,
 			 const struct subvol_name *names, int n)
 {
+	if (CFG_CHECK_REPAIR && !have_item) {
+		c->fix = CHECK_FIX_ROOT_LOST;
+		c->fix_key = (struct fs_key){ id, BTRFS_ROOT_ITEM_KEY, 0 };
+	}
 	ck_raw(c, id, 0, "fs tree %llu refs %u %s", (unsigned long long)id, found,
 	       have_item ? "" : "not found");
 	for (int i = 0; i < n; i++) {

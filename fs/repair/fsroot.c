@@ -461,6 +461,202 @@ int fix_file_extent(struct rp *rp, const struct rp_fix *f)
 	return ret == -ENOENT ? 0 : ret;
 }
 
+/* ---- file extents made again from their extent's back references ------------------ */
+
+#define MAX_COMPRESSED (128 * 1024)     /* the most a compressed extent holds, either side */
+
+/* The compression of a data extent whose file extent item is lost: the extent item does
+ * not say, so each algorithm is tried on the data (zstd and lzo only when the filesystem
+ * has used them); one that takes the stream is its compression, *ram the bytes it gives
+ * (in sectors). None takes it: stored as it is. */
+static int guess_compression(struct fs *fs, uint64_t bytenr, uint64_t size, uint64_t *ram)
+{
+	uint64_t incompat = get_le64(&fs->sb.incompat_flags), ss = fs->sectorsize;
+	const struct { int type; uint64_t flag; } algos[] = {
+		{ FS_COMPRESS_ZSTD, BTRFS_FEATURE_INCOMPAT_COMPRESS_ZSTD },
+		{ FS_COMPRESS_LZO, BTRFS_FEATURE_INCOMPAT_COMPRESS_LZO },
+		{ FS_COMPRESS_ZLIB, 0 },
+	};
+	struct fs_inflater inf = { 0 };
+	uint8_t *in = size <= MAX_COMPRESSED ? malloc(size) : NULL, *out = in ? malloc(MAX_COMPRESSED) : NULL;
+	int type = FS_COMPRESS_NONE;
+
+	*ram = size;
+	if (out && !fs_read_data(fs, bytenr, in, size, 1))
+		for (size_t i = 0; i < sizeof(algos) / sizeof(*algos) && type == FS_COMPRESS_NONE; i++) {
+			size_t got = 0;
+
+			if ((incompat & algos[i].flag) == algos[i].flag &&
+			    !fs_decompress(&inf, algos[i].type, in, size, out, MAX_COMPRESSED, &got, fs->sectorsize) &&
+			    got) {
+				type = algos[i].type;
+				*ram = (got + ss - 1) / ss * ss;
+			}
+		}
+	fs_inflater_free(&inf);
+	free(in);
+	free(out);
+	return type;
+}
+
+/* Whether the data at logical has a checksum. */
+static int has_csum(struct fs *fs, uint64_t logical)
+{
+	struct fs_key k = { BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, logical };
+	struct fs_root r;
+	struct fs_path p;
+	uint32_t size;
+	int found = 0;
+
+	if (fs_root_lookup(fs, BTRFS_CSUM_TREE_OBJECTID, &r) || fs_search_le(fs, &r, &k, &p))
+		return 0;
+	fs_path_data(&p, &size);
+	fs_path_key(&p, &k);
+	found = k.objectid == BTRFS_EXTENT_CSUM_OBJECTID && k.type == BTRFS_EXTENT_CSUM_KEY &&
+		logical - k.offset < (uint64_t)fs_csum_item_count(size, fs->csum_size) * fs->sectorsize;
+	fs_path_release(fs, &p);
+	return found;
+}
+
+/* Bytes of the file a file extent item covers. */
+static uint64_t extent_span(const struct fs *fs, const struct fs_file_extent *fe)
+{
+	uint64_t ss = fs->sectorsize;
+
+	return fe->type == BTRFS_FILE_EXTENT_INLINE ? (fe->ram_bytes + ss - 1) / ss * ss : fe->num_bytes;
+}
+
+/* Whether no file extent of ino covers any of [off, off + len) (extents do not overlap:
+ * the last one starting before the end is the one to look at). */
+static int range_free(struct fs *fs, uint64_t root, uint64_t ino, uint64_t off, uint64_t len)
+{
+	struct fs_key k = { ino, BTRFS_EXTENT_DATA_KEY, off + len - 1 };
+	struct fs_file_extent fe;
+	struct fs_root r;
+	struct fs_path p;
+	const uint8_t *d;
+	uint32_t size;
+	int free_ = 1;
+
+	if (fs_root_lookup(fs, root, &r) || fs_search_le(fs, &r, &k, &p))
+		return 1;
+	fs_path_key(&p, &k);
+	d = fs_path_data(&p, &size);
+	if (k.objectid == ino && k.type == BTRFS_EXTENT_DATA_KEY)
+		free_ = !fs_file_extent(d, size, &fe) && k.offset + extent_span(fs, &fe) <= off;
+	fs_path_release(fs, &p);
+	return free_;
+}
+
+/* A file a lost file extent may go back into: a subvolume that is there, an inode
+ * number, and an inode item (when there is one) of a regular file. *nodatasum: its flag. */
+static int file_target(struct fs *fs, uint64_t root, uint64_t ino, int *nodatasum)
+{
+	struct fs_key k = { ino, BTRFS_INODE_ITEM_KEY, 0 };
+	struct fs_root r;
+	struct fs_path p;
+	const struct btrfs_inode_item *ii;
+	uint32_t size;
+	int ok = 1;
+
+	*nodatasum = 0;
+	if (!ck_is_fstree(root) || !ck_valid_ino(ino) || fs_root_lookup(fs, root, &r))
+		return 0;
+	if (fs_lookup(fs, &r, &k, &p))
+		return 1;       /* the inode item is lost too: fix_inode makes it */
+	ii = (const void *)fs_path_data(&p, &size);
+	ok = size >= sizeof(*ii) && S_ISREG(get_le32(&ii->mode));
+	*nodatasum = ok && (get_le64(&ii->flags) & BTRFS_INODE_NODATASUM);
+	fs_path_release(fs, &p);
+	return ok;
+}
+
+/* The file extent item of data extent x at file offset off of (root, ino). Data without
+ * checksums in a file that has them was never written there (prealloc: reads zeros). */
+static int put_file_extent(struct fs *fs, uint64_t root, uint64_t ino, uint64_t off,
+			   const struct check_extent *x, uint64_t gen, int nodatasum)
+{
+	struct btrfs_file_extent_item fi;
+	uint64_t ram;
+	int ret;
+
+	memset(&fi, 0, sizeof(fi));
+	fi.compression = (uint8_t)guess_compression(fs, x->bytenr, x->size, &ram);
+	fi.type = fi.compression || nodatasum || has_csum(fs, x->bytenr) ? BTRFS_FILE_EXTENT_REG
+									 : BTRFS_FILE_EXTENT_PREALLOC;
+	put_le64(&fi.generation, gen);
+	put_le64(&fi.ram_bytes, ram);
+	put_le64(&fi.disk_bytenr, x->bytenr);
+	put_le64(&fi.disk_num_bytes, x->size);
+	put_le64(&fi.num_bytes, ram);
+	if (!range_free(fs, root, ino, off, ram))
+		return 0;
+	ret = fs_item_insert(fs, root, &(struct fs_key){ ino, BTRFS_EXTENT_DATA_KEY, off }, &fi, sizeof(fi));
+	return ret ? ret : 1;
+}
+
+/* The file extent of back reference r of data extent x (gen: the extent's), when its
+ * file can take it; 1 when made. */
+static int relink_ref(struct rp *rp, const struct check_extent *x, const struct fs_inline_ref *r, uint64_t gen)
+{
+	struct fs *fs = rp->fs;
+	int nodatasum, ret;
+
+	if (r->type != BTRFS_EXTENT_DATA_REF_KEY || r->count != 1 || r->file_offset % fs->sectorsize ||
+	    !file_target(fs, r->root, r->objectid, &nodatasum))
+		return 0;
+	ret = put_file_extent(fs, r->root, r->objectid, r->file_offset, x, gen, nodatasum);
+	if (ret > 0)
+		say(rp, "made the file extent [%llu %llu] of root %llu again from extent %llu",
+		    (unsigned long long)r->objectid, (unsigned long long)r->file_offset, (unsigned long long)r->root,
+		    (unsigned long long)x->bytenr);
+	return ret;
+}
+
+/* Each back reference of data extent x that no file extent answers any more (a leaf of
+ * the subvolume lost), inline or an item of its own, gets its file extent item again
+ * when the file is there or can be made again (fix_inode: a named inode without its
+ * item) and its range is free. Only whole-extent references are known (the item's
+ * offset into the extent went with it). 1 when one was made, 0 none, <0 error. */
+int relink_data_extent(struct rp *rp, const struct check_extent *x)
+{
+	struct fs *fs = rp->fs;
+	struct fs_key k = { x->bytenr, BTRFS_EXTENT_ITEM_KEY, x->size };
+	struct fs_extent_info ei = { 0 };
+	struct fs_root er;
+	struct fs_path p;
+	int ret, err = 0, made = 0;
+
+	if (x->meta || x->nrefs || !x->found || x->bytenr % fs->sectorsize || x->size % fs->sectorsize)
+		return 0;
+	if (fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &er) || fs_lookup(fs, &er, &k, &p))
+		return 0;
+	for (ret = 0; ret == 0; ret = err < 0 ? err : fs_next(fs, &p)) {
+		struct fs_inline_ref r;
+		uint32_t size, at;
+		const uint8_t *d = fs_path_data(&p, &size);
+
+		fs_path_key(&p, &k);
+		if (k.objectid != x->bytenr)
+			break;
+		if (k.type == BTRFS_EXTENT_ITEM_KEY) {
+			if (fs_extent_item(d, size, k.type, &ei) || !(ei.flags & BTRFS_EXTENT_FLAG_DATA))
+				break;
+			for (at = ei.refs_start; err >= 0 && fs_inline_ref_next(d, size, &at, &r) == 1;)
+				made |= (err = relink_ref(rp, x, &r, ei.generation)) > 0;
+		} else if (k.type == BTRFS_EXTENT_DATA_REF_KEY && size >= sizeof(struct btrfs_extent_data_ref)) {
+			const struct btrfs_extent_data_ref *dr = (const void *)d;
+
+			r = (struct fs_inline_ref){ .type = BTRFS_EXTENT_DATA_REF_KEY, .root = get_le64(&dr->root),
+						    .objectid = get_le64(&dr->objectid),
+						    .file_offset = get_le64(&dr->offset), .count = get_le32(&dr->count) };
+			made |= (err = relink_ref(rp, x, &r, ei.generation)) > 0;
+		}
+	}
+	fs_path_release(fs, &p);
+	return ret < 0 ? ret : made;
+}
+
 /* ---- names -------------------------------------------------------------------------- */
 
 /* The entry of child named n in the dir item or dir index item at key: its position and
@@ -954,6 +1150,127 @@ int fix_subvol(struct rp *rp, const struct rp_fix *f)
 	return ret;
 }
 
+/* ---- a subvolume's lost root item ------------------------------------------------- */
+
+/* Whether the back references of tree block item (key, d) name tree id: inline (d), or
+ * a keyed TREE_BLOCK_REF. *level: the block's level, from the item. */
+static int names_tree(const struct fs_key *k, const uint8_t *d, uint32_t size, uint64_t id, uint64_t *level)
+{
+	struct fs_extent_info ei;
+	struct fs_inline_ref r;
+	uint32_t at;
+
+	if (k->type == BTRFS_TREE_BLOCK_REF_KEY)
+		return k->offset == id;
+	if ((k->type != BTRFS_METADATA_ITEM_KEY && k->type != BTRFS_EXTENT_ITEM_KEY) ||
+	    fs_extent_item(d, size, k->type, &ei) || !(ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK))
+		return 0;
+	*level = k->type == BTRFS_METADATA_ITEM_KEY ? k->offset : (uint64_t)ei.tree_level;
+	for (at = ei.refs_start; fs_inline_ref_next(d, size, &at, &r) == 1;)
+		if (r.type == BTRFS_TREE_BLOCK_REF_KEY && r.offset == id)
+			return 1;
+	return 0;
+}
+
+/* A block of tree id at bytenr that verifies: the root if it is higher, or as high and
+ * newer, than the best so far. */
+static void consider_root(struct fs *fs, uint64_t id, uint64_t bytenr, uint64_t *best, uint64_t *gen,
+			  uint64_t *level)
+{
+	struct fs_block *b = fs_block_read(fs, bytenr, &FS_EXPECT_NONE);
+
+	if (!b)
+		return;
+	if (fs_block_owner(b) == id &&
+	    (!*best || (uint64_t)fs_block_level(b) > *level ||
+	     ((uint64_t)fs_block_level(b) == *level && fs_block_generation(b) > *gen))) {
+		*best = bytenr;
+		*gen = fs_block_generation(b);
+		*level = (uint64_t)fs_block_level(b);
+	}
+	fs_block_put(fs, b);
+}
+
+int find_lost_root(struct fs *fs, uint64_t id, uint64_t *bytenr, uint64_t *gen, uint64_t *level)
+{
+	struct fs_key k = { 0, 0, 0 };
+	struct fs_root er;
+	struct fs_path p;
+	uint64_t ext_level = 0;
+	int ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &er);
+
+	*bytenr = *gen = *level = 0;
+	if (!ck_is_fstree(id))
+		return -ENOENT;
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &er, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		uint32_t size;
+		const uint8_t *d = fs_path_data(&p, &size);
+
+		fs_path_key(&p, &k);
+		if (names_tree(&k, d, size, id, &ext_level) && (!*bytenr || ext_level >= *level))
+			consider_root(fs, id, k.objectid, bytenr, gen, level);
+	}
+	fs_path_release(fs, &p);
+	if (ret < 0)
+		return ret;
+	return *bytenr ? 0 : -ENOENT;
+}
+
+/* The uuid the uuid tree gives subvolume id under key type (its own, or received):
+ * zero when none does. */
+static void uuid_of(struct fs *fs, uint64_t id, uint8_t type, uint8_t *uuid)
+{
+	struct fs_key k = { 0, 0, 0 };
+	struct fs_root r;
+	struct fs_path p;
+	int ret = fs_root_lookup(fs, BTRFS_UUID_TREE_OBJECTID, &r);
+
+	memset(uuid, 0, BTRFS_UUID_SIZE);
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &r, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		uint32_t size;
+		const uint8_t *d = fs_path_data(&p, &size);
+
+		fs_path_key(&p, &k);
+		for (uint32_t at = 0; k.type == type && at + 8 <= size; at += 8)
+			if (get_le64(d + at) == id) {
+				put_le64(uuid, k.objectid);     /* (uuid bytes 0-7, type, bytes 8-15) */
+				put_le64(uuid + 8, k.offset);
+			}
+	}
+	fs_path_release(fs, &p);
+}
+
+int fix_lost_root(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	uint64_t id = f->key.objectid, gen = f->value[0], now = (uint64_t)time(NULL);
+	struct btrfs_root_item ri;
+
+	memset(&ri, 0, sizeof(ri));
+	put_le64(&ri.inode.generation, 1);
+	put_le64(&ri.inode.size, 3);
+	put_le64(&ri.inode.nbytes, fs->nodesize);
+	put_le32(&ri.inode.nlink, 1);
+	put_le32(&ri.inode.mode, 040755);
+	put_le64(&ri.generation, gen);
+	put_le64(&ri.generation_v2, gen);
+	put_le64(&ri.root_dirid, BTRFS_FIRST_FREE_OBJECTID);
+	put_le64(&ri.bytenr, f->bytenr);
+	put_le64(&ri.bytes_used, fs->nodesize);
+	put_le32(&ri.refs, 1);
+	ri.level = (uint8_t)f->value[1];
+	put_le64(&ri.ctransid, gen);
+	put_le64(&ri.ctime.sec, now);
+	uuid_of(fs, id, BTRFS_UUID_KEY_SUBVOL, ri.uuid);
+	uuid_of(fs, id, BTRFS_UUID_KEY_RECEIVED_SUBVOL, ri.received_uuid);
+	say(rp, "made the root item of subvolume %llu again: its tree is at %llu (level %llu, generation %llu)",
+	    (unsigned long long)id, (unsigned long long)f->bytenr, (unsigned long long)f->value[1],
+	    (unsigned long long)gen);
+	return fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID, &f->key, &ri, sizeof(ri));
+}
+
 /* ---- inodes -------------------------------------------------------------------------- */
 
 /* What the items of an inode say. */
@@ -962,6 +1279,7 @@ struct facts {
 	struct btrfs_inode_item ii;
 	uint64_t dir_names;             /* name bytes of its dir items and dir indexes */
 	uint64_t found_size;            /* data bytes of its file extents */
+	uint64_t end;                   /* where its last file extent ends */
 	uint8_t ref_type;               /* the type its first parent's entry gives it */
 };
 
@@ -998,6 +1316,8 @@ static int inode_facts(struct fs *fs, uint64_t root, uint64_t ino, struct facts 
 				fa->found_size += fe.ram_bytes;
 			else if (fe.disk_bytenr)
 				fa->found_size += fe.num_bytes;
+			if (fe.type == BTRFS_FILE_EXTENT_INLINE || fe.disk_bytenr)
+				fa->end = k.offset + (fe.type == BTRFS_FILE_EXTENT_INLINE ? fe.ram_bytes : fe.num_bytes);
 		} else if (k.type == BTRFS_INODE_REF_KEY && !fa->ref_type) {
 			struct fs_inode_ref ref;
 			struct name n = { .len = 0 };
@@ -1103,6 +1423,33 @@ static int inline_ram(struct fs *fs, uint64_t root, uint64_t ino)
 	return 0;
 }
 
+/* The size of a file whose inode item was lost (made with size end): where its data
+ * ends, less the zeros after the last byte that is not one in its last sector (the
+ * kernel writes a file's last sector out with zeros past its end). */
+static int trim_lost_file(struct fs *fs, uint64_t root, uint64_t ino, uint64_t end)
+{
+	uint64_t ss = fs->sectorsize, from = (end - 1) / ss * ss;
+	uint8_t *buf = malloc(ss);
+	struct btrfs_inode_item *ii;
+	struct fs_root r;
+	struct fs_file file;
+	ssize_t n = -1;
+
+	if (buf && !fs_root_lookup(fs, root, &r) && !fs_file_open(fs, &r, ino, &file)) {
+		n = fs_file_pread(&file, buf, (size_t)(end - from), from);
+		fs_file_close(&file);
+	}
+	while (n > 0 && !buf[n - 1])
+		n--;
+	free(buf);
+	if (n <= 0)
+		return 0;
+	if (!(ii = inode_mut(fs, root, ino)))
+		return fs->err.code;
+	put_le64(&ii->size, from + (uint64_t)n);
+	return 0;
+}
+
 int fix_inode(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -1127,7 +1474,9 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 			"permissions and content after the fsck completes.", (unsigned long long)root,
 		    (unsigned long long)ino);
 		ret = new_inode(fs, root, ino, mode | 0755, ino == top || !links ? 1 : links,
-				mode == S_IFDIR ? fa.dir_names : fa.found_size, fa.found_size);
+				mode == S_IFDIR ? fa.dir_names : mode == S_IFREG ? fa.end : fa.found_size, fa.found_size);
+		if (!ret && mode == S_IFREG && fa.end)
+			ret = trim_lost_file(fs, root, ino, fa.end);
 		if (!ret && ino != top && !links)
 			ret = link_lost(rp, root, top, ino, BTRFS_FT_REG_FILE + (mode == S_IFDIR));
 		if (!ret)

@@ -8,7 +8,7 @@
 /* A change at one place: a block copied anew, a root item, a device extent, checksums,
  * an inode, a name (the fields of the problem it comes from). */
 struct rp_fix { enum check_fix kind; uint64_t root, ino, bytenr, len, value[3]; struct fs_key key; };
-struct rp_ext { struct check_extent x; size_t first_ref; };
+struct rp_ext { struct check_extent x; size_t first_ref; int relinked; };
 
 struct rp {
 	struct fs *fs;
@@ -58,8 +58,16 @@ int fix_inode(struct rp *rp, const struct rp_fix *f);
 int fix_name(struct rp *rp, const struct rp_fix *f);
 /* A malformed file extent item mended from its extent, else deleted. */
 int fix_file_extent(struct rp *rp, const struct rp_fix *f);
+/* A data extent nothing references any more gets back the file extent items its back
+ * references name (1 when one was made). */
+int relink_data_extent(struct rp *rp, const struct check_extent *x);
 /* A subvolume's link completed, its orphan item, its refs. */
 int fix_subvol(struct rp *rp, const struct rp_fix *f);
+/* A subvolume whose root item is lost: its root block, the highest (then newest) block
+ * the extent tree's back references give it (-ENOENT: none), and its root item made
+ * again from the fix (bytenr, value[0] generation, value[1] level). */
+int find_lost_root(struct fs *fs, uint64_t id, uint64_t *bytenr, uint64_t *gen, uint64_t *level);
+int fix_lost_root(struct rp *rp, const struct rp_fix *f);
 /* The leaf holding key laid out again, its items packed. */
 int fix_leaf(struct rp *rp, const struct rp_fix *f);
 /* A leaf that cannot be read: mended when only its item offsets are wrong, else dropped. */

@@ -211,6 +211,16 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		rp->roots = 1;
 		add_fix(rp, p);
 		break;
+	case CHECK_FIX_ROOT_LOST: {
+		/* the others wait for the tree (its blocks are not unreferenced) */
+		struct check_problem q = *p;
+
+		if (find_lost_root(rp->fs, p->key.objectid, &q.bytenr, &q.value[0], &q.value[1]))
+			return;
+		rp->roots = 1;
+		add_fix(rp, &q);
+		break;
+	}
 	case CHECK_FIX_NAME:
 		/* names changed change their inodes: those wait for the next round */
 		rp->names |= !!(p->value[1] & 0xffff & ~(uint64_t)REF_FILETYPE_UNMATCH);
@@ -323,7 +333,7 @@ static void on_extent(void *ctx, const struct check_extent *x)
 	if (!grow(rp, (void **)&rp->ext, &rp->cap_ext, rp->next + 1, sizeof(*rp->ext)) ||
 	    !grow(rp, (void **)&rp->refs, &rp->cap_refs, rp->nrefs + x->nrefs, sizeof(*rp->refs)))
 		return;
-	rp->ext[rp->next++] = (struct rp_ext){ *x, rp->nrefs };
+	rp->ext[rp->next++] = (struct rp_ext){ *x, rp->nrefs, 0 };
 	if (x->nrefs)
 		memcpy(rp->refs + rp->nrefs, x->refs, x->nrefs * sizeof(*x->refs));
 	rp->nrefs += x->nrefs;
@@ -864,6 +874,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_leaf(rp, f);
 	case CHECK_FIX_SUBVOL:
 		return fix_subvol(rp, f);
+	case CHECK_FIX_ROOT_LOST:
+		return fix_lost_root(rp, f);
 	case CHECK_FIX_DELETE:
 		say(rp, "Deleting bogus item [%llu,%u,%llu] of root %llu", (unsigned long long)f->key.objectid,
 		    f->key.type, (unsigned long long)f->key.offset, (unsigned long long)f->root);
@@ -970,12 +982,24 @@ static int rebuild(struct rp *rp)
 	return ret;
 }
 
-/* Root items, blocks copied anew, names, the rest. */
+/* Root items, blocks copied anew, names (a subvolume's too: their indexes are taken
+ * before lost+found takes the next free one), the rest. */
 static int fix_order(enum check_fix kind)
 {
-	return kind == CHECK_FIX_ROOT_ITEM ? 0 :
+	return kind == CHECK_FIX_ROOT_ITEM || kind == CHECK_FIX_ROOT_LOST ? 0 :
 	       kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE || kind == CHECK_FIX_REPACK ? 1 :
-	       kind == CHECK_FIX_NAME || kind == CHECK_FIX_DELETE ? 2 : 3;
+	       kind == CHECK_FIX_NAME || kind == CHECK_FIX_DELETE || kind == CHECK_FIX_SUBVOL ? 2 : 3;
+}
+
+static int relink_extents(struct rp *rp)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < rp->next && ret >= 0; i++) {
+		ret = relink_data_extent(rp, &rp->ext[i].x);
+		rp->ext[i].relinked = ret > 0;
+	}
+	return ret < 0 ? ret : 0;
 }
 
 static int apply(struct rp *rp)
@@ -986,10 +1010,14 @@ static int apply(struct rp *rp)
 	/* root items and blocks first: which trees there are decides the rest; a walk
 	 * that could not see everything, or saw the wrong trees, is not a plan for the
 	 * others: the next round's check is */
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 4; k++) {
+		/* file extents a lost leaf held come back before the inodes are mended */
+		if (!ret && k == 2 && !(rp->unreadable || rp->roots || rp->file_extents || rp->recow))
+			ret = relink_extents(rp);
 		for (size_t i = 0; i < rp->nfixes && !ret; i++)
 			if (fix_order(rp->fixes[i].kind) == k && (k < 2 || !(rp->unreadable || rp->roots)))
 				ret = fix_place(rp, &rp->fixes[i]);
+	}
 	if (ret || rp->unreadable || rp->roots)
 		return ret;
 	ret = rebuild(rp);
@@ -1000,7 +1028,8 @@ static int apply(struct rp *rp)
 	/* extent refs follow file extents (those being mended change them) and the walk (one
 	 * that could not read blocks copied anew did not see their references) */
 	for (size_t i = 0; i < rp->next && !ret && !rp->file_extents && !rp->recow; i++)
-		ret = rewrite_extent(rp, &rp->ext[i]);
+		if (!rp->ext[i].relinked)
+			ret = rewrite_extent(rp, &rp->ext[i]);
 	if (!ret && rp->devices)
 		ret = fix_devices(rp);
 	if (!ret && (rp->space_used || rp->next))
