@@ -67,6 +67,14 @@
 //config:	depends on APPLET_BTRFS
 //config:	help
 //config:	  Create /dev/btrfs-control.
+//config:
+//config:config APPLET_SELECT_SUPER
+//config:	bool "btrfs-select-super"
+//config:	default y
+//config:	help
+//config:	  btrfs-select-super -s N DEVICE: superblock copy N written over the
+//config:	  others (the primary too), on every device of the filesystem.
+//cmd:APPLET_SELECT_SUPER select_super_main btrfs-select-super|Overwrite primary superblock by selected copy
 //cmd:RESCUE_ZERO_LOG rescue_zero_log_main btrfs rescue zero-log|Clear the tree log. Usable if it's corrupted and prevents mount.
 //cmd:RESCUE_SUPER_RECOVER rescue_super_recover_main btrfs rescue super-recover|Recover bad superblocks from good copies
 //cmd:RESCUE_CHUNK_RECOVER rescue_chunk_recover_main btrfs rescue chunk-recover|Recover the chunk tree by scanning the devices one by one.
@@ -80,7 +88,8 @@
 #include "config.h"
 #if CFG_RESCUE_ZERO_LOG || CFG_RESCUE_SUPER_RECOVER || CFG_RESCUE_CHUNK_RECOVER || \
 	CFG_RESCUE_UNDO || CFG_RESCUE_CONTROL_DEVICE || CFG_RESCUE_FIX_DEVICE_SIZE || \
-	CFG_RESCUE_CLEAR_UUID_TREE || CFG_RESCUE_CLEAR_SPACE_CACHE || CFG_RESCUE_CLEAR_INO_CACHE
+	CFG_RESCUE_CLEAR_UUID_TREE || CFG_RESCUE_CLEAR_SPACE_CACHE || CFG_RESCUE_CLEAR_INO_CACHE || \
+	CFG_APPLET_SELECT_SUPER
 #include "fs/repair/repair.h"
 #include "fs/write/write.h"
 #include "util/cli/cli.h"
@@ -120,8 +129,10 @@ static int parse(int argc, char **argv, const char *opts, int nargs, const char 
 	return optind;
 }
 
-/* Opens dev (and the rest of its filesystem) for writing; prints why not. */
-static struct fs *open_rw(const char *dev, const char *undo, int super_only)
+/* Opens dev (and the rest of its filesystem) for writing, from superblock copy mirror
+ * (-1: the primary, else a good copy); prints why not. super_only: the chunk and root
+ * trees are not needed. */
+static struct fs *open_rw(const char *dev, const char *undo, int super_only, int mirror)
 {
 	struct fs_wopen_opts o;
 	struct fs_error err;
@@ -130,6 +141,7 @@ static struct fs *open_rw(const char *dev, const char *undo, int super_only)
 
 	fs_wopen_opts_init(&o);
 	o.open.partial = o.open.skip_chunk_tree = super_only;
+	o.open.super_mirror = mirror;
 	fs = fs_wopen(&dev, 1, &o, &err);
 	if (fs && undo && fs_undo_start(fs, undo)) {
 		err = fs->err;
@@ -165,7 +177,7 @@ static int tx_command(int argc, char **argv, const char *name, const char *desc,
 
 	usage_of(name, "[--undo FILE] <device>", desc, "");
 	dev = argv[parse(argc, argv, "", 1, &undo, &flags)];
-	fs = open_rw(dev, undo, 0);
+	fs = open_rw(dev, undo, 0, -1);
 	return fs ? close_rw(fs, fs_tx_run(fs, change, NULL), what) : 1;
 }
 
@@ -179,7 +191,7 @@ int rescue_zero_log_main(int argc, char **argv)
 
 	usage_of("zero-log", "[--undo FILE] <device>", "Clear the tree log. Usable if it's corrupted and prevents mount.", "");
 	dev = argv[parse(argc, argv, "", 1, &undo, &flags)];
-	fs = open_rw(dev, undo, 1);
+	fs = open_rw(dev, undo, 1, -1);
 	if (!fs)
 		return 1;
 	printf("Clearing log on %s, previous log_root %llu, level %u\n", dev,
@@ -231,7 +243,7 @@ int rescue_super_recover_main(int argc, char **argv)
 	usage_of("super-recover", "[options] <device>", "Recover bad superblocks from good copies",
 		 "    -y           assume an answer of `yes' to all questions\n"
 		 "    -v           list the devices and the good and bad copies\n");
-	fs = open_rw(argv[parse(argc, argv, "yv", 1, &undo, &flags)], NULL, 1);  /* the undo file once asked */
+	fs = open_rw(argv[parse(argc, argv, "yv", 1, &undo, &flags)], NULL, 1, -1);  /* the undo file once asked */
 	if (fs && flags & 2) {
 		printf("All Devices:\n");
 		for (int i = 0; i < fs->num_devs; i++)
@@ -255,6 +267,48 @@ int rescue_super_recover_main(int argc, char **argv)
 	printf("%s\n", result[ret]);
 	return ret;
 }
+
+/* ---- btrfs-select-super ------------------------------------------------------------ */
+
+#if CFG_APPLET_SELECT_SUPER
+USAGE(select_super_usage) =
+	"usage: btrfs-select-super -s number dev\n\n"
+	"    Overwrite primary superblock by selected copy\n\n"
+	"    -s super     copy of superblock to overwrite the primary one (values: 1, 2)\n"
+	"    --undo FILE  save what is overwritten to FILE (btrfs rescue undo puts it back)\n";
+
+int select_super_main(int argc, char **argv)
+{
+	const char *undo = NULL;
+	uint64_t num = 0;
+	struct fs *fs;
+	int c, have = 0;
+
+	while ((c = cli_getopt_long(argc, argv, "s:", "undo:=U", select_super_usage)) != -1) {
+		if (c == 'U') {
+			undo = optarg;
+			continue;
+		}
+		num = cli_arg_u64(optarg);
+		if (num >= BTRFS_SUPER_MIRRORS) {
+			msg_error("super mirror should be less than: %d", BTRFS_SUPER_MIRRORS);
+			return 1;
+		}
+		have = 1;
+	}
+	cli_check_argc(argc, 1, 1, select_super_usage);
+	if (!have)
+		cli_usage_error(select_super_usage, "please select the super copy with -s");
+	fs = open_rw(argv[optind], undo, 1, (int)num);
+	if (!fs)
+		return 1;
+	if (close_rw(fs, fs_super_commit(fs), "cannot write the superblocks"))
+		return 1;
+	printf("using SB copy %llu, bytenr %llu\n", (unsigned long long)num,
+	       (unsigned long long)btrfs_super_offset((int)num));
+	return 0;
+}
+#endif
 
 /* ---- fix-device-size ------------------------------------------------------------ */
 
@@ -311,7 +365,7 @@ int rescue_fix_device_size_main(int argc, char **argv)
 	usage_of("fix-device-size", "[--undo FILE] <device>", "Re-align device and super block sizes. "
 		 "Usable if newer kernel refuse to mount it due to mismatch super size", "");
 	dev = argv[parse(argc, argv, "", 1, &undo, &flags)];
-	fs = open_rw(dev, undo, 0);
+	fs = open_rw(dev, undo, 0, -1);
 	for (int i = 0; fs && i < fs->num_devs && i < 64; i++) {
 		if ((want[i] = right_size(fs, &fs->devs[i])) == ~0ULL)
 			return close_rw(fs, 0, NULL) | 1;
@@ -420,7 +474,7 @@ int rescue_clear_space_cache_main(int argc, char **argv)
 		msg_error("invalid version string, has \"%s\" expect \"v1\" or \"v2\"", version);
 		return 1;
 	}
-	fs = open_rw(argv[at + 1], undo, 0);
+	fs = open_rw(argv[at + 1], undo, 0, -1);
 	if (!fs)
 		return 1;
 	ro = get_le64(&fs->sb.compat_ro_flags);

@@ -230,6 +230,16 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 		return 0;
 	}
 	len = get_le64(&de->length);
+	/* the kernel's tree checker refuses the leaf */
+	if (get_le64(&de->chunk_tree) != BTRFS_CHUNK_TREE_OBJECTID ||
+	    get_le64(&de->chunk_objectid) != BTRFS_FIRST_CHUNK_TREE_OBJECTID ||
+	    get_le64(&de->chunk_offset) % c->fs->sectorsize || phys % c->fs->sectorsize || len % c->fs->sectorsize)
+		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
+			   "device extent [%llu %llu]: invalid chunk tree %llu, chunk objectid %llu or "
+			   "unaligned offset %llu / length %llu", devid, phys,
+			   (unsigned long long)get_le64(&de->chunk_tree),
+			   (unsigned long long)get_le64(&de->chunk_objectid),
+			   (unsigned long long)get_le64(&de->chunk_offset), len);
 	d = dev_find(ds, devid);
 	if (!d) {
 		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,

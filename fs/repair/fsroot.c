@@ -1077,19 +1077,26 @@ static int fix_name1(struct rp *rp, const struct rp_fix *f)
 
 /* The name of subvolume child in tree parent as its ROOT_BACKREF or ROOT_REF says,
  * copied to buf; 0 or -ENOENT. */
-static int subvol_ref(struct fs *fs, uint64_t child, uint64_t parent, uint8_t **buf, uint32_t *size)
+static int subvol_ref(struct fs *fs, uint64_t child, uint64_t parent, int ref_first, uint8_t **buf, uint32_t *size)
 {
-	int ret = item_copy(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent },
-			    buf, size);
+	struct fs_key back = { child, BTRFS_ROOT_BACKREF_KEY, parent }, ref = { parent, BTRFS_ROOT_REF_KEY, child };
+	int ret = item_copy(fs, BTRFS_ROOT_TREE_OBJECTID, ref_first ? &ref : &back, buf, size);
 
 	if (ret == -ENOENT)
-		ret = item_copy(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ parent, BTRFS_ROOT_REF_KEY, child },
-				buf, size);
+		ret = item_copy(fs, BTRFS_ROOT_TREE_OBJECTID, ref_first ? &back : &ref, buf, size);
 	if (!ret && *size < sizeof(struct btrfs_root_ref) + get_le16(*buf + 16)) {
 		free(*buf);
 		ret = fs_err(&fs->err, -EUCLEAN, "root ref of %llu too short", (unsigned long long)child);
 	}
 	return ret;
+}
+
+/* The item key holds data: inserted, or put in place of what is there. */
+static int put_item(struct fs *fs, uint64_t tree, const struct fs_key *key, const void *data, uint32_t size)
+{
+	int ret = fs_item_insert(fs, tree, key, data, size);
+
+	return ret == -EEXIST ? fs_item_replace(fs, tree, key, data, size) : ret;
 }
 
 int fix_subvol(struct rp *rp, const struct rp_fix *f)
@@ -1120,7 +1127,8 @@ int fix_subvol(struct rp *rp, const struct rp_fix *f)
 		put_le32(&ri->refs, (uint32_t)f->value[1]);
 		return 0;
 	}
-	if ((ret = subvol_ref(fs, child, parent, &ref, &size)))
+	/* the half that is missing (or names another place) is copied from the other */
+	if ((ret = subvol_ref(fs, child, parent, !!(e & REF_NO_ROOT_BACKREF), &ref, &size)))
 		return ret == -ENOENT ? 0 : ret;
 	n.len = get_le16(ref + 16);
 	if (n.len > BTRFS_NAME_LEN_MAX) {
@@ -1134,11 +1142,11 @@ int fix_subvol(struct rp *rp, const struct rp_fix *f)
 	ret = e & REF_INDEX_UNMATCH ? fs_item_replace(fs, BTRFS_ROOT_TREE_OBJECTID,
 						      &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent }, ref, size) : 0;
 	if (!ret && (e & REF_NO_ROOT_REF))
-		ret = fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ parent, BTRFS_ROOT_REF_KEY, child },
-				     ref, size);
+		ret = put_item(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ parent, BTRFS_ROOT_REF_KEY, child },
+			       ref, size);
 	if (!ret && (e & REF_NO_ROOT_BACKREF))
-		ret = fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID,
-				     &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent }, ref, size);
+		ret = put_item(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent },
+			       ref, size);
 	if (!ret && (e & REF_NO_DIR_ITEM) &&
 	    !(ret = add_entry(fs, parent, &(struct fs_key){ f->key.offset, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) },
 			      child, &n)))
