@@ -106,6 +106,8 @@ struct check_args {
 	uint64_t adopt_root;            /* the repair works on the backup root of this generation */
 	int rebuild_chunks;             /* the chunk map came from a scan of the devices */
 	int use_backup;                 /* the root tree from the backup roots */
+	int lost_writes;                /* (for it) blocks of later transactions are lost */
+	int in_place;                   /* no backup root is whole: lost writes mended in place */
 	const char *modifier;   /* the option that would write */
 	const char *undo, *clear_cache;
 };
@@ -515,7 +517,7 @@ static int run_repair(struct fs *fs, struct check_args *a, const char *path, int
 {
 	struct repair_opts ro = { .check = a->opts, .init_csum_tree = a->init_csum,
 				  .init_extent_tree = a->init_extent, .adopt_root = a->adopt_root,
-				  .rebuild_chunks = a->rebuild_chunks,
+				  .in_place = a->in_place, .rebuild_chunks = a->rebuild_chunks,
 				  .fixed = on_fixed, .left = on_left };
 	struct repair_result r;
 	struct out_state o = out_for(a, &r.first);
@@ -537,7 +539,10 @@ static int run_repair(struct fs *fs, struct check_args *a, const char *path, int
 		printf("chunks are missing or do not match their block groups and device extents\n");
 		return NEED_CHUNKS;
 	} else if (!ret && r.need_backup) {
-		printf("a leaf of the root tree is lost: trying the backup roots\n");
+		a->lost_writes = r.lost_writes;
+		printf(r.lost_writes ? "tree blocks hold older ones than the filesystem wants (writes that were lost): "
+				       "trying the backup roots\n"
+				     : "a leaf of the root tree is lost: trying the backup roots\n");
 		return NEED_BACKUP;
 	} else if (ret < 0) {
 		char buf[300];
@@ -606,11 +611,17 @@ static struct fs *open_for_repair(struct check_args *a, const char *path, const 
 
 		if (err.code)
 			msg_warn("cannot read the root tree: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
-		fs = repair_open_backup(&path, 1, wo, &gen, &err);
+		fs = repair_open_backup(&path, 1, wo, a->lost_writes, &gen, &err);
 		if (fs)
 			printf("using the root tree of generation %llu from the backup roots: what later "
 			       "transactions wrote is not in it\n", (unsigned long long)gen);
 		a->adopt_root = fs ? gen : 0;
+		if (!fs && a->lost_writes) {
+			/* no earlier state is whole: the blocks are mended where they are */
+			msg_warn("%s: the lost writes are mended in place", fs_error_format(&err, ebuf, sizeof(ebuf)));
+			a->in_place = 1;
+			fs = fs_wopen(&path, 1, wo, &err);
+		}
 	}
 	if (!fs && !a->use_backup && (a->rebuild_chunks || err.code != -EBUSY))
 		fs = open_recovering_chunks(a, path, wo, &err);

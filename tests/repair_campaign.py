@@ -12,14 +12,16 @@ sequence than before it (the best of btrfsbox restore and a read-only kernel mou
 Damage classes, in every tree (root, extent, chunk, dev, fs, subvolumes, csum, free space,
 block group, uuid, quota, data reloc): zero (a tree block zeroed on every copy),
 bitflip (bits flipped inside a leaf, checksum made valid), field (an item field or key
-set to another value, checksum valid), delete (an item deleted, checksum valid).
+set to another value, checksum valid), delete (an item deleted, checksum valid),
+lostwrite (a transaction of changes made through the kernel, then some of its tree
+blocks given back what their places held before it: tests/lost_write.py).
 
 usage: repair_campaign.py bases DIR [--mkfs MKFS] [--btrfs BTRFS] [--only NAME,...]
            base images: SINGLE and DUP metadata, 16 KiB and 4 KiB nodes, quotas; files of all
            sizes, inline files, hard links, xattrs, symlinks, a sparse file, zstd compressed
            files, a subvolume and a snapshot of it sharing extents (root, kernel, loop)
        repair_campaign.py run --box BIN --bases DIR --work DIR [-n N] [--seed S]
-           [--ref BTRFS] [--judge BTRFS] [--classes zero,bitflip,field,delete] [--trees ...]
+           [--ref BTRFS] [--judge BTRFS] [--classes zero,bitflip,field,delete,lostwrite] [--trees ...]
            [--keep] [--only N,...] [--log FILE]
        repair_campaign.py damage IMAGE CLASS [--tree TREE] [--seed S]   one damage
        repair_campaign.py files IMAGE TRUTH   a kernel mount's files against the truth
@@ -40,9 +42,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import btrfs_image as bi  # noqa: E402
+import lost_write as lw  # noqa: E402
 
 U64 = 1 << 64
-CLASSES = ("zero", "bitflip", "field", "delete")
+CLASSES = ("zero", "bitflip", "field", "delete", "lostwrite")
 TREE_NAMES = {1: "root", 2: "extent", 3: "chunk", 4: "dev", 5: "fs", 7: "csum", 8: "quota",
               9: "uuid", 10: "free-space", 11: "block-group", U64 - 9: "data-reloc"}
 BASES = (  # name, mkfs options, quotas
@@ -199,8 +202,48 @@ def tree_name(tree):
     return TREE_NAMES.get(tree, "subvol" if tree >= 256 else str(tree))
 
 
+def later_transaction(img, rnd):
+    """A transaction of changes through the kernel (files added, a directory removed);
+    returns a copy of img as it was before it (None when it cannot be mounted)."""
+    before = img + ".before"
+    copy(img, before)
+    mnt = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(img)))
+    try:
+        if run(["mount", "-o", "loop", "-t", "btrfs", img, mnt])[0]:
+            os.unlink(before)
+            return None
+        try:
+            os.makedirs(os.path.join(mnt, "later"))
+            for i in range(rnd.randint(1, 40)):
+                with open(os.path.join(mnt, "later", "n%d" % i), "wb") as f:
+                    f.write(rnd.randbytes(rnd.choice((100, 5000, 70000))))
+            gone = rnd.choice(sorted(d for d in os.listdir(mnt) if d.startswith("d")))
+            shutil.rmtree(os.path.join(mnt, gone))
+        finally:
+            run(["umount", mnt])
+    finally:
+        os.rmdir(mnt)
+    return before
+
+
+def lost_writes(img, rnd):
+    """Some tree blocks of a later transaction lost (tests/lost_write.py)."""
+    before = later_transaction(img, rnd)
+    if not before:
+        return None
+    mode = rnd.choice(lw.MODES)
+    try:
+        what = lw.lose(before, img, mode, rnd)
+    finally:
+        os.unlink(before)
+    # (the table groups by the word before " tree block")
+    return what and "lost writes, mode-%s tree blocks: %s" % (mode, what)
+
+
 def damage(img, cls, rnd, trees=None):
     """Applies one damage of class cls; returns what was done, or None when no target."""
+    if cls == "lostwrite":
+        return lost_writes(img, rnd)
     fs = bi.Fs(img)
     blocks = [b for b in tree_blocks(fs) if trees is None or tree_name(b[0]) in trees]
     if cls != "zero":

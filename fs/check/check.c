@@ -51,6 +51,7 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 
 void ck_fs_error(struct check_ctx *c, const struct fs_error *e, const struct fs_key *reached)
 {
+	unsigned long long wanted, found;
 	char buf[300];
 
 	if (CFG_CHECK_THREADS && c->fsr_bg) {
@@ -66,10 +67,16 @@ void ck_fs_error(struct check_ctx *c, const struct fs_error *e, const struct fs_
 		if (c->nbad < CHECK_MAX_BAD_REPORTED)
 			c->bad_blocks[c->nbad++] = e->logical;
 	}
-	/* a block with the wrong generation is otherwise good: copied anew, it is fixed */
-	ck_fix(c, !strncmp(e->msg, "parent transid", 14) ? CHECK_FIX_RECOW : CHECK_FIX_UNREADABLE);
+	/* a block with the wrong generation is otherwise good: copied anew, it is fixed;
+	 * the repair gets the generations (an older one: a lost write) */
+	ck_fix(c, sscanf(e->msg, "parent transid verify failed: wanted %llu found %llu", &wanted, &found) == 2
+		  ? CHECK_FIX_RECOW : CHECK_FIX_UNREADABLE);
 	if (CFG_CHECK_REPAIR && (reached || e->has_key))
 		c->fix_key = reached ? *reached : e->key;
+	if (CFG_CHECK_REPAIR && c->fix == CHECK_FIX_RECOW) {
+		c->fix_value[0] = wanted;
+		c->fix_value[1] = found;
+	}
 	fs_error_format(e, buf, sizeof(buf));
 	ck_err(c, e->tree, 0, e->logical, 0, "%s", buf);
 }

@@ -29,7 +29,8 @@ enum check_fix {
 	CHECK_FIX_NONE,         /* nothing it knows */
 	CHECK_FIX_UNREADABLE,   /* a tree block (bytenr) of root, reached through key, could not
 				 * be read: walks are incomplete (a subvolume's leaf is dropped) */
-	CHECK_FIX_RECOW,        /* the blocks from root's root to key are copied anew (generations) */
+	CHECK_FIX_RECOW,        /* the blocks from root's root to key are copied anew (generations);
+				 * value[0] the generation wanted, value[1] the one found */
 	CHECK_FIX_EXTENT,       /* extent bytenr: its item and backrefs, from check_opts.extent */
 	CHECK_FIX_SPACE_USED,   /* block group used and super bytes_used: counted again */
 	CHECK_FIX_DEVICES,      /* device bytes_used and sizes, super total bytes and devices */

@@ -29,6 +29,7 @@ struct rp {
 	int chunks;                     /* chunks are missing or wrong: repair_open_chunks */
 	int root_bad;                   /* a root tree block cannot be read */
 	int root_lost;                  /* a root tree leaf cannot be read nor salvaged */
+	int lost_write;                 /* a block holds an older one than its parent wants */
 	int all_collected;              /* the last check gave every extent (check_opts.all_extents) */
 	int init_extent, init_csum;     /* --init-extent-tree, --init-csum-tree still to do */
 	uint64_t fixable;

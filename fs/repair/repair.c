@@ -232,6 +232,7 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		break;
 	case CHECK_FIX_RECOW:
 		rp->recow = 1;
+		rp->lost_write |= p->value[1] < p->value[0];
 		add_fix(rp, p);
 		break;
 	case CHECK_FIX_DEV_EXTENT:
@@ -1062,18 +1063,33 @@ static void walk_error(void *ctx, const struct fs_error *err)
 	*(int *)ctx = 1;
 }
 
-/* Every block of the handle's root tree reads well. */
-static int root_tree_whole(struct fs *fs)
+/* Every block of the handle's root tree reads well (all_trees: of every tree it names). */
+static int trees_whole(struct fs *fs, int all_trees)
 {
 	struct fs_walk_ops ops = { NULL, NULL, walk_error };
+	struct fs_key k = { 0, BTRFS_ROOT_ITEM_KEY, 0 };
 	struct fs_root r;
-	int bad = 0;
+	struct fs_path p;
+	int bad = 0, ret;
 
-	return !fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r) && !fs_tree_walk(fs, &r, &ops, &bad) && !bad;
+	if (fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r) || fs_tree_walk(fs, &r, &ops, &bad) || bad)
+		return 0;
+	fs_path_init(&p);
+	for (ret = all_trees ? fs_search(fs, &r, &k, &p) : 1; ret == 0 && !bad; ret = fs_next(fs, &p)) {
+		struct fs_root t;
+
+		fs_path_key(&p, &k);
+		/* (a deleted subvolume's blocks go as it is dropped) */
+		if (k.type == BTRFS_ROOT_ITEM_KEY && !fs_root_lookup(fs, k.objectid, &t) &&
+		    (!t.item_size || get_le32(&t.item.refs)))
+			bad = fs_tree_walk(fs, &t, &ops, &bad) || bad;
+	}
+	fs_path_release(fs, &p);
+	return !bad && ret >= 0;
 }
 
 struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_wopen_opts *opts,
-			      uint64_t *generation, struct fs_error *err)
+			      int all_trees, uint64_t *generation, struct fs_error *err)
 {
 	struct fs_wopen_opts o = *opts;
 	struct btrfs_super_block sb;
@@ -1082,7 +1098,8 @@ struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_w
 
 	if (ret)
 		return NULL;
-	fs_err(err, -ENOENT, "no backup root has a root tree that can be read");
+	fs_err(err, -ENOENT, all_trees ? "no backup root has trees that can be read whole"
+				       : "no backup root has a root tree that can be read");
 	for (;;) {
 		uint64_t best = 0;
 		int slot = -1;
@@ -1099,7 +1116,7 @@ struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_w
 		tried = best;
 		o.open.backup_root = slot;
 		fs = fs_wopen(paths, n, &o, err);
-		if (fs && root_tree_whole(fs)) {
+		if (fs && trees_whole(fs, all_trees)) {
 			*generation = best;
 			return fs;
 		}
@@ -1127,6 +1144,12 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	if (ret || rp.chunks || (!rp.fixable && !o->init_csum_tree && !o->init_extent_tree && !o->adopt_root &&
 		    !o->rebuild_chunks)) {
 		r->nothing = !ret && r->first.errors;
+		goto out;
+	}
+	if (rp.lost_write && !o->adopt_root && !o->in_place) {
+		/* blocks of a later transaction never reached the disk: the state before it
+		 * may be whole (repair_open_backup) */
+		r->need_backup = r->lost_writes = 1;
 		goto out;
 	}
 	ret = fs_tx_begin(fs);

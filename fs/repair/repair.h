@@ -19,6 +19,8 @@ struct repair_opts {
 	uint64_t adopt_root;            /* nonzero: the handle's root tree is the backup root
 					 * of this generation (repair_open_backup), committed
 					 * as the filesystem's */
+	int in_place;                   /* lost writes are mended where they are (no backup
+					 * root is whole): no need_backup for them */
 	/* a change, one line ("reset nbytes for ino 257 root 5"), said once it is written
 	 * (the callbacks get check.ctx) */
 	void (*fixed)(void *ctx, const char *what);
@@ -36,14 +38,18 @@ struct repair_result {
 					 * repair needs a handle from repair_open_chunks */
 	int need_backup;                /* a root tree leaf is lost: nothing was done, the
 					 * repair needs a handle from repair_open_backup */
+	int lost_writes;                /* (with need_backup) blocks hold older ones than
+					 * their parents want: the backup root taken must
+					 * have every tree whole */
 };
 
-/* For a filesystem whose root tree cannot be read: opens it (fs_wopen, opts as given)
- * with the newest of the superblock's backup roots whose root tree reads whole, the
- * state of an earlier transaction that copy-on-write left on the disk. NULL with err
- * when none does; *generation gets the generation of the root tree taken. */
+/* For a filesystem whose root tree cannot be read, or whose last transactions' writes
+ * are lost: opens it (fs_wopen, opts as given) with the newest of the superblock's
+ * backup roots whose root tree (all_trees: every tree) reads whole, the state of an
+ * earlier transaction that copy-on-write left on the disk. NULL with err when none
+ * does; *generation gets the generation of the root tree taken. */
 struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_wopen_opts *opts,
-			      uint64_t *generation, struct fs_error *err);
+			      int all_trees, uint64_t *generation, struct fs_error *err);
 
 /* What the scan of repair_open_chunks found: chunks taken from their chunk items, made
  * from their block group and device extents, and block groups none could be made for
