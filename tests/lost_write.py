@@ -2,14 +2,15 @@
 """Lost writes: tree blocks of a filesystem's last transaction that never reached the
 disk, so that their places hold what was there before (a cache that lied about a flush).
 
-usage: lost_write.py BEFORE AFTER MODE [--seed S]
+usage: lost_write.py BEFORE AFTER MODE [--seed S] [--copy N]
   BEFORE  the image as it was before the last transaction(s) (a copy taken then)
   AFTER   the image after them: changed in place
   MODE    one   one block written by the last transaction
           tree  every such block of one tree (the tree picked at random)
           half  a random half of them
           all   all of them (the superblock alone reached the disk)
-Every copy (DUP) of a chosen block gets BEFORE's bytes at its place. Prints what it did."""
+Every copy (DUP) of a chosen block gets BEFORE's bytes at its place (--copy N: copy N
+alone, counted from 1). Prints what it did."""
 import argparse
 import os
 import random
@@ -45,8 +46,9 @@ def tree_blocks(fs):
     return out
 
 
-def lose(before, after, mode, rnd):
-    """Takes away the writes of AFTER's last transaction as MODE says; returns what it did."""
+def lose(before, after, mode, rnd, copy=None):
+    """Takes away the writes of AFTER's last transaction as MODE says (of one copy when
+    copy is given); returns what it did."""
     fs = bi.Fs(after)
     gen = fs.super_get("generation")
     last = sorted(b for b in tree_blocks(fs) if b[2] == gen)
@@ -63,7 +65,8 @@ def lose(before, after, mode, rnd):
         chosen = last
     with open(before, "rb") as src, open(after, "r+b") as dst:
         for logical, _, _ in chosen:
-            for phys in fs.mirrors(logical):
+            places = fs.mirrors(logical)
+            for phys in places if copy is None else places[copy - 1:copy]:
                 src.seek(phys)
                 old = src.read(fs.nodesize)
                 dst.seek(phys)
@@ -79,8 +82,9 @@ def main():
     ap.add_argument("after")
     ap.add_argument("mode", choices=MODES)
     ap.add_argument("--seed", default="0")
+    ap.add_argument("--copy", type=int)
     a = ap.parse_args()
-    what = lose(a.before, a.after, a.mode, random.Random(a.seed))
+    what = lose(a.before, a.after, a.mode, random.Random(a.seed), a.copy)
     if not what:
         raise SystemExit("no tree block of the last generation")
     print(what)

@@ -49,9 +49,21 @@ void ck_problem(struct check_ctx *c, int warning, uint64_t root, uint64_t ino, u
 	ck_report(c, &p);
 }
 
+/* A block of another generation than its parent wants: 1, with both generations. */
+static int transid_failure(const struct fs_error *e, uint64_t *wanted, uint64_t *found)
+{
+	unsigned long long w, f;
+
+	if (sscanf(e->msg, "parent transid verify failed: wanted %llu found %llu", &w, &f) != 2)
+		return 0;
+	*wanted = w;
+	*found = f;
+	return 1;
+}
+
 void ck_fs_error(struct check_ctx *c, const struct fs_error *e, const struct fs_key *reached)
 {
-	unsigned long long wanted, found;
+	uint64_t wanted, found;
 	char buf[300];
 
 	if (CFG_CHECK_THREADS && c->fsr_bg) {
@@ -69,8 +81,7 @@ void ck_fs_error(struct check_ctx *c, const struct fs_error *e, const struct fs_
 	}
 	/* a block with the wrong generation is otherwise good: copied anew, it is fixed;
 	 * the repair gets the generations (an older one: a lost write) */
-	ck_fix(c, sscanf(e->msg, "parent transid verify failed: wanted %llu found %llu", &wanted, &found) == 2
-		  ? CHECK_FIX_RECOW : CHECK_FIX_UNREADABLE);
+	ck_fix(c, transid_failure(e, &wanted, &found) ? CHECK_FIX_RECOW : CHECK_FIX_UNREADABLE);
 	if (CFG_CHECK_REPAIR && (reached || e->has_key))
 		c->fix_key = reached ? *reached : e->key;
 	if (CFG_CHECK_REPAIR && c->fix == CHECK_FIX_RECOW) {
@@ -326,14 +337,20 @@ static void check_super_copies(struct check_ctx *c)
 }
 
 /* A copy of a tree block that failed with another copy still to try (when the last one
- * fails too, the read's error says so). */
+ * fails too, the read's error says so); the repair writes it from a good one. */
 static void bad_copy(void *ctx, const struct fs_error *e)
 {
 	struct check_ctx *c = ctx;
+	uint64_t wanted = 0, found;
 	char buf[300];
 
 	if (e->mirror >= fs_num_copies(c->fs, e->logical))
 		return;
+	if (CFG_CHECK_REPAIR) {
+		c->fix = CHECK_FIX_BAD_COPY;
+		c->fix_value[0] = (uint64_t)e->mirror;
+		c->fix_value[1] = transid_failure(e, &wanted, &found) ? wanted : 0;
+	}
 	fs_error_format(e, buf, sizeof(buf));
 	ck_warn(c, e->tree, 0, e->logical, 0, "%s (trying the next copy)", buf);
 }

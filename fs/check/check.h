@@ -63,6 +63,8 @@ enum check_fix {
 				 * 2 << 16 dir item, 4 << 16 dir index, 8 << 16 inode item found
 				 * | inode's type << 32 | the entries' type << 40 | length << 48,
 				 * key.offset the ref's index, value[2] the dir index's */
+	CHECK_FIX_BAD_COPY,     /* copy value[0] of tree block bytenr is bad, another is good
+				 * (of generation value[1], 0: not known): written from it */
 	CHECK_FIX_ROOT_LOST,    /* the root item of subvolume key.objectid is lost (its names
 				 * are there): made again from its tree, when the extent tree's
 				 * back references still name its blocks */

@@ -238,6 +238,7 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_DEV_EXTENT:
 		rp->devices = 1;
 		/* fall through */
+	case CHECK_FIX_BAD_COPY:
 	case CHECK_FIX_CACHE_MODE:
 	case CHECK_FIX_CSUMS:
 	case CHECK_FIX_QGROUP:
@@ -856,6 +857,29 @@ static int fix_cache_mode(struct rp *rp, const struct rp_fix *f)
 	return 0;
 }
 
+/* A bad copy of a tree block (a lost write on one mirror, a bad checksum) written
+ * from a good one, in its place. */
+static int fix_bad_copy(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	struct fs_block_expect exp = { f->value[1], -1, 0, NULL };
+	struct fs_block *b = fs_block_read(fs, f->bytenr, &exp);
+	struct fs_phys ph;
+	int ret;
+
+	if (!b)
+		return 0;       /* no good copy now: the check says so */
+	ret = b->mirror == (int)f->value[0] ? 0 : fs_map(fs, f->bytenr, (int)f->value[0], &ph);
+	if (!ret && b->mirror != (int)f->value[0] && ph.dev) {
+		ret = fs_write_phys(fs, ph.dev, ph.physical, b->data, b->size);
+		if (!ret)
+			say(rp, "rewrote copy %d of tree block %llu from copy %d", (int)f->value[0],
+			    (unsigned long long)f->bytenr, b->mirror);
+	}
+	fs_block_put(fs, b);
+	return ret;
+}
+
 static int fix_place(struct rp *rp, const struct rp_fix *f)
 {
 	int ret;
@@ -877,6 +901,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_subvol(rp, f);
 	case CHECK_FIX_ROOT_LOST:
 		return fix_lost_root(rp, f);
+	case CHECK_FIX_BAD_COPY:
+		return fix_bad_copy(rp, f);
 	case CHECK_FIX_DELETE:
 		say(rp, "Deleting bogus item [%llu,%u,%llu] of root %llu", (unsigned long long)f->key.objectid,
 		    f->key.type, (unsigned long long)f->key.offset, (unsigned long long)f->root);
