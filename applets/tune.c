@@ -1,7 +1,8 @@
 /* btrfstune: features and identity of an unmounted filesystem changed in its
  * superblocks, as btrfs-progs' tool of that name: the seeding flag (-S), the legacy
  * features that later became defaults (-r, -x, -n), a new fsid kept apart from the
- * metadata's (-m, -M: the tree blocks keep the old one as metadata_uuid). */
+ * metadata's (-m, -M: the tree blocks keep the old one as metadata_uuid), or written
+ * into every tree block (-u, -U). */
 //config:config APPLET_TUNE
 //config:	bool "btrfstune"
 //config:	default y
@@ -15,11 +16,14 @@
 #include "fs/core/devscan.h"
 #include "fs/write/write.h"
 #include "util/cli/cli.h"
+#include "util/csum/csum.h"
 #include "util/le.h"
 #include "util/uuid.h"
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,6 +37,8 @@ USAGE(tune_usage) =
 	"    -n           enable no-holes feature (mkfs: no-holes, more efficient sparse file representation)\n"
 	"    -S <0|1>     set/unset seeding status of a device\n\n"
 	"    UUID changes:\n"
+	"    -u           rewrite fsid, use a random one\n"
+	"    -U UUID      rewrite fsid to UUID\n"
 	"    -m           change fsid to a random UUID, copy original fsid into metadata_uuid if it's not NULL,\n"
 	"                 this is an incompat change (more lightweight than -u|-U)\n"
 	"    -M UUID      change fsid to UUID, copy original fsid into metadata_uuid if it's not NULL,\n"
@@ -47,6 +53,7 @@ struct tune {
 	int seeding;                    /* -1: not asked, else the value of -S */
 	uint64_t incompat;              /* -r, -x, -n */
 	int metadata_uuid;              /* -m or -M */
+	int rewrite_fsid;               /* -u or -U: every tree block gets the new fsid */
 	int force;
 };
 
@@ -138,11 +145,163 @@ static int set_metadata_uuid(struct fs *fs, const struct tune *t)
 	return 0;
 }
 
+/* ---- -u / -U ------------------------------------------------------------------- */
+
+/* A tree block written in its place with the new fsid in its header (every copy; the
+ * undo file keeps the old bytes). */
+static int restamp_block(struct fs *fs, uint64_t bytenr, const uint8_t *fsid, uint8_t *buf)
+{
+	struct fs_block *b = fs_block_read(fs, bytenr, &FS_EXPECT_NONE);
+	struct btrfs_header *h = (struct btrfs_header *)buf;
+	uint8_t sum[CSUM_MAX_SIZE];
+
+	if (!b)
+		return fs->err.code ? fs->err.code : -EIO;
+	memcpy(buf, b->data, fs->nodesize);
+	fs_block_forget(fs, b);         /* read again, it has the new fsid */
+	if (!memcmp(h->fsid, fsid, BTRFS_FSID_SIZE))
+		return 0;       /* done before the cut */
+	memcpy(h->fsid, fsid, BTRFS_FSID_SIZE);
+	csum_compute(fs->csum_type, buf + BTRFS_CSUM_START, fs->nodesize - BTRFS_CSUM_START, sum);
+	memcpy(h->csum, sum, BTRFS_CSUM_SIZE);
+	return fs_write_logical(fs, bytenr, buf, fs->nodesize);
+}
+
+/* Every tree block the extent tree knows (the chunk tree's too). */
+static int restamp_blocks(struct fs *fs, const uint8_t *fsid)
+{
+	struct fs_key k = { 0, 0, 0 };
+	uint8_t *buf = malloc(fs->nodesize);
+	struct fs_root er;
+	struct fs_path p;
+	int ret = buf ? fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &er) : -ENOMEM;
+
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &er, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		struct fs_extent_info ei;
+		uint32_t size;
+		const uint8_t *d = fs_path_data(&p, &size);
+
+		fs_path_key(&p, &k);
+		if ((k.type == BTRFS_METADATA_ITEM_KEY || k.type == BTRFS_EXTENT_ITEM_KEY) &&
+		    !fs_extent_item(d, size, k.type, &ei) && (ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK) &&
+		    (ret = restamp_block(fs, k.objectid, fsid, buf)))
+			break;
+	}
+	fs_path_release(fs, &p);
+	free(buf);
+	return ret < 0 ? ret : 0;
+}
+
+/* The fsid of each device item of a chunk tree leaf, the leaf written in its place. */
+static int restamp_dev_items(void *ctx, const struct fs_block *b)
+{
+	struct fs *fs = ((void **)ctx)[0];
+	const uint8_t *fsid = ((void **)ctx)[1];
+	uint8_t *buf = malloc(b->size), sum[CSUM_MAX_SIZE];
+	int changed = 0, ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, b->data, b->size);
+	for (uint32_t i = 0; i < fs_block_nritems(b); i++) {
+		struct fs_key k;
+		uint32_t size;
+		const uint8_t *d = fs_item_data(b, i, &size);
+
+		fs_item_key(b, i, &k);
+		if (k.type == BTRFS_DEV_ITEM_KEY && fs_dev_item(d, size) &&
+		    memcmp(((const struct btrfs_dev_item *)d)->fsid, fsid, BTRFS_FSID_SIZE)) {
+			memcpy(buf + (d - b->data) + offsetof(struct btrfs_dev_item, fsid), fsid, BTRFS_FSID_SIZE);
+			changed = 1;
+		}
+	}
+	if (changed) {
+		csum_compute(fs->csum_type, buf + BTRFS_CSUM_START, b->size - BTRFS_CSUM_START, sum);
+		memcpy(((struct btrfs_header *)buf)->csum, sum, BTRFS_CSUM_SIZE);
+		ret = fs_write_logical(fs, b->bytenr, buf, b->size);
+	}
+	free(buf);
+	return ret;
+}
+
+/* -u / -U: the new fsid in the superblocks first (marked CHANGING_FSID, the dev items
+ * keep the old one: a change cut short is finished by running it again), then in every
+ * tree block, then in the device items; the mark goes last. */
+static int rewrite_fsid(struct fs *fs, const struct tune *t)
+{
+	struct btrfs_super_block *sb = &fs->sb;
+	struct fs_walk_ops ops = { NULL, restamp_dev_items, NULL };
+	uint8_t fsid[BTRFS_FSID_SIZE];
+	char was[UUID_STR_LEN], now[UUID_STR_LEN];
+	struct fs_root chunk;
+	void *ctx[2] = { fs, fsid };
+
+	if (get_le64(&sb->incompat_flags) & BTRFS_FEATURE_INCOMPAT_METADATA_UUID) {
+		msg_error("Cannot rewrite fsid while METADATA_UUID flag is active. \n"
+			  "Ensure fsid and metadata_uuid match before retrying.");
+		return 1;
+	}
+	if (fs->num_seeds || get_le64(&sb->log_root)) {
+		msg_error(fs->num_seeds ? "cannot rewrite the fsid of a filesystem with seed devices"
+					: "filesystem with dirty log detected, not rewriting the fsid");
+		return 1;
+	}
+	if (fs->changing_fsid && t->fsid_text && uuid_parse(t->fsid_text, fsid) == 0 &&
+	    memcmp(fsid, sb->fsid, BTRFS_FSID_SIZE)) {
+		msg_error("new fsid %s is not the same with unfinished fsid change", t->fsid_text);
+		return 1;
+	}
+	if (fs->changing_fsid)
+		memcpy(fsid, sb->fsid, BTRFS_FSID_SIZE);
+	else if (t->fsid_text)
+		uuid_parse(t->fsid_text, fsid);
+	else
+		uuid_generate(fsid);
+	if (!t->force) {
+		msg_warn("it's recommended to run 'btrfs check --readonly' before this operation.\n"
+			 "\tThe whole operation must finish before the filesystem can be mounted again.\n"
+			 "\tIf cancelled or interrupted, run 'btrfstune -u' to restart.");
+		if (!ask("We are going to change UUID, are your sure?")) {
+			msg_error("UUID change canceled");
+			return 1;
+		}
+	}
+	uuid_unparse(fs->meta_uuid, was);
+	uuid_unparse(fsid, now);
+	printf("Current fsid: %s\nNew fsid: %s\nSet superblock flag CHANGING_FSID\n", was, now);
+	put_le64(&sb->flags, get_le64(&sb->flags) | BTRFS_SUPER_FLAG_CHANGING_FSID);
+	memcpy(sb->fsid, fsid, BTRFS_FSID_SIZE);
+	if (fs_super_commit(fs))
+		return -1;
+	memcpy(fs->fsid, fsid, BTRFS_FSID_SIZE);
+	fs->changing_fsid = 1;
+	printf("Change fsid in extent tree\n");
+	if (restamp_blocks(fs, fsid) || fs_flush(fs))
+		return -1;
+	printf("Change fsid in chunk tree\n");
+	if (fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk) || fs_tree_walk(fs, &chunk, &ops, ctx) ||
+	    fs_flush(fs))
+		return -1;
+	for (int i = 0; i < fs->num_devs; i++)
+		memcpy(fs->devs[i].sb.dev_item.fsid, fsid, BTRFS_FSID_SIZE);
+	memcpy(sb->dev_item.fsid, fsid, BTRFS_FSID_SIZE);
+	memcpy(fs->meta_uuid, fsid, BTRFS_FSID_SIZE);
+	printf("Clear superblock flag CHANGING_FSID\n");
+	put_le64(&sb->flags, get_le64(&sb->flags) & ~BTRFS_SUPER_FLAG_CHANGING_FSID);
+	if (fs_super_commit(fs))
+		return -1;
+	printf("Fsid change finished\n");
+	return 0;
+}
+
 /* The change asked for, in the superblocks: 0, or the exit code (-1: writing failed). */
 static int tune(struct fs *fs, const struct tune *t)
 {
 	int ret = 0;
 
+	if (t->rewrite_fsid)
+		return rewrite_fsid(fs, t);
 	if (t->seeding >= 0)
 		ret = set_seeding(fs, t);
 	else if (t->incompat)
@@ -158,7 +317,7 @@ static void parse(int argc, char **argv, struct tune *t)
 
 	memset(t, 0, sizeof(*t));
 	t->seeding = -1;
-	while ((c = cli_getopt_long(argc, argv, "S:rxnfmM:", "undo:=U", tune_usage)) != -1) {
+	while ((c = cli_getopt_long(argc, argv, "S:rxnfmM:uU:", "undo:=Z", tune_usage)) != -1) {
 		if (c == 'S')
 			t->seeding = (int)cli_arg_u64(optarg);
 		else if (c == 'r' || c == 'x' || c == 'n')
@@ -166,6 +325,8 @@ static void parse(int argc, char **argv, struct tune *t)
 				       c == 'x' ? BTRFS_FEATURE_INCOMPAT_SKINNY_METADATA : BTRFS_FEATURE_INCOMPAT_NO_HOLES;
 		else if (c == 'm' || c == 'M')
 			t->metadata_uuid = 1, t->fsid_text = c == 'M' ? optarg : NULL;
+		else if (c == 'u' || c == 'U')
+			t->rewrite_fsid = 1, t->fsid_text = c == 'U' ? optarg : NULL;
 		else if (c == 'f')
 			t->force = 1;
 		else
@@ -173,7 +334,7 @@ static void parse(int argc, char **argv, struct tune *t)
 	}
 	cli_check_argc(argc, 1, 1, tune_usage);
 	t->device = argv[optind];
-	groups = (t->seeding >= 0) + !!t->incompat + t->metadata_uuid;
+	groups = (t->seeding >= 0) + !!t->incompat + t->metadata_uuid + t->rewrite_fsid;
 	if (groups != 1)
 		cli_usage_error(tune_usage, groups ? "too many conflicting options specified"
 						   : "at least one option should be specified");
@@ -204,14 +365,16 @@ int tune_main(int argc, char **argv)
 		}
 	}
 	fs_wopen_opts_init(&o);
-	o.open.partial = o.open.skip_chunk_tree = 1;    /* the superblocks are all it changes */
+	/* the superblocks are all the others change */
+	o.open.partial = o.open.skip_chunk_tree = !t.rewrite_fsid;
+	o.open.fsid_change = t.rewrite_fsid;
 	fs = fs_wopen(&t.device, 1, &o, &err);
 	if (!fs) {
 		msg_error(err.code == -EBUSY ? "%s is mounted" : "open ctree failed: %s",
 			  err.code == -EBUSY ? t.device : fs_error_format(&err, buf, sizeof(buf)));
 		return 1;
 	}
-	if (t.metadata_uuid && fs->num_devs < (int)get_le64(&fs->sb.num_devices)) {
+	if ((t.metadata_uuid || t.rewrite_fsid) && fs->num_devs < (int)get_le64(&fs->sb.num_devices)) {
 		msg_error("missing %d device(s), failing the command", (int)get_le64(&fs->sb.num_devices) - fs->num_devs);
 		fs_wclose(fs);
 		return 1;

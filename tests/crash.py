@@ -9,12 +9,15 @@ lost (the disk wrote them out of order). Each image must be the old filesystem o
 the new one: the same verdict of the reference `btrfs check` and of a kernel mount
 (read-only), and the same files (names, types, sizes, contents) as one of the two.
 
-usage: crash.py [--all] [--samples N] [--seed S] [--or-image IMG] --image IMG [--image IMG2...] -- CMD...
+usage: crash.py [--all] [--samples N] [--seed S] [--or-image IMG] [--finish CMD] --image IMG [--image IMG2...] -- CMD...
 In CMD, @IMG0@, @IMG1@... name the copies the command works on (@IMG@ = @IMG0@).
 --all checks every cut point and every single lost write (make crashtest); without
 it a sample of cut points (those next to the flushes, where the superblocks are
 written, and random ones) and one random loss per point. --or-image adds a third
-acceptable state (mkfs over an old filesystem: wiped, no filesystem at all).
+acceptable state (mkfs over an old filesystem: wiped, no filesystem at all). --finish
+CMD (one argument, words split at spaces, @IMG@ the cut image) is for a command whose
+cut short state is finished by running it again (btrfstune -U): an image neither old
+nor new must be the new one after CMD.
 Exit 0 when all are fine; with CRASH_COUNT_FILE set, the number of cut images checked is
 appended to that file."""
 import os, random, re, shutil, subprocess, sys, tempfile
@@ -126,13 +129,15 @@ def main():
     args = sys.argv[1:]
     sep = args.index("--")
     opts, cmd = args[:sep], args[sep + 1:]
-    images, extra, every, samples, seed = [], [], False, 6, 1
+    images, extra, every, samples, seed, finish = [], [], False, 6, 1, None
     i = 0
     while i < len(opts):
         if opts[i] == "--image":
             images.append(opts[i + 1]); i += 2
         elif opts[i] == "--or-image":
             extra.append(opts[i + 1]); i += 2
+        elif opts[i] == "--finish":
+            finish = opts[i + 1].split(); i += 2
         elif opts[i] == "--all":
             every = True; i += 1
         elif opts[i] == "--samples":
@@ -196,6 +201,9 @@ def main():
                 imgs = cut_images(images, work_of, log, tmp, k, lost)
                 st = judge.state(imgs)
                 checked += 1
+                if st != old and st != new and st not in others and finish:
+                    run([imgs[0] if a == "@IMG@" else a for a in finish])
+                    st = judge.state(imgs)
                 if st != old and st != new and st not in others:
                     which = "check rc %d, mount %s" % (st[0], st[2])
                     print("crash: cut after write %d of %d, %d unflushed lost: neither the old nor the new "

@@ -101,6 +101,7 @@ struct fs_open_opts {
 	size_t cache_bytes;     /* tree block cache limit, 0: FS_DEFAULT_CACHE */
 	int skip_chunk_tree;    /* only the sys_chunk_array is mapped (recovery) */
 	int partial;            /* succeed even when the root tree root is unreadable */
+	int fsid_change;        /* open one whose fsid change was cut short (btrfstune -u) */
 	/* recovery of a lost chunk tree: when set, the chunk tree is not read; once the
 	 * sys_chunk_array is mapped, add_chunks adds the other chunks (fs_chunk_add) from
 	 * what it finds; nonzero fails the open (fs->err says why) */
@@ -153,6 +154,9 @@ struct fs {
 	size_t csum_size;
 	uint8_t fsid[BTRFS_FSID_SIZE];          /* sb.fsid */
 	uint8_t meta_uuid[BTRFS_FSID_SIZE];     /* written into tree headers */
+	int changing_fsid;              /* an fsid change (btrfstune -u) was cut short: tree
+					 * headers carry meta_uuid (the old fsid, still in the
+					 * dev items) or fsid (the new one) */
 	uint64_t generation;
 	uint64_t root_bytenr, chunk_root_bytenr; /* what this open used */
 	uint64_t root_gen, chunk_root_gen;       /* 0: not checked (explicit bytenr) */

@@ -235,8 +235,11 @@ static void adopt_super(struct fs *fs)
 	fs->csum_size = csum_size(fs->csum_type);
 	fs->generation = get_le64(&fs->sb.generation);
 	memcpy(fs->fsid, fs->sb.fsid, BTRFS_FSID_SIZE);
+	fs->changing_fsid = !!(get_le64(&fs->sb.flags) & BTRFS_SUPER_FLAG_CHANGING_FSID);
 	if (get_le64(&fs->sb.incompat_flags) & BTRFS_FEATURE_INCOMPAT_METADATA_UUID)
 		memcpy(fs->meta_uuid, fs->sb.metadata_uuid, BTRFS_FSID_SIZE);
+	else if (fs->changing_fsid)
+		memcpy(fs->meta_uuid, fs->sb.dev_item.fsid, BTRFS_FSID_SIZE);
 	else
 		memcpy(fs->meta_uuid, fs->sb.fsid, BTRFS_FSID_SIZE);
 }
@@ -251,6 +254,14 @@ static void find_devices(struct fs *fs, const struct fs_open_opts *o, struct fs_
 		adopt_super(fs);
 	}
 	resolve_stripes(fs);    /* counts the seeds given (no chunks yet) */
+}
+
+/* A filesystem whose fsid change was cut short is for the tool that finishes it. */
+static int fsid_change_done(struct fs *fs, const struct fs_open_opts *o, struct fs_error *err)
+{
+	if (fs->changing_fsid && !o->fsid_change)
+		return fs_err(err, -EINVAL, "filesystem UUID change in progress (btrfstune -u finishes it)");
+	return 0;
 }
 
 static int pick_roots(struct fs *fs, const struct fs_open_opts *o, struct fs_error *err)
@@ -402,7 +413,7 @@ struct fs *fs_open(const char *const *paths, int npaths, const struct fs_open_op
 		return NULL;
 	}
 	if (add_devices(fs, paths, npaths, opts->super_mirror, err) ||
-	    (find_devices(fs, opts, err), pick_roots(fs, opts, err)) ||
+	    (find_devices(fs, opts, err), fsid_change_done(fs, opts, err)) || pick_roots(fs, opts, err) ||
 	    (fs_cache_set_limit(fs, opts->cache_bytes), load_chunks(fs, opts, err)) ||
 	    check_root_tree(fs, opts, err)) {
 		fs_close(fs);
