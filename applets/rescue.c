@@ -411,38 +411,11 @@ int rescue_clear_uuid_tree_main(int argc, char **argv)
 
 /* ---- clear-space-cache ------------------------------------------------------------ */
 
-/* v1: the cache inode of each block group (root tree items: a FREE_SPACE header naming
- * an inode, the inode with its file extents), and the data extents they use. */
+/* v1: the cache of each block group goes (fs_space_cache_v1_clear). */
 static int clear_v1(struct fs *fs, void *ctx)
 {
-	int ret = 0;
-
 	(void)ctx;
-	for (int i = 0; i < fs->num_chunks && !ret; i++) {
-		struct fs_key k = { BTRFS_FREE_SPACE_OBJECTID, 0, fs->chunks[i].logical };
-		const struct btrfs_free_space_header *h;
-		struct fs_root root;
-		struct fs_path p;
-		uint32_t size;
-		uint64_t ino;
-
-		ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root);
-		if (!ret && (ret = fs_lookup(fs, &root, &k, &p)) == -ENOENT) {
-			ret = 0;                /* no cache for this block group */
-			continue;
-		}
-		if (ret)
-			break;
-		h = (const void *)fs_path_data(&p, &size);
-		ino = size >= sizeof(*h) ? get_le64(&h->location.objectid) : 0;
-		fs_path_release(fs, &p);
-		if (ino < BTRFS_FIRST_FREE_OBJECTID || ino > BTRFS_LAST_FREE_OBJECTID)
-			return fs_err_at(&fs->err, -EUCLEAN, BTRFS_ROOT_TREE_OBJECTID, 0, "bad free space cache header");
-		if (!(ret = fs_item_delete(fs, BTRFS_ROOT_TREE_OBJECTID, &k)))
-			ret = fs_inode_delete(fs, BTRFS_ROOT_TREE_OBJECTID, ino);
-	}
-	put_le64(&fs->sb.cache_generation, (uint64_t)-1);
-	return ret;
+	return fs_space_cache_v1_clear(fs);
 }
 
 /* v2: the free space tree goes; with the block group tree (the kernel needs both), a

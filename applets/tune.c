@@ -35,7 +35,13 @@ USAGE(tune_usage) =
 	"    -r           enable extended inode refs (mkfs: extref, for hardlink limits)\n"
 	"    -x           enable skinny metadata extent refs (mkfs: skinny-metadata)\n"
 	"    -n           enable no-holes feature (mkfs: no-holes, more efficient sparse file representation)\n"
-	"    -S <0|1>     set/unset seeding status of a device\n\n"
+	"    -S <0|1>     set/unset seeding status of a device\n"
+	"    --convert-to-block-group-tree\n"
+	"                 convert filesystem to track block groups in the separate block-group-tree instead of extent tree (sets the incompat bit)\n"
+	"    --convert-from-block-group-tree\n"
+	"                 convert the block group tree back to extent tree (remove the incompat bit)\n"
+	"    --convert-to-free-space-tree\n"
+	"                 convert filesystem to use free space tree (v2 cache)\n\n"
 	"    UUID changes:\n"
 	"    -u           rewrite fsid, use a random one\n"
 	"    -U UUID      rewrite fsid to UUID\n"
@@ -54,6 +60,7 @@ struct tune {
 	uint64_t incompat;              /* -r, -x, -n */
 	int metadata_uuid;              /* -m or -M */
 	int rewrite_fsid;               /* -u or -U: every tree block gets the new fsid */
+	int to_bgt, from_bgt, to_fst;   /* --convert-* */
 	int force;
 };
 
@@ -295,6 +302,51 @@ static int rewrite_fsid(struct fs *fs, const struct tune *t)
 	return 0;
 }
 
+/* ---- conversions ------------------------------------------------------------------- */
+
+static int to_fst(struct fs *fs, void *ctx)
+{
+	(void)ctx;
+	return fs_space_cache_v1_clear(fs) || fs_fst_rebuild(fs) ? -1 : 0;
+}
+
+static int to_bgt(struct fs *fs, void *ctx)
+{
+	return fs_block_group_tree_convert(fs, *(int *)ctx);
+}
+
+/* --convert-*: one transaction each (a power cut leaves the old or the new). */
+static int convert(struct fs *fs, const struct tune *t)
+{
+	uint64_t ro = get_le64(&fs->sb.compat_ro_flags);
+	int own = t->to_bgt;
+
+	if (t->to_bgt && t->from_bgt) {
+		msg_error("option --convert-to-block-group-tree conflicts with --convert-from-block-group-tree");
+		return 1;
+	}
+	if (t->to_fst) {
+		if (ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID) {
+			msg_error("filesystem already has free-space-tree feature");
+			return 1;
+		}
+		return fs_tx_run(fs, to_fst, NULL) ? -1 : 0;
+	}
+	if (t->to_bgt && (ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE)) {
+		msg_error("the filesystem already has block group tree feature");
+		return 1;
+	}
+	if (t->to_bgt && !(ro & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID)) {
+		msg_error("the filesystem doesn't have space cache v2, needs to be mounted with \"-o space_cache=v2\" first");
+		return 1;
+	}
+	if (t->from_bgt && !(ro & BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE)) {
+		msg_error("filesystem doesn't have block-group-tree feature");
+		return 1;
+	}
+	return fs_tx_run(fs, to_bgt, &own) ? -1 : 0;
+}
+
 /* The change asked for, in the superblocks: 0, or the exit code (-1: writing failed). */
 static int tune(struct fs *fs, const struct tune *t)
 {
@@ -302,6 +354,8 @@ static int tune(struct fs *fs, const struct tune *t)
 
 	if (t->rewrite_fsid)
 		return rewrite_fsid(fs, t);
+	if (t->to_bgt || t->from_bgt || t->to_fst)
+		return convert(fs, t);
 	if (t->seeding >= 0)
 		ret = set_seeding(fs, t);
 	else if (t->incompat)
@@ -317,7 +371,8 @@ static void parse(int argc, char **argv, struct tune *t)
 
 	memset(t, 0, sizeof(*t));
 	t->seeding = -1;
-	while ((c = cli_getopt_long(argc, argv, "S:rxnfmM:uU:", "undo:=Z", tune_usage)) != -1) {
+	while ((c = cli_getopt_long(argc, argv, "S:rxnfmM:uU:", "undo:=Z convert-to-block-group-tree=B "
+				    "convert-from-block-group-tree=E convert-to-free-space-tree=F", tune_usage)) != -1) {
 		if (c == 'S')
 			t->seeding = (int)cli_arg_u64(optarg);
 		else if (c == 'r' || c == 'x' || c == 'n')
@@ -329,12 +384,17 @@ static void parse(int argc, char **argv, struct tune *t)
 			t->rewrite_fsid = 1, t->fsid_text = c == 'U' ? optarg : NULL;
 		else if (c == 'f')
 			t->force = 1;
+		else if (c == 'B' || c == 'E')
+			*(c == 'B' ? &t->to_bgt : &t->from_bgt) = 1;
+		else if (c == 'F')
+			t->to_fst = 1;
 		else
 			t->undo = optarg;
 	}
 	cli_check_argc(argc, 1, 1, tune_usage);
 	t->device = argv[optind];
-	groups = (t->seeding >= 0) + !!t->incompat + t->metadata_uuid + t->rewrite_fsid;
+	groups = (t->seeding >= 0) + !!t->incompat + t->metadata_uuid + t->rewrite_fsid + (t->to_bgt || t->from_bgt) +
+		 t->to_fst;
 	if (groups != 1)
 		cli_usage_error(tune_usage, groups ? "too many conflicting options specified"
 						   : "at least one option should be specified");
@@ -366,7 +426,7 @@ int tune_main(int argc, char **argv)
 	}
 	fs_wopen_opts_init(&o);
 	/* the superblocks are all the others change */
-	o.open.partial = o.open.skip_chunk_tree = !t.rewrite_fsid;
+	o.open.partial = o.open.skip_chunk_tree = !t.rewrite_fsid && !t.to_bgt && !t.from_bgt && !t.to_fst;
 	o.open.fsid_change = t.rewrite_fsid;
 	fs = fs_wopen(&t.device, 1, &o, &err);
 	if (!fs) {

@@ -385,8 +385,10 @@ static int rebuild(struct fs *fs, uint64_t tree, struct fs_path *p, int level, u
 	plan(v, n, level, cap, start, &k);
 	if (k >= MAX_SPLIT)
 		return fs_err(&fs->err, -EOVERFLOW, "block split too wide");
-	if (!k && root)
+	if (!k && root) {
 		k = 1;                  /* an empty tree is one empty leaf */
+		start[0] = start[1] = 0;
+	}
 	out[0] = b;
 	for (int j = 1; j < k; j++)
 		if (!(out[j] = alloc_tree_block(fs, tree, level))) {

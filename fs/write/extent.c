@@ -775,3 +775,49 @@ int fs_inode_delete(struct fs *fs, uint64_t tree, uint64_t ino)
 	}
 	return ret < 0 ? ret : fs_items_delete_range(fs, tree, &from, &to, NULL);
 }
+
+/* ---- where the block group items live ---------------------------------------------- */
+
+/* Each chunk's block group item moved from tree `from` to tree `to`. */
+static int move_block_groups(struct fs *fs, uint64_t from, uint64_t to)
+{
+	int ret = 0;
+
+	for (int i = 0; i < fs->num_chunks && !ret; i++) {
+		struct fs_key k = { fs->chunks[i].logical, BTRFS_BLOCK_GROUP_ITEM_KEY, fs->chunks[i].length };
+		struct btrfs_block_group_item bg;
+		struct fs_root r;
+		struct fs_path p;
+		uint32_t size;
+		const uint8_t *d;
+
+		if ((ret = fs_root_lookup(fs, from, &r)) || (ret = fs_lookup(fs, &r, &k, &p)))
+			return fs_err_at(&fs->err, ret, from, k.objectid, "block group %llu has no item",
+					 (unsigned long long)k.objectid);
+		d = fs_path_data(&p, &size);
+		memset(&bg, 0, sizeof(bg));
+		memcpy(&bg, d, size < sizeof(bg) ? size : sizeof(bg));
+		fs_path_release(fs, &p);
+		ret = fs_item_delete(fs, from, &k);
+		if (!ret)
+			ret = fs_item_insert(fs, to, &k, &bg, sizeof(bg));
+	}
+	return ret;
+}
+
+int fs_block_group_tree_convert(struct fs *fs, int to_own_tree)
+{
+	uint64_t ro = get_le64(&fs->sb.compat_ro_flags);
+	int ret;
+
+	if (to_own_tree) {
+		ret = fs_tree_create(fs, BTRFS_BLOCK_GROUP_TREE_OBJECTID);
+		if (!ret)
+			ret = move_block_groups(fs, BTRFS_EXTENT_TREE_OBJECTID, BTRFS_BLOCK_GROUP_TREE_OBJECTID);
+		put_le64(&fs->sb.compat_ro_flags, ro | BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE);
+		return ret;
+	}
+	ret = move_block_groups(fs, BTRFS_BLOCK_GROUP_TREE_OBJECTID, BTRFS_EXTENT_TREE_OBJECTID);
+	put_le64(&fs->sb.compat_ro_flags, ro & ~(uint64_t)BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE);
+	return ret ? ret : fs_tree_delete(fs, BTRFS_BLOCK_GROUP_TREE_OBJECTID);
+}

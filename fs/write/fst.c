@@ -254,3 +254,36 @@ int fst_populate(struct fs *fs)
 		 BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE | BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID);
 	return ret;
 }
+
+/* ---- the v1 space cache ------------------------------------------------------------ */
+
+int fs_space_cache_v1_clear(struct fs *fs)
+{
+	int ret = 0;
+
+	for (int i = 0; i < fs->num_chunks && !ret; i++) {
+		struct fs_key k = { BTRFS_FREE_SPACE_OBJECTID, 0, fs->chunks[i].logical };
+		const struct btrfs_free_space_header *h;
+		struct fs_root root;
+		struct fs_path p;
+		uint32_t size;
+		uint64_t ino;
+
+		ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root);
+		if (!ret && (ret = fs_lookup(fs, &root, &k, &p)) == -ENOENT) {
+			ret = 0;                /* no cache for this block group */
+			continue;
+		}
+		if (ret)
+			break;
+		h = (const void *)fs_path_data(&p, &size);
+		ino = size >= sizeof(*h) ? get_le64(&h->location.objectid) : 0;
+		fs_path_release(fs, &p);
+		if (ino < BTRFS_FIRST_FREE_OBJECTID || ino > BTRFS_LAST_FREE_OBJECTID)
+			return fs_err_at(&fs->err, -EUCLEAN, BTRFS_ROOT_TREE_OBJECTID, 0, "bad free space cache header");
+		if (!(ret = fs_item_delete(fs, BTRFS_ROOT_TREE_OBJECTID, &k)))
+			ret = fs_inode_delete(fs, BTRFS_ROOT_TREE_OBJECTID, ino);
+	}
+	put_le64(&fs->sb.cache_generation, (uint64_t)-1);
+	return ret;
+}

@@ -172,8 +172,16 @@ int fs_tree_delete(struct fs *fs, uint64_t tree);
 int fs_tree_drop(struct fs *fs, uint64_t tree);
 /* Replaces the free space tree by one made at commit from the extent tree. */
 int fs_fst_rebuild(struct fs *fs);
+/* The v1 space cache goes: the cache inode of each block group (root tree items: a
+ * FREE_SPACE header naming an inode, the inode with its file extents) and the data
+ * extents they use; the superblock's cache_generation says none is valid. */
+int fs_space_cache_v1_clear(struct fs *fs);
 
 /* ---- extents (write/extent.c) ------------------------------------------- */
+
+/* The block group items moved into a block group tree of their own (to_own_tree: the
+ * tree made, the compat_ro flag set), or back into the extent tree (the tree deleted). */
+int fs_block_group_tree_convert(struct fs *fs, int to_own_tree);
 
 /* Never allocates tree blocks in [start, start + len) while the handle is open (space in
  * use that the extent tree does not record: repair). */
