@@ -1099,6 +1099,26 @@ static int put_item(struct fs *fs, uint64_t tree, const struct fs_key *key, cons
 	return ret == -EEXIST ? fs_item_replace(fs, tree, key, data, size) : ret;
 }
 
+/* The index of subvolume child's ROOT_BACKREF, when the directory has an index entry
+ * of that name there (then n->index gets it). */
+static int backref_index_named(struct fs *fs, const struct rp_fix *f, uint64_t child, struct name *n)
+{
+	uint8_t *back;
+	uint32_t size, at, len;
+	uint64_t index;
+
+	if (item_copy(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, f->key.objectid },
+		      &back, &size))
+		return 0;
+	index = size >= sizeof(struct btrfs_root_ref) ? get_le64(back + 8) : 0;
+	free(back);
+	if (!index || find_entry(fs, f->key.objectid, &(struct fs_key){ f->key.offset, BTRFS_DIR_INDEX_KEY, index },
+				 child, n, &at, &len))
+		return 0;
+	n->index = index;
+	return 1;
+}
+
 int fix_subvol(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -1138,6 +1158,12 @@ int fix_subvol(struct rp *rp, const struct rp_fix *f)
 	memcpy(n.s, ref + sizeof(struct btrfs_root_ref), n.len);
 	say(rp, "completed the link of subvolume %llu in root %llu: %.*s", (unsigned long long)child,
 	    (unsigned long long)parent, n.len, n.s);
+	if ((e & (REF_INDEX_UNMATCH | REF_NO_DIR_INDEX)) == (REF_INDEX_UNMATCH | REF_NO_DIR_INDEX) &&
+	    backref_index_named(fs, f, child, &n)) {
+		/* the directory's index agrees with the backref: the ROOT_REF is the odd one */
+		e &= ~(uint64_t)(REF_INDEX_UNMATCH | REF_NO_DIR_INDEX);
+		e |= REF_NO_ROOT_REF;
+	}
 	put_le64(ref + 8, n.index);
 	ret = e & REF_INDEX_UNMATCH ? fs_item_replace(fs, BTRFS_ROOT_TREE_OBJECTID,
 						      &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent }, ref, size) : 0;
