@@ -1018,6 +1018,8 @@ static int fix_order(enum check_fix kind)
 	       kind == CHECK_FIX_NAME || kind == CHECK_FIX_DELETE || kind == CHECK_FIX_SUBVOL ? 2 : 3;
 }
 
+/* Each data extent nothing references gets back the file extents its back references
+ * name (relink_data_extent); those are not rewritten after. */
 static int relink_extents(struct rp *rp)
 {
 	int ret = 0;
