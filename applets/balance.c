@@ -566,6 +566,10 @@ int balance_main(int argc, char **argv)
 
 int balance_alias_main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--help")) {
+		cmd_print_group_usage("btrfs balance", 0);
+		return 0;
+	}
 	argv[0] = "btrfs balance";
 	return cmd_run_group(argc, argv);
 }

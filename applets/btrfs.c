@@ -43,10 +43,14 @@ int btrfs_help_main(int argc, char **argv)
 	return 0;
 }
 
+USAGE(version_usage) = "usage: btrfs version\n\n    Display btrfs-progs version\n";
+
 int btrfs_version_main(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	cli_print_version("btrfs");
+	if (argc == 2 && !strcmp(argv[1], "--help"))
+		cli_put_usage(version_usage, stdout);
+	else
+		cli_print_version("btrfs");
 	return 0;
 }
 

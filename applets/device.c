@@ -195,7 +195,27 @@ USAGE(remove_usage) =
 	"    Remove devices, given by path or devid, from the filesystem mounted at <path>;\n"
 	"    their data moves to the others. 'missing' removes a device absent at mount\n"
 	"    (degraded), 'cancel' stops a running removal.\n\n"
-	"    --enqueue   wait for a running exclusive operation (balance, ...) to end\n";
+	"    --enqueue   wait for a running exclusive operation (balance, ...) to end\n"
+	"    --force     no safety timeout before removing several devices\n";
+
+/* Several devices go one by one (the others can still be written to in between): said,
+ * with ten seconds to stop it unless forced. */
+static void warn_several(int n, int force)
+{
+	msg_warn("there are %d devices for removal, this will not remove them at once\n"
+		 "\t but one by one and the remaining devices can still be written to.\n"
+		 "\t Use --force to skip the timeout.\n"
+		 "\t If this is not expected, press Ctrl-C to stop.\n", n);
+	if (force) {
+		out_say("Safety timeout skipped due to --force\n\n");
+		return;
+	}
+	for (int delay = 10; delay; delay--) {
+		printf("%2d", delay);
+		fflush(stdout);
+		sleep(1);
+	}
+}
 
 /* Removes one device (a devid, a block device, "missing" or "cancel"). 0 or 1. */
 static int remove_one(int fd, const char *what, int cancel)
@@ -239,13 +259,13 @@ int device_remove_main(int argc, char **argv)
 {
 	static const struct cli_option longopts[] = {
 		{ "enqueue", no_argument, 'E' },
+		{ "force", no_argument, 'F' },
 		{ NULL, 0, 0 }
 	};
-	int c, i, fd, enqueue = 0, cancel = 0, ret = 0;
+	int c, i, fd, enqueue = 0, force = 0, cancel = 0, ret = 0;
 
 	while ((c = cli_getopt(argc, argv, "", longopts, remove_usage)) != -1)
-		if (c == 'E')
-			enqueue = 1;
+		*(c == 'E' ? &enqueue : &force) = 1;
 	cli_check_argc(argc, 2, -1, remove_usage);
 	fd = btrfs_open_path(argv[argc - 1], 1, 0);
 	if (fd < 0)
@@ -261,6 +281,8 @@ int device_remove_main(int argc, char **argv)
 			out_say("Request to cancel running device deletion\n");
 		}
 	}
+	if (!cancel && argc - optind > 2)
+		warn_several(argc - optind - 1, force);
 	if (!cancel && btrfs_wait_exclop(fd, enqueue, "device remove")) {
 		close(fd);
 		return 1;

@@ -77,6 +77,7 @@ int subvolid_resolve_main(int argc, char **argv)
 	char *path;
 	int fd, ret;
 
+	cli_no_options(argc, argv, 2, 2, subvolid_usage);
 	fd = btrfs_open_cmd_path(argc, argv, 2, 1, subvolid_usage);
 	if (fd < 0)
 		return 1;
