@@ -65,11 +65,13 @@ struct dump {
 	char subvol[PATH_MAX + 2];        /* "./NAME" of the current subvolume, "." before */
 };
 
-static void print_escaped(const char *s, int *len)
+/* n bytes of s with control characters, spaces, backslashes and bytes past ASCII
+ * escaped (a name with a newline stays on its line); *len counts what was printed. */
+static void print_escaped_n(const char *s, size_t n, int *len)
 {
 	static const char esc_from[] = "\a\b\033\f\n\r\t\v \\", esc_to[] = "abefnrtv \\";
 
-	for (; *s; s++) {
+	for (const char *end = s + n; s < end; s++) {
 		unsigned char c = (unsigned char)*s;
 		const char *e = c ? strchr(esc_from, c) : NULL;
 
@@ -84,6 +86,24 @@ static void print_escaped(const char *s, int *len)
 			(*len)++;
 		}
 	}
+}
+
+static void print_escaped(const char *s, int *len)
+{
+	print_escaped_n(s, strlen(s), len);
+}
+
+/* An xattr value as 6.2 prints it (its bytes up to the first NUL), its control
+ * characters escaped as 6.19 does (a newline in it stays on its line). */
+static void print_value(const char *s, size_t n)
+{
+	int len = 0;
+
+	for (size_t i = 0; i < n && s[i]; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			print_escaped_n(s + i, 1, &len);
+		else
+			putchar(s[i]);
 }
 
 /* p1 "/" p2, each without one trailing slash (the reference's joining rule). */
@@ -157,6 +177,7 @@ static int dump_cmd(struct dump *d, const struct ss_cmd *c)
 	char a[40], b[40], t1[64], t2[64], t3[64], full[PATH_MAX + 2];
 	const char *name = ss_cmd_name(c->type);
 	unsigned long long off = c->file_offset;
+	int len = 0;
 
 	switch (c->type) {
 	case SS_C_SUBVOL:
@@ -191,14 +212,26 @@ static int dump_cmd(struct dump *d, const struct ss_cmd *c)
 			msg_error("clone: path invalid: %s", c->clone_path);
 			return -1;
 		}
-		return dump_line(d, name, c->path, 0, "offset=%llu len=%llu from=%s clone_offset=%llu\n",
-				 off, (unsigned long long)c->clone_len, full,
-				 (unsigned long long)c->clone_offset);
+		if (dump_line(d, name, c->path, 0, "offset=%llu len=%llu from=", off, (unsigned long long)c->clone_len))
+			return -1;
+		print_escaped(full, &len);
+		printf(" clone_offset=%llu\n", (unsigned long long)c->clone_offset);
+		return 0;
 	case SS_C_SET_XATTR:
-		return dump_line(d, name, c->path, 0, "name=%s data=%.*s len=%u\n", c->xattr_name,
-				 (int)c->xattr_len, (const char *)c->xattr_data, c->xattr_len);
+		/* (6.2's words around 6.19's escaping: the same line for plain names and values) */
+		if (dump_line(d, name, c->path, 0, "name="))
+			return -1;
+		print_escaped(c->xattr_name, &len);
+		printf(" data=");
+		print_value((const char *)c->xattr_data, c->xattr_len);
+		printf(" len=%u\n", c->xattr_len);
+		return 0;
 	case SS_C_REMOVE_XATTR:
-		return dump_line(d, name, c->path, 0, "name=%s\n", c->xattr_name);
+		if (dump_line(d, name, c->path, 0, "name="))
+			return -1;
+		print_escaped(c->xattr_name, &len);
+		putchar('\n');
+		return 0;
 	case SS_C_TRUNCATE:
 		return dump_line(d, name, c->path, 0, "size=%llu\n", (unsigned long long)c->size);
 	case SS_C_CHMOD:
