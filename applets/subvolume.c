@@ -163,13 +163,22 @@ static int make_parents(const char *path)
 
 /* Creates one subvolume (and with parents the directories above it); 0, or 1 after
  * printing the error. */
-static int create_one(const char *path, const struct inherit *in, int parents)
+static int create_one(const char *arg, const struct inherit *in, int parents)
 {
 	struct btrfs_ioctl_vol_args_v2 args;
-	char *dir, *name;
+	char *dir, *name, path[PATH_MAX];
+	size_t n = strlen(arg);
 	struct stat st;
 	int fd, ret = 1;
 
+	while (n > 1 && arg[n - 1] == '/')
+		n--;            /* "a/subv//": the subvolume is subv, no directory of that name */
+	if (n >= sizeof(path)) {
+		msg_error("path too long: %s", arg);
+		return 1;
+	}
+	memcpy(path, arg, n);
+	path[n] = 0;
 	if (parents && make_parents(path))
 		return 1;
 	if (stat(path, &st) == 0) {
