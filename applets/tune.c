@@ -76,6 +76,15 @@ static int fsid_seen(const char *path, const struct btrfs_super_block *sb, void 
 	return s->seen;
 }
 
+/* No block device holds a filesystem with this fsid. */
+static int fsid_unique(const uint8_t *fsid)
+{
+	struct fsid_seen seen = { fsid, 0 };
+
+	fs_scan_block_devices(fsid_seen, &seen);
+	return !seen.seen;
+}
+
 static int ask(const char *question)
 {
 	printf("%s [y/N]: ", question);
@@ -415,15 +424,6 @@ int tune_main(int argc, char **argv)
 		msg_error("could not parse UUID: %s", t.fsid_text);
 		return 1;
 	}
-	if (t.fsid_text) {
-		struct fsid_seen seen = { fsid, 0 };
-
-		fs_scan_block_devices(fsid_seen, &seen);
-		if (seen.seen) {
-			msg_error("fsid %s is not unique", t.fsid_text);
-			return 1;
-		}
-	}
 	fs_wopen_opts_init(&o);
 	/* the superblocks are all the others change */
 	o.open.partial = o.open.skip_chunk_tree = !t.rewrite_fsid && !t.to_bgt && !t.from_bgt && !t.to_fst;
@@ -436,6 +436,13 @@ int tune_main(int argc, char **argv)
 	}
 	if ((t.metadata_uuid || t.rewrite_fsid) && fs->num_devs < (int)get_le64(&fs->sb.num_devices)) {
 		msg_error("missing %d device(s), failing the command", (int)get_le64(&fs->sb.num_devices) - fs->num_devs);
+		fs_wclose(fs);
+		return 1;
+	}
+	if (t.fsid_text && !(fs->changing_fsid && !memcmp(fsid, fs->sb.fsid, BTRFS_FSID_SIZE)) &&
+	    !fsid_unique(fsid)) {
+		/* (a change cut short, finished with its own fsid, is no clash) */
+		msg_error("fsid %s is not unique", t.fsid_text);
 		fs_wclose(fs);
 		return 1;
 	}
