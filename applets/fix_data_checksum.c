@@ -112,6 +112,7 @@ static int update_csum(struct fs *fs, uint64_t logical, int m, uint8_t *buf)
 	uint8_t sum[CSUM_MAX_SIZE];
 	struct fs_root r;
 	struct fs_path p;
+	uint64_t at;
 	uint32_t size;
 	uint8_t *d;
 	int ret;
@@ -125,9 +126,11 @@ static int update_csum(struct fs *fs, uint64_t logical, int m, uint8_t *buf)
 		fs_path_key(&p, &k);
 		fs_path_release(fs, &p);
 		d = fs_item_mut(fs, BTRFS_CSUM_TREE_OBJECTID, &k, &size);
-		ret = d ? 0 : fs->err.code;
-		if (d)
-			memcpy(d + (logical - k.offset) / fs->sectorsize * fs->csum_size, sum, fs->csum_size);
+		at = (logical - k.offset) / fs->sectorsize * fs->csum_size;
+		ret = !d ? fs->err.code : at + fs->csum_size > size ?
+		      fs_err_at(&fs->err, -ENOENT, BTRFS_CSUM_TREE_OBJECTID, logical, "no checksum item holds it") : 0;
+		if (!ret)
+			memcpy(d + at, sum, fs->csum_size);
 	}
 	if (ret) {
 		fs_tx_abort(fs);

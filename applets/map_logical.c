@@ -151,6 +151,10 @@ int map_logical_main(int argc, char **argv)
 	cli_check_argc(argc, 1, -1, map_logical_usage);
 	if (!logical)
 		cli_usage_error(map_logical_usage, NULL);
+	if (bytes > UINT64_MAX - logical) {
+		msg_error("range [%llu, +%llu) wraps around", (unsigned long long)logical, (unsigned long long)bytes);
+		return 1;
+	}
 	fs_open_opts_init(&o);
 	o.scan = 1;
 	fs = fs_open((const char *const *)argv + optind, 1, &o, &err);

@@ -209,11 +209,13 @@ static int restamp_blocks(struct fs *fs, const uint8_t *fsid)
 	return ret < 0 ? ret : 0;
 }
 
+struct restamp { struct fs *fs; const uint8_t *fsid; };
+
 /* The fsid of each device item of a chunk tree leaf, the leaf written in its place. */
 static int restamp_dev_items(void *ctx, const struct fs_block *b)
 {
-	struct fs *fs = ((void **)ctx)[0];
-	const uint8_t *fsid = ((void **)ctx)[1];
+	struct fs *fs = ((struct restamp *)ctx)->fs;
+	const uint8_t *fsid = ((struct restamp *)ctx)->fsid;
 	uint8_t *buf = malloc(b->size), sum[CSUM_MAX_SIZE];
 	int changed = 0, ret = 0;
 
@@ -251,7 +253,7 @@ static int rewrite_fsid(struct fs *fs, const struct tune *t)
 	uint8_t fsid[BTRFS_FSID_SIZE];
 	char was[UUID_STR_LEN], now[UUID_STR_LEN];
 	struct fs_root chunk;
-	void *ctx[2] = { fs, fsid };
+	struct restamp ctx = { fs, fsid };
 
 	if (get_le64(&sb->incompat_flags) & BTRFS_FEATURE_INCOMPAT_METADATA_UUID) {
 		msg_error("Cannot rewrite fsid while METADATA_UUID flag is active. \n"
@@ -296,7 +298,7 @@ static int rewrite_fsid(struct fs *fs, const struct tune *t)
 	if (restamp_blocks(fs, fsid) || fs_flush(fs))
 		return -1;
 	printf("Change fsid in chunk tree\n");
-	if (fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk) || fs_tree_walk(fs, &chunk, &ops, ctx) ||
+	if (fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk) || fs_tree_walk(fs, &chunk, &ops, &ctx) ||
 	    fs_flush(fs))
 		return -1;
 	for (int i = 0; i < fs->num_devs; i++)

@@ -464,6 +464,7 @@ int fix_file_extent(struct rp *rp, const struct rp_fix *f)
 /* ---- file extents made again from their extent's back references ------------------ */
 
 #define MAX_COMPRESSED (128 * 1024)     /* the most a compressed extent holds, either side */
+#define MAX_DATA_EXTENT (128ULL << 20)  /* the largest data extent the kernel writes */
 
 /* The compression of a data extent whose file extent item is lost: the extent item does
  * not say, so each algorithm is tried on the data (zstd and lzo only when the filesystem
@@ -602,7 +603,9 @@ static int relink_ref(struct rp *rp, const struct check_extent *x, const struct 
 	struct fs *fs = rp->fs;
 	int nodatasum, ret;
 
+	/* (file offsets end below 2^63, the kernel's largest file; the extent's range must fit) */
 	if (r->type != BTRFS_EXTENT_DATA_REF_KEY || r->count != 1 || r->file_offset % fs->sectorsize ||
+	    r->file_offset > (uint64_t)INT64_MAX - MAX_COMPRESSED - x->size ||
 	    !file_target(fs, r->root, r->objectid, &nodatasum))
 		return 0;
 	ret = put_file_extent(fs, r->root, r->objectid, r->file_offset, x, gen, nodatasum);
@@ -627,7 +630,8 @@ int relink_data_extent(struct rp *rp, const struct check_extent *x)
 	struct fs_path p;
 	int ret, err = 0, made = 0;
 
-	if (x->meta || x->nrefs || !x->found || x->bytenr % fs->sectorsize || x->size % fs->sectorsize)
+	if (x->meta || x->nrefs || !x->found || x->bytenr % fs->sectorsize || x->size % fs->sectorsize ||
+	    x->size > MAX_DATA_EXTENT)
 		return 0;
 	if (fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &er) || fs_lookup(fs, &er, &k, &p))
 		return 0;
