@@ -169,7 +169,6 @@ static int restamp_block(struct fs *fs, uint64_t bytenr, const uint8_t *fsid, ui
 {
 	struct fs_block *b = fs_block_read(fs, bytenr, &FS_EXPECT_NONE);
 	struct btrfs_header *h = (struct btrfs_header *)buf;
-	uint8_t sum[CSUM_MAX_SIZE];
 
 	if (!b)
 		return fs->err.code ? fs->err.code : -EIO;
@@ -178,8 +177,7 @@ static int restamp_block(struct fs *fs, uint64_t bytenr, const uint8_t *fsid, ui
 	if (!memcmp(h->fsid, fsid, BTRFS_FSID_SIZE))
 		return 0;       /* done before the cut */
 	memcpy(h->fsid, fsid, BTRFS_FSID_SIZE);
-	csum_compute(fs->csum_type, buf + BTRFS_CSUM_START, fs->nodesize - BTRFS_CSUM_START, sum);
-	memcpy(h->csum, sum, BTRFS_CSUM_SIZE);
+	csum_stamp(fs->csum_type, buf, fs->nodesize);
 	return fs_write_logical(fs, bytenr, buf, fs->nodesize);
 }
 
@@ -216,7 +214,7 @@ static int restamp_dev_items(void *ctx, const struct fs_block *b)
 {
 	struct fs *fs = ((struct restamp *)ctx)->fs;
 	const uint8_t *fsid = ((struct restamp *)ctx)->fsid;
-	uint8_t *buf = malloc(b->size), sum[CSUM_MAX_SIZE];
+	uint8_t *buf = malloc(b->size);
 	int changed = 0, ret = 0;
 
 	if (!buf)
@@ -235,8 +233,7 @@ static int restamp_dev_items(void *ctx, const struct fs_block *b)
 		}
 	}
 	if (changed) {
-		csum_compute(fs->csum_type, buf + BTRFS_CSUM_START, b->size - BTRFS_CSUM_START, sum);
-		memcpy(((struct btrfs_header *)buf)->csum, sum, BTRFS_CSUM_SIZE);
+		csum_stamp(fs->csum_type, buf, b->size);
 		ret = fs_write_logical(fs, b->bytenr, buf, b->size);
 	}
 	free(buf);

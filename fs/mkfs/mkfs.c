@@ -1098,15 +1098,12 @@ static int write_supers(struct mkfs_ctx *c, struct btrfs_super_block *sb)
 		/* mirrors first, the primary copy last */
 		for (int m = BTRFS_SUPER_MIRRORS - 1; m >= 0; m--) {
 			uint64_t off = btrfs_super_offset(m);
-			uint8_t sum[CSUM_MAX_SIZE];
 			int ret;
 
 			if (off + BTRFS_SUPER_SIZE > d->size)
 				continue;
 			put_le64(&sb->bytenr, off);
-			csum_compute(c->cfg->csum_type, (uint8_t *)sb + BTRFS_CSUM_START,
-				     BTRFS_SUPER_SIZE - BTRFS_CSUM_START, sum);
-			memcpy(sb->csum, sum, BTRFS_CSUM_SIZE);
+			csum_stamp(c->cfg->csum_type, sb, BTRFS_SUPER_SIZE);
 			if ((ret = pio_dev_write(d->fd, sb, BTRFS_SUPER_SIZE, (off_t)off)))
 				return mkfs_fail(c, "cannot write the superblock: %s", strerror(-ret));
 		}

@@ -182,7 +182,6 @@ void tree_block_finish(uint8_t *block, const struct tree_params *p, uint64_t byt
 		       uint32_t nritems, uint8_t level)
 {
 	struct btrfs_header *h = (struct btrfs_header *)block;
-	uint8_t sum[CSUM_MAX_SIZE];
 
 	memcpy(h->fsid, p->fsid, BTRFS_FSID_SIZE);
 	put_le64(&h->bytenr, bytenr);
@@ -193,8 +192,7 @@ void tree_block_finish(uint8_t *block, const struct tree_params *p, uint64_t byt
 	put_le64(&h->owner, p->owner);
 	put_le32(&h->nritems, nritems);
 	h->level = level;
-	csum_compute(p->csum_type, block + BTRFS_CSUM_START, p->nodesize - BTRFS_CSUM_START, sum);
-	memcpy(h->csum, sum, BTRFS_CSUM_SIZE);
+	csum_stamp(p->csum_type, block, p->nodesize);
 }
 
 /* First keys of the blocks of the level being written, for the level above. */

@@ -213,11 +213,9 @@ static int write_blocks(struct fs *fs)
 	for (size_t i = 0; i < w->nallocs && !ret; i++) {
 		struct fs_block *b = w->allocs[i].b;
 		struct btrfs_header *h = (struct btrfs_header *)b->data;
-		uint8_t sum[CSUM_MAX_SIZE];
 
 		put_le64(&h->flags, get_le64(&h->flags) | BTRFS_HEADER_FLAG_WRITTEN);
-		csum_compute(fs->csum_type, b->data + BTRFS_CSUM_START, b->size - BTRFS_CSUM_START, sum);
-		memcpy(h->csum, sum, BTRFS_CSUM_SIZE);
+		csum_stamp(fs->csum_type, b->data, b->size);
 		if (w->undo)
 			ret = wio_save_logical(fs, b->bytenr, b->size);
 	}

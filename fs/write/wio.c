@@ -81,14 +81,12 @@ static int copy_exists(const struct fs_device *d, int i)
 static void super_copy(const struct fs *fs, const struct fs_device *d, int i,
 		       struct btrfs_super_block *out)
 {
-	uint8_t sum[CSUM_MAX_SIZE];
 
 	*out = fs->sb;
 	out->dev_item = d->sb.dev_item;
 	put_le64(&out->bytenr, btrfs_super_offset(i));
 	put_le64(&out->flags, get_le64(&out->flags) | BTRFS_HEADER_FLAG_WRITTEN);
-	csum_compute(fs->csum_type, (uint8_t *)out + BTRFS_CSUM_START, BTRFS_SUPER_SIZE - BTRFS_CSUM_START, sum);
-	memcpy(out->csum, sum, BTRFS_CSUM_SIZE);
+	csum_stamp(fs->csum_type, out, BTRFS_SUPER_SIZE);
 }
 
 uint32_t undo_super_crc(const struct btrfs_super_block *sb)

@@ -102,3 +102,12 @@ int csum_compute(int type, const void *buf, size_t len, uint8_t out[CSUM_MAX_SIZ
 	}
 	return 0;
 }
+
+void csum_stamp(int type, void *buf, size_t len)
+{
+	enum { CSUM_FIELD = 32 };       /* btrfs_header.csum, btrfs_super_block.csum */
+	uint8_t sum[CSUM_MAX_SIZE] = { 0 };
+
+	csum_compute(type, (uint8_t *)buf + CSUM_FIELD, len - CSUM_FIELD, sum);
+	memcpy(buf, sum, CSUM_FIELD);
+}

@@ -33,6 +33,9 @@ size_t csum_size(int type);
 const char *csum_name(int type);
 /* Writes csum_size(type) bytes to out (out has CSUM_MAX_SIZE room; the rest is zeroed). */
 int csum_compute(int type, const void *buf, size_t len, uint8_t out[CSUM_MAX_SIZE]);
+/* Tree blocks and superblocks open with the checksum of the rest of them: the checksum
+ * of buf[32..len) written over buf[0..32). */
+void csum_stamp(int type, void *buf, size_t len);
 /* Type for a --csum argument ("crc32c", "xxhash64"/"xxhash", "sha256", "blake2b"/"blake2",
  * any case), -1 if unknown. Says nothing about whether the type is built in. */
 int csum_type_from_name(const char *name);
