@@ -48,6 +48,7 @@ static int dump(const char *source, const char *target, const struct image_dump_
 		msg_warn("%s already mounted, results may be inaccurate", source);
 	fs_open_opts_init(&oo);
 	oo.scan = 1;
+	oo.allow_degraded = 1;          /* a dump of what is there */
 	if (!(fs = fs_open(&source, 1, &oo, &err))) {
 		msg_error("open ctree failed: %s", fs_error_format(&err, buf, sizeof(buf)));
 		return 1;
@@ -79,23 +80,15 @@ static int restore(const char *source, const char *target, const struct image_re
 {
 	struct fs_error err;
 	char buf[320];
-	int in = STDIN_FILENO, out, ret;
+	int in = STDIN_FILENO, ret;
 
 	if (strcmp(source, "-") && (in = open(source, O_RDONLY)) < 0) {
 		msg_error("unable to open metadump image: %s", strerror(errno));
 		return 1;
 	}
-	if ((out = open(target, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0) {
-		msg_error("unable to create target file %s: %s", target, strerror(errno));
-		return 1;
-	}
-	ret = image_restore(in, out, o, &err);
+	ret = image_restore(in, target, o, &err);
 	if (ret)
 		msg_error("restore failed: %s", fs_error_format(&err, buf, sizeof(buf)));
-	if (close(out) && !ret) {
-		msg_error("cannot write %s: %s", target, strerror(errno));
-		ret = -EIO;
-	}
 	if (in != STDIN_FILENO)
 		close(in);
 	return ret ? 1 : 0;

@@ -33,6 +33,7 @@
 #define BTRFS_SUPER_FLAG_METADUMP_V2 (1ULL << 34)
 #define BTRFS_SUPER_FLAG_CHANGING_FSID (1ULL << 35)
 #define BTRFS_SUPER_FLAG_CHANGING_FSID_V2 (1ULL << 36)
+#define BTRFS_SUPER_FLAG_CHANGING_BG_TREE (1ULL << 38) /* btrfs-progs' conversion cut short */
 
 /* btrfs_inode_item.flags (not in the UAPI headers) */
 #define BTRFS_INODE_NODATASUM (1ULL << 0)

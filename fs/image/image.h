@@ -57,11 +57,13 @@ struct image_restore_opts {
 	int old_restore;        /* -o: every block at its logical address, one chunk maps all */
 };
 /* Restores the dump read from in_fd (a file: it is read twice, first for the chunk map
- * from the dump's chunk tree) onto out_fd (a file or a device): each block at its
- * physical place on the first device, both copies of DUP, the superblock marked as a
- * restored dump (METADUMP_V2), the output made as large as the device was. Dumps of a
- * filesystem of several devices are refused. */
-int image_restore(int in_fd, int out_fd, const struct image_restore_opts *o, struct fs_error *err);
+ * from the dump's chunk tree) onto out_path (a file, made anew, or a device): each
+ * block at its physical place on the first device, both copies of DUP, the superblock
+ * marked as a restored dump (METADUMP_V2), the output made as large as the device was.
+ * A dump of several devices becomes one device: its chunks single (or DUP) on it, those
+ * overlapping another device's moved past the end, block groups, device extents and
+ * items made to match (a transaction of fs/write). */
+int image_restore(int in_fd, const char *out_path, const struct image_restore_opts *o, struct fs_error *err);
 
 /* A substitute for name of the same length and the same btrfs name hash (crc32c seeded
  * with ~1), printable, without '/', other than name; 0 found, -1 none (names of 4 bytes

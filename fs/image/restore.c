@@ -1,11 +1,12 @@
 /* btrfs-image's restore: a dump (image.h) written back as a filesystem image, each
  * block at its physical place found from the chunk tree blocks inside the dump. */
-#include "image.h"
+#include "internal.h"
 #include "config.h"
 #include "util/csum/csum.h"
 #include "util/le.h"
 #include "util/pio.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,27 +14,6 @@
 #if CFG_COMPRESS_ZLIB
 #include <zlib.h>
 #endif
-
-/* Where a chunk's bytes go on the restored device: its first stripe, and the second
- * copy of a DUP chunk (0: none). */
-struct chunk_place {
-	uint64_t logical, length, physical, physical_dup;
-};
-
-struct restorer {
-	int in, out;
-	const struct image_restore_opts *o;
-	struct fs_error *err;
-	struct btrfs_super_block sb;    /* as dumped */
-	uint8_t fsid[BTRFS_FSID_SIZE];  /* in tree block headers */
-	uint32_t nodesize;
-	struct chunk_place *chunks;
-	size_t nchunks, cap;
-	struct chunk_place sys[BTRFS_SYSTEM_CHUNK_ARRAY_SIZE / sizeof(struct btrfs_chunk)];
-	size_t nsys;
-	uint64_t offset;                /* of the next cluster in the dump */
-	uint8_t *stored, *piece;        /* an item as stored, a piece of it expanded */
-};
 
 #define PIECE (256u * 1024)
 
@@ -91,7 +71,7 @@ static int skip_padding(struct restorer *r)
 	return r->offset % IMAGE_BLOCK_SIZE ? read_in(r, pad, IMAGE_BLOCK_SIZE - r->offset % IMAGE_BLOCK_SIZE) : 0;
 }
 
-/* An item's bytes as stored, into r->stored. */
+/* An item's bytes as stored, into r->stored (grown to the largest item so far). */
 static int read_stored(struct restorer *r, const struct image_cluster_item *it)
 {
 	uint32_t size = get_le32(&it->size);
@@ -99,6 +79,14 @@ static int read_stored(struct restorer *r, const struct image_cluster_item *it)
 	if (size > IMAGE_MAX_ITEM)
 		return fs_err(r->err, -EFBIG, "item at %llu of the dump holds %u bytes, more than %u",
 			      (unsigned long long)get_le64(&it->bytenr), size, IMAGE_MAX_ITEM);
+	if (size > r->stored_cap) {
+		uint8_t *n = realloc(r->stored, size);
+
+		if (!n)
+			return fs_err(r->err, -ENOMEM, "out of memory for an item of %u bytes", size);
+		r->stored = n;
+		r->stored_cap = size;
+	}
 	return read_in(r, r->stored, size);
 }
 
@@ -138,100 +126,7 @@ static int expand(struct restorer *r, int compress, uint64_t logical, uint32_t s
 	return ret;
 }
 
-/* ---- the chunk map ----------------------------------------------------------------- */
-
-static int add_chunk(struct restorer *r, uint64_t logical, const struct btrfs_chunk *c)
-{
-	struct chunk_place p = { logical, get_le64(&c->length), get_le64(&fs_chunk_stripe(c, 0)->offset), 0 };
-
-	if (get_le64(&c->type) & BTRFS_BLOCK_GROUP_DUP && get_le16(&c->num_stripes) > 1)
-		p.physical_dup = get_le64(&fs_chunk_stripe(c, 1)->offset);
-	if (!p.length || logical + p.length < logical || p.physical + p.length < p.physical ||
-	    p.physical_dup + p.length < p.physical_dup)
-		return fs_err(r->err, -EUCLEAN, "chunk at %llu of the dump is out of range",
-			      (unsigned long long)logical);
-	for (size_t i = 0; i < r->nchunks; i++)
-		if (r->chunks[i].logical == logical)
-			return 0;       /* in an older copy of a chunk tree leaf too */
-	if (r->nchunks == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct chunk_place *n = realloc(r->chunks, cap * sizeof(*n));
-
-		if (!n)
-			return fs_err(r->err, -ENOMEM, "out of memory");
-		r->chunks = n;
-		r->cap = cap;
-	}
-	r->chunks[r->nchunks++] = p;
-	return 0;
-}
-
-/* The system chunks of the superblock's array. */
-static int read_sys_array(struct restorer *r)
-{
-	uint32_t size = get_le32(&r->sb.sys_chunk_array_size);
-
-	if (size > sizeof(r->sb.sys_chunk_array))
-		return fs_err(r->err, -EUCLEAN, "sys_array of %u bytes is too large", size);
-	for (uint32_t pos = 0; pos < size;) {
-		struct fs_key k;
-		const struct btrfs_chunk *c;
-
-		if (size - pos < sizeof(struct btrfs_disk_key))
-			return fs_err(r->err, -EUCLEAN, "sys_array ends inside a key");
-		fs_key_from_disk(&k, (const struct btrfs_disk_key *)(r->sb.sys_chunk_array + pos));
-		pos += sizeof(struct btrfs_disk_key);
-		c = fs_chunk_item(r->sb.sys_chunk_array + pos, size - pos);
-		if (k.type != BTRFS_CHUNK_ITEM_KEY || !c || r->nsys == sizeof(r->sys) / sizeof(r->sys[0]))
-			return fs_err(r->err, -EUCLEAN, "bad chunk in the sys_array at %u", pos);
-		pos += fs_chunk_item_size(get_le16(&c->num_stripes));
-		r->sys[r->nsys++] = (struct chunk_place){ k.offset, get_le64(&c->length), 0, 0 };
-		if (add_chunk(r, k.offset, c))
-			return r->err->code;
-	}
-	return r->nsys ? 0 : fs_err(r->err, -EUCLEAN, "no system chunk in the superblock");
-}
-
-static int in_sys_chunk(const struct restorer *r, uint64_t logical, uint64_t len)
-{
-	for (size_t i = 0; i < r->nsys; i++)
-		if (logical < r->sys[i].logical + r->sys[i].length && r->sys[i].logical < logical + len)
-			return 1;
-	return 0;
-}
-
-/* A piece of an item in the system chunks: the chunk items of its chunk tree leaves. */
-static int scan_chunk_blocks(struct restorer *r, uint64_t logical, uint8_t *buf, size_t len)
-{
-	struct fs_block *b = malloc(sizeof(*b) + r->nodesize);
-	struct fs_block_ctx ctx = { r->nodesize, get_le16(&r->sb.csum_type), r->fsid, 0, 0 };
-	int ret = b ? 0 : fs_err(r->err, -ENOMEM, "out of memory");
-
-	for (size_t off = 0; !ret && off + r->nodesize <= len; off += r->nodesize) {
-		const struct btrfs_header *h = (const struct btrfs_header *)(buf + off);
-
-		ctx.bytenr = logical + off;
-		if (!in_sys_chunk(r, ctx.bytenr, r->nodesize) || get_le64(&h->owner) != BTRFS_CHUNK_TREE_OBJECTID ||
-		    h->level || fs_block_check(buf + off, &ctx, &FS_EXPECT_NONE, NULL))
-			continue;
-		b->bytenr = ctx.bytenr;
-		b->size = r->nodesize;
-		memcpy(b->data, buf + off, r->nodesize);
-		for (uint32_t i = 0; !ret && i < fs_block_nritems(b); i++) {
-			struct fs_key k;
-			uint32_t size;
-			const uint8_t *data = fs_item_data(b, i, &size);
-			const struct btrfs_chunk *c = data ? fs_chunk_item(data, size) : NULL;
-
-			if (!fs_item_key(b, i, &k) && k.type == BTRFS_CHUNK_ITEM_KEY && c)
-				ret = add_chunk(r, k.offset, c);
-		}
-	}
-	free(b);
-	return ret;
-}
-
-/* The dump's superblock (its first item), checked; its system chunks mapped. */
+/* The dump's superblock (its first item), checked; its system chunks known. */
 static int load_superblock(struct restorer *r, const uint8_t *buf, size_t len)
 {
 	int ret;
@@ -241,13 +136,11 @@ static int load_superblock(struct restorer *r, const uint8_t *buf, size_t len)
 	memcpy(&r->sb, buf, sizeof(r->sb));
 	if ((ret = fs_super_check(&r->sb, 0, r->err)))
 		return ret;
-	if (get_le64(&r->sb.num_devices) != 1)
-		return fs_err(r->err, -EOPNOTSUPP, "the dump is of a filesystem of %llu devices: restoring it to one device is not supported",
-			      (unsigned long long)get_le64(&r->sb.num_devices));
 	r->nodesize = get_le32(&r->sb.nodesize);
+	r->several = get_le64(&r->sb.num_devices) > 1;
 	memcpy(r->fsid, get_le64(&r->sb.incompat_flags) & BTRFS_FEATURE_INCOMPAT_METADATA_UUID ?
 	       r->sb.metadata_uuid : r->sb.fsid, BTRFS_FSID_SIZE);
-	return read_sys_array(r);
+	return map_sys_array(r);
 }
 
 /* The first pass: the superblock, then the chunk items of every chunk tree leaf. */
@@ -257,7 +150,7 @@ static int map_piece(struct restorer *r, uint64_t logical, uint8_t *buf, size_t 
 		return r->nodesize ? 0 : load_superblock(r, buf, len);
 	if (!r->nodesize)
 		return fs_err(r->err, -EINVAL, "the dump does not open with a superblock");
-	return scan_chunk_blocks(r, logical, buf, len);
+	return map_chunk_blocks(r, logical, buf, len);
 }
 
 /* Items worth expanding in the first pass: the superblock and runs of tree blocks
@@ -265,7 +158,7 @@ static int map_piece(struct restorer *r, uint64_t logical, uint8_t *buf, size_t 
 static int map_item(const struct restorer *r, uint64_t logical, uint32_t stored)
 {
 	return logical == BTRFS_SUPER_OFFSET || !r->nodesize ||
-	       (stored <= 2 * IMAGE_MAX_PENDING && in_sys_chunk(r, logical, IMAGE_MAX_PENDING));
+	       (stored <= 2 * IMAGE_MAX_PENDING && map_in_sys_chunk(r, logical, IMAGE_MAX_PENDING));
 }
 
 /* Every cluster of the dump, each item handed to fn (NULL: skipped) piece by piece. */
@@ -291,14 +184,6 @@ static int each_item(struct restorer *r, int (*wanted)(const struct restorer *, 
 }
 
 /* ---- writing ----------------------------------------------------------------------- */
-
-static const struct chunk_place *find_chunk(const struct restorer *r, uint64_t logical)
-{
-	for (size_t i = 0; i < r->nchunks; i++)
-		if (logical >= r->chunks[i].logical && logical - r->chunks[i].logical < r->chunks[i].length)
-			return &r->chunks[i];
-	return NULL;
-}
 
 static int write_out(struct restorer *r, const void *buf, size_t len, uint64_t physical)
 {
@@ -346,14 +231,18 @@ static int write_piece(struct restorer *r, uint64_t logical, uint8_t *buf, size_
 	if (logical == BTRFS_SUPER_OFFSET) {
 		int ret = r->nodesize ? 0 : load_superblock(r, buf, len);
 
+		if (!ret && r->several && !r->o->old_restore)
+			ret = onedev_superblock(r, (struct btrfs_super_block *)buf);
 		if (!ret)
 			mark_superblock(r, (struct btrfs_super_block *)buf);
 		return ret ? ret : write_out(r, buf, len, logical);
 	}
 	if (!r->nodesize)
 		return fs_err(r->err, -EINVAL, "the dump does not open with a superblock");
+	if (r->several && !r->o->old_restore)
+		onedev_chunk_blocks(r, logical, buf, len);
 	while (len) {
-		const struct chunk_place *c = r->o->old_restore ? NULL : find_chunk(r, logical);
+		const struct chunk_place *c = r->o->old_restore ? NULL : map_find(r, logical);
 		uint64_t off = c ? logical - c->logical : 0;
 		size_t n = c && c->length - off < len ? (size_t)(c->length - off) : len;
 		int ret = write_out(r, buf, n, c ? c->physical + off : logical);
@@ -396,30 +285,35 @@ static int finish_device(struct restorer *r)
 	return fsync(r->out) && errno != EINVAL ? fs_err(r->err, -errno, "cannot sync the output: %s", strerror(errno)) : 0;
 }
 
-int image_restore(int in_fd, int out_fd, const struct image_restore_opts *o, struct fs_error *err)
+int image_restore(int in_fd, const char *out_path, const struct image_restore_opts *o, struct fs_error *err)
 {
-	struct restorer r = { .in = in_fd, .out = out_fd, .o = o, .err = err };
+	struct restorer r = { .in = in_fd, .out = -1, .o = o, .err = err };
 	int seekable = lseek(in_fd, 0, SEEK_SET) == 0;
 	int ret = 0;
 
 	fs_err_clear(err);
-	r.stored = malloc(IMAGE_MAX_ITEM);
-	r.piece = malloc(PIECE);
-	if (!r.stored || !r.piece)
+	if (!(r.piece = malloc(PIECE)))
 		ret = fs_err(err, -ENOMEM, "out of memory");
 	/* The chunk map first; -o needs none (every block at its logical address). */
 	if (!ret && !seekable && !o->old_restore)
 		ret = fs_err(err, -ESPIPE, "the dump must be a file, not a pipe: it is read twice");
 	if (!ret && !o->old_restore) {
-		ret = each_item(&r, map_item, map_piece);
+		if (!(ret = each_item(&r, map_item, map_piece)))
+			ret = map_finish(&r);
 		if (!ret && lseek(in_fd, 0, SEEK_SET))
 			ret = fs_err(err, -errno, "cannot seek in the dump: %s", strerror(errno));
 		r.offset = 0;
 	}
+	if (!ret && (r.out = open(out_path, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0)
+		ret = fs_err(err, -errno, "unable to create target file %s: %s", out_path, strerror(errno));
 	if (!ret)
 		ret = each_item(&r, NULL, write_piece);
-	if (!ret)
+	if (!ret && !(r.several && !o->old_restore))
 		ret = finish_device(&r);
+	if (r.out >= 0 && close(r.out) && !ret)
+		ret = fs_err(err, -errno, "cannot write %s: %s", out_path, strerror(errno));
+	if (!ret && r.several && !o->old_restore)
+		ret = onedev_finish(out_path, err);
 	free(r.stored);
 	free(r.piece);
 	free(r.chunks);

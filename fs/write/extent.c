@@ -778,7 +778,22 @@ int fs_inode_delete(struct fs *fs, uint64_t tree, uint64_t ino)
 
 /* ---- where the block group items live ---------------------------------------------- */
 
-/* Each chunk's block group item moved from tree `from` to tree `to`. */
+/* 1 when tree holds the item at k, 0 when not, <0 on error. */
+static int tree_has(struct fs *fs, uint64_t tree, const struct fs_key *k)
+{
+	struct fs_root r;
+	struct fs_path p;
+	int ret = fs_root_lookup(fs, tree, &r);
+
+	if (!ret)
+		ret = fs_lookup(fs, &r, k, &p);
+	if (ret == 0)
+		fs_path_release(fs, &p);
+	return ret == 0 ? 1 : ret == -ENOENT ? 0 : ret;
+}
+
+/* Each chunk's block group item moved from tree `from` to tree `to` (where those that
+ * a conversion cut short moved already stay). */
 static int move_block_groups(struct fs *fs, uint64_t from, uint64_t to)
 {
 	int ret = 0;
@@ -791,9 +806,11 @@ static int move_block_groups(struct fs *fs, uint64_t from, uint64_t to)
 		uint32_t size;
 		const uint8_t *d;
 
-		if ((ret = fs_root_lookup(fs, from, &r)) || (ret = fs_lookup(fs, &r, &k, &p)))
-			return fs_err_at(&fs->err, ret, from, k.objectid, "block group %llu has no item",
-					 (unsigned long long)k.objectid);
+		if ((ret = tree_has(fs, to, &k)) == 1 && !(ret = tree_has(fs, from, &k)))
+			continue;
+		if (ret < 0 || (ret = fs_root_lookup(fs, from, &r)) || (ret = fs_lookup(fs, &r, &k, &p)))
+			return fs_err_at(&fs->err, ret < 0 ? ret : -ENOENT, from, k.objectid,
+					 "block group %llu has no item", (unsigned long long)k.objectid);
 		d = fs_path_data(&p, &size);
 		memset(&bg, 0, sizeof(bg));
 		memcpy(&bg, d, size < sizeof(bg) ? size : sizeof(bg));
@@ -811,10 +828,15 @@ int fs_block_group_tree_convert(struct fs *fs, int to_own_tree)
 	int ret;
 
 	if (to_own_tree) {
-		ret = fs_tree_create(fs, BTRFS_BLOCK_GROUP_TREE_OBJECTID);
+		/* btrfs-progs converts in several transactions: the tree of one cut short is
+		 * there, with some of the items */
+		uint64_t flags = get_le64(&fs->sb.flags);
+
+		ret = flags & BTRFS_SUPER_FLAG_CHANGING_BG_TREE ? 0 : fs_tree_create(fs, BTRFS_BLOCK_GROUP_TREE_OBJECTID);
 		if (!ret)
 			ret = move_block_groups(fs, BTRFS_EXTENT_TREE_OBJECTID, BTRFS_BLOCK_GROUP_TREE_OBJECTID);
 		put_le64(&fs->sb.compat_ro_flags, ro | BTRFS_FEATURE_COMPAT_RO_BLOCK_GROUP_TREE);
+		put_le64(&fs->sb.flags, flags & ~BTRFS_SUPER_FLAG_CHANGING_BG_TREE);
 		return ret;
 	}
 	ret = move_block_groups(fs, BTRFS_BLOCK_GROUP_TREE_OBJECTID, BTRFS_EXTENT_TREE_OBJECTID);

@@ -97,7 +97,8 @@ struct fs *fs_wopen(const char *const *paths, int n, const struct fs_wopen_opts 
 	if (!fs)
 		return NULL;
 	/* a chunk tree being recovered is not read: the open devices are the filesystem's */
-	if (fs_missing_devids(fs, &id, 1) || (!oo.add_chunks && dev_item_missing(fs, &id))) {
+	if (fs_missing_devids(fs, &id, 1) ||
+	    (!oo.add_chunks && !o->stale_dev_items && dev_item_missing(fs, &id))) {
 		fs_err(err, -ENODEV, "every device must be present to write (devid %llu is missing)",
 		       (unsigned long long)id);
 		fs_close(fs);

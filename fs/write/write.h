@@ -45,6 +45,8 @@
 
 struct fs_wopen_opts {
 	struct fs_open_opts open;       /* scan is on (writable stays 0) */
+	int stale_dev_items;            /* device items of devices no chunk uses may stay
+					 * absent (a restored dump made one device) */
 };
 void fs_wopen_opts_init(struct fs_wopen_opts *o);
 /* Opens for writing: every device must be present, unmounted (-EBUSY) and not opened
