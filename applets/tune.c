@@ -127,13 +127,24 @@ static int set_seeding(struct fs *fs, const struct tune *t)
 	return 0;
 }
 
+/* A metadata uuid change cut short: a device still says it is in progress. */
+static int metadata_uuid_cut_short(const struct fs *fs)
+{
+	for (int i = 0; i < fs->num_devs; i++)
+		if (get_le64(&fs->devs[i].sb.flags) & BTRFS_SUPER_FLAG_CHANGING_FSID_V2)
+			return 1;
+	return 0;
+}
+
 /* -m / -M: the new fsid; the blocks keep theirs as the metadata_uuid (none when the
- * fsid goes back to it). Two commits: the change marked in progress, then made. */
+ * fsid goes back to it). Two commits: the change marked in progress, then made. A
+ * change cut short is finished instead: the newest superblock's fsid on every device. */
 static int set_metadata_uuid(struct fs *fs, const struct tune *t)
 {
 	struct btrfs_super_block *sb = &fs->sb;
 	uint64_t incompat = get_le64(&sb->incompat_flags), flags = get_le64(&sb->flags);
-	int changed = !!(incompat & BTRFS_FEATURE_INCOMPAT_METADATA_UUID);
+	int changed = !!(incompat & BTRFS_FEATURE_INCOMPAT_METADATA_UUID), unfinished = metadata_uuid_cut_short(fs);
+	int new_fsid;
 	uint8_t fsid[BTRFS_FSID_SIZE];
 
 	if (flags & BTRFS_SUPER_FLAG_SEEDING) {
@@ -142,17 +153,24 @@ static int set_metadata_uuid(struct fs *fs, const struct tune *t)
 	}
 	if (t->fsid_text)
 		uuid_parse(t->fsid_text, fsid);
+	else if (unfinished)
+		memcpy(fsid, sb->fsid, BTRFS_FSID_SIZE);
 	else
 		uuid_generate(fsid);
-	if (!memcmp(fsid, sb->fsid, BTRFS_FSID_SIZE))
+	new_fsid = !!memcmp(fsid, sb->fsid, BTRFS_FSID_SIZE);
+	if (unfinished && new_fsid) {
+		msg_error("new fsid %s is not the same with unfinished fsid change", t->fsid_text);
+		return 1;
+	}
+	if (!new_fsid && !unfinished)
 		return 0;
 	put_le64(&sb->flags, flags | BTRFS_SUPER_FLAG_CHANGING_FSID_V2);
 	if (fs_super_commit(fs))
 		return -1;
-	if (changed && !memcmp(sb->metadata_uuid, fsid, BTRFS_FSID_SIZE)) {
+	if (new_fsid && changed && !memcmp(sb->metadata_uuid, fsid, BTRFS_FSID_SIZE)) {
 		put_le64(&sb->incompat_flags, incompat & ~BTRFS_FEATURE_INCOMPAT_METADATA_UUID);
 		memset(sb->metadata_uuid, 0, BTRFS_FSID_SIZE);
-	} else if (!changed) {
+	} else if (new_fsid && !changed) {
 		put_le64(&sb->incompat_flags, incompat | BTRFS_FEATURE_INCOMPAT_METADATA_UUID);
 		memcpy(sb->metadata_uuid, sb->fsid, BTRFS_FSID_SIZE);
 	}
