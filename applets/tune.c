@@ -2,7 +2,8 @@
  * superblocks, as btrfs-progs' tool of that name: the seeding flag (-S), the legacy
  * features that later became defaults (-r, -x, -n), a new fsid kept apart from the
  * metadata's (-m, -M: the tree blocks keep the old one as metadata_uuid), or written
- * into every tree block (-u, -U). */
+ * into every tree block (-u, -U); the free space and block group trees converted to,
+ * simple quotas switched on and off (each one transaction). */
 //config:config APPLET_TUNE
 //config:	bool "btrfstune"
 //config:	default y
@@ -61,6 +62,7 @@ struct tune {
 	int metadata_uuid;              /* -m or -M */
 	int rewrite_fsid;               /* -u or -U: every tree block gets the new fsid */
 	int to_bgt, from_bgt, to_fst;   /* --convert-* */
+	int simple_quota;               /* 1: --enable-simple-quota, -1: --remove-simple-quota */
 	int force;
 };
 
@@ -373,6 +375,11 @@ static int convert(struct fs *fs, const struct tune *t)
 	return fs_tx_run(fs, to_bgt, &own) ? -1 : 0;
 }
 
+static int simple_quota(struct fs *fs, void *ctx)
+{
+	return *(int *)ctx > 0 ? fs_simple_quota_enable(fs) : fs_simple_quota_remove(fs);
+}
+
 /* The change asked for, in the superblocks: 0, or the exit code (-1: writing failed). */
 static int tune(struct fs *fs, const struct tune *t)
 {
@@ -382,6 +389,8 @@ static int tune(struct fs *fs, const struct tune *t)
 		return rewrite_fsid(fs, t);
 	if (t->to_bgt || t->from_bgt || t->to_fst)
 		return convert(fs, t);
+	if (t->simple_quota)
+		return fs_tx_run(fs, simple_quota, (void *)&t->simple_quota) ? -1 : 0;
 	if (t->seeding >= 0)
 		ret = set_seeding(fs, t);
 	else if (t->incompat)
@@ -398,7 +407,8 @@ static void parse(int argc, char **argv, struct tune *t)
 	memset(t, 0, sizeof(*t));
 	t->seeding = -1;
 	while ((c = cli_getopt_long(argc, argv, "S:rxnfmM:uU:", "undo:=Z convert-to-block-group-tree=B "
-				    "convert-from-block-group-tree=E convert-to-free-space-tree=F", tune_usage)) != -1) {
+				    "convert-from-block-group-tree=E convert-to-free-space-tree=F enable-simple-quota=q "
+				    "remove-simple-quota=Q", tune_usage)) != -1) {
 		if (c == 'S')
 			t->seeding = (int)cli_arg_u64(optarg);
 		else if (c == 'r' || c == 'x' || c == 'n')
@@ -414,13 +424,15 @@ static void parse(int argc, char **argv, struct tune *t)
 			*(c == 'B' ? &t->to_bgt : &t->from_bgt) = 1;
 		else if (c == 'F')
 			t->to_fst = 1;
+		else if (c == 'q' || c == 'Q')
+			t->simple_quota = c == 'q' ? 1 : -1;
 		else
 			t->undo = optarg;
 	}
 	cli_check_argc(argc, 1, 1, tune_usage);
 	t->device = argv[optind];
 	groups = (t->seeding >= 0) + !!t->incompat + t->metadata_uuid + t->rewrite_fsid + (t->to_bgt || t->from_bgt) +
-		 t->to_fst;
+		 t->to_fst + !!t->simple_quota;
 	if (groups != 1)
 		cli_usage_error(tune_usage, groups ? "too many conflicting options specified"
 						   : "at least one option should be specified");
@@ -443,7 +455,8 @@ int tune_main(int argc, char **argv)
 	}
 	fs_wopen_opts_init(&o);
 	/* the superblocks are all the others change */
-	o.open.partial = o.open.skip_chunk_tree = !t.rewrite_fsid && !t.to_bgt && !t.from_bgt && !t.to_fst;
+	o.open.partial = o.open.skip_chunk_tree = !t.rewrite_fsid && !t.to_bgt && !t.from_bgt && !t.to_fst &&
+						  !t.simple_quota;
 	o.open.fsid_change = t.rewrite_fsid;
 	fs = fs_wopen(&t.device, 1, &o, &err);
 	if (!fs) {

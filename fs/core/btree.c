@@ -333,3 +333,25 @@ int fs_tree_walk(struct fs *fs, const struct fs_root *root, const struct fs_walk
 	fs_block_put(fs, b);
 	return ret;
 }
+
+int fs_next_subvol_root(struct fs *fs, struct fs_key *k, struct btrfs_root_item *ri)
+{
+	struct fs_root root;
+	struct fs_path p;
+	const uint8_t *data;
+	uint32_t size;
+	int ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root);
+
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &root, k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		fs_path_key(&p, k);
+		if (k->type == BTRFS_ROOT_ITEM_KEY && (k->objectid == BTRFS_FS_TREE_OBJECTID ||
+		    (k->objectid >= BTRFS_FIRST_FREE_OBJECTID && k->objectid <= BTRFS_LAST_FREE_OBJECTID)))
+			break;
+	}
+	data = ret ? NULL : fs_path_data(&p, &size);
+	if (data && fs_root_item(data, size, ri))
+		memset(ri, 0, sizeof(*ri));
+	fs_path_release(fs, &p);
+	return ret;
+}

@@ -347,6 +347,10 @@ struct fs_root {
 int fs_root_lookup(struct fs *fs, uint64_t objectid, struct fs_root *root);
 /* Objectid of the tree holding block group items (block group tree or extent tree). */
 uint64_t fs_block_group_tree_id(const struct fs *fs);
+/* The first root item of a subvolume tree (the top one, or 256 and on) at or after *k in
+ * the root tree: *k gets its key, *ri its data (zeroed when it does not parse). 0, 1 when
+ * there is none, or -errno. A search of its own: the root tree may change between calls. */
+int fs_next_subvol_root(struct fs *fs, struct fs_key *k, struct btrfs_root_item *ri);
 
 /* A cursor on an item: blocks from the root (nodes[levels-1]) to the leaf
  * (nodes[0]) with the slot in each. */

@@ -20,31 +20,6 @@
 
 #define CSUM_TREE BTRFS_CSUM_TREE_OBJECTID
 
-/* The first root item of a subvolume tree (the top one, or 256 and on) at or after *k in
- * the root tree: *k gets its key, *ri its data (zeroed when it does not parse). 0, 1 when
- * there is none, or -errno. A search of its own: the root tree may change between calls. */
-static int next_subvol_root(struct fs *fs, struct fs_key *k, struct btrfs_root_item *ri)
-{
-	struct fs_root root;
-	struct fs_path p;
-	const uint8_t *data;
-	uint32_t size;
-	int ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &root);
-
-	fs_path_init(&p);
-	for (ret = ret ? ret : fs_search(fs, &root, k, &p); ret == 0; ret = fs_next(fs, &p)) {
-		fs_path_key(&p, k);
-		if (k->type == BTRFS_ROOT_ITEM_KEY && (k->objectid == BTRFS_FS_TREE_OBJECTID ||
-		    (k->objectid >= BTRFS_FIRST_FREE_OBJECTID && k->objectid <= BTRFS_LAST_FREE_OBJECTID)))
-			break;
-	}
-	data = ret ? NULL : fs_path_data(&p, &size);
-	if (data && fs_root_item(data, size, ri))
-		memset(ri, 0, sizeof(*ri));
-	fs_path_release(fs, &p);
-	return ret;
-}
-
 /* Calls cb for every item of every subvolume tree: cb returns 0 to go on. */
 static int each_fs_item(struct fs *fs, int (*cb)(struct fs *fs, uint64_t tree, const struct fs_key *key,
 						 const uint8_t *data, uint32_t size, void *arg), void *arg)
@@ -58,7 +33,7 @@ static int each_fs_item(struct fs *fs, int (*cb)(struct fs *fs, uint64_t tree, c
 		struct fs_path p;
 		struct fs_key k = { 0, 0, 0 };
 
-		ret = next_subvol_root(fs, &rk, &ri);
+		ret = fs_next_subvol_root(fs, &rk, &ri);
 		if (ret || (ret = fs_root_lookup(fs, rk.objectid, &tree)))
 			return ret > 0 ? 0 : ret;
 		fs_path_init(&p);
@@ -98,34 +73,14 @@ static int tree_anew(struct fs *fs, uint64_t tree)
 int rebuild_quota_tree(struct rp *rp)
 {
 	struct fs *fs = rp->fs;
-	struct fs_key rk = { BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_ITEM_KEY, 0 };
-	struct btrfs_qgroup_status_item st = { 0 };
-	struct btrfs_qgroup_info_item info = { 0 };
-	struct btrfs_qgroup_limit_item limit = { 0 };
-	struct btrfs_root_item ri;
 	int ret, n = 0;
 
 	if (get_le64(&fs->sb.incompat_flags) & BTRFS_FEATURE_INCOMPAT_SIMPLE_QUOTA_BIT)
 		return fs_err_at(&fs->err, -EOPNOTSUPP, BTRFS_QUOTA_TREE_OBJECTID, 0,
 				 "a damaged quota tree of simple quotas is not made anew");
-	put_le64(&st.version, BTRFS_QGROUP_STATUS_VERSION);
-	put_le64(&st.generation, fs_tx_generation(fs));
-	put_le64(&st.flags, BTRFS_QGROUP_STATUS_FLAG_ON | BTRFS_QGROUP_STATUS_FLAG_INCONSISTENT);
-	put_le64(&info.generation, fs_tx_generation(fs));
 	ret = tree_anew(fs, BTRFS_QUOTA_TREE_OBJECTID);
 	if (!ret)
-		ret = fs_item_insert(fs, BTRFS_QUOTA_TREE_OBJECTID, &(struct fs_key){ 0, BTRFS_QGROUP_STATUS_KEY, 0 },
-				     &st, sizeof(st));
-	while (!ret && !(ret = next_subvol_root(fs, &rk, &ri))) {
-		ret = fs_item_insert(fs, BTRFS_QUOTA_TREE_OBJECTID, &(struct fs_key){ 0, BTRFS_QGROUP_INFO_KEY, rk.objectid },
-				     &info, sizeof(info));
-		if (!ret)
-			ret = fs_item_insert(fs, BTRFS_QUOTA_TREE_OBJECTID,
-					     &(struct fs_key){ 0, BTRFS_QGROUP_LIMIT_KEY, rk.objectid }, &limit, sizeof(limit));
-		n++;
-		rk.objectid++;
-		rk.offset = 0;
-	}
+		ret = fs_quota_fill(fs, 0, &n);
 	if (ret < 0)
 		return ret;
 	say(rp, "quota tree made anew: %d qgroups, marked inconsistent (run btrfs quota rescan)", n);
@@ -355,7 +310,7 @@ int rebuild_uuid_tree(struct rp *rp)
 	int ret = tree_anew(fs, BTRFS_UUID_TREE_OBJECTID);
 
 	/* one root item at a time: the root tree changes as the uuid tree grows */
-	while (!ret && !(ret = next_subvol_root(fs, &k, &ri))) {
+	while (!ret && !(ret = fs_next_subvol_root(fs, &k, &ri))) {
 		if (!uuid_is_null(ri.uuid))
 			ret = uuid_add(fs, ri.uuid, BTRFS_UUID_KEY_SUBVOL, k.objectid);
 		if (!ret && !uuid_is_null(ri.received_uuid))

@@ -185,6 +185,18 @@ int fs_space_cache_v1_clear(struct fs *fs);
  * tree made, the compat_ro flag set), or back into the extent tree (the tree deleted). */
 int fs_block_group_tree_convert(struct fs *fs, int to_own_tree);
 
+/* ---- quotas (write/quota.c) ---------------------------------------------- */
+
+/* Into an empty quota tree: the status (on; simple quotas from this transaction on, or
+ * counts inconsistent for a rescan) and a qgroup 0/ID with zero counts for each
+ * subvolume (*count of them). */
+int fs_quota_fill(struct fs *fs, int simple, int *count);
+/* btrfstune --enable-simple-quota: the quota tree made and filled, SIMPLE_QUOTA set. */
+int fs_simple_quota_enable(struct fs *fs);
+/* --remove-simple-quota: the owner references out of the extent items, the quota tree
+ * deleted, SIMPLE_QUOTA cleared. */
+int fs_simple_quota_remove(struct fs *fs);
+
 /* Never allocates tree blocks in [start, start + len) while the handle is open (space in
  * use that the extent tree does not record: repair). */
 int fs_space_reserve(struct fs *fs, uint64_t start, uint64_t len);
