@@ -49,8 +49,8 @@ USAGE(usage) =
 	"    --repair                  try to repair the filesystem (dangerous, see above warning);\n"
 	"                              written only when the check of the result finds no new\n"
 	"                              error, with an undo file (see 'btrfs rescue undo')\n"
-	"    --force                   skip mount checks (repair still refuses a mounted\n"
-	"                              filesystem) and the countdown before a repair\n"
+	"    --force                   skip mount checks (a repair of a mounted filesystem\n"
+	"                              stops before writing) and the countdown before a repair\n"
 	"    --undo FILE               where the repair saves what it overwrites (default: a\n"
 	"                              new file in the --tmpdir directory)\n"
 	"    --no-undo                 repair without an undo file\n"
@@ -63,7 +63,7 @@ USAGE(usage) =
 	"\n"
 	"    Check and reporting options:\n"
 	"    --check-data-csum         verify checksums of data blocks\n"
-	"    -Q|--qgroup-report        print a report on qgroup consistency (not supported)\n"
+	"    -Q|--qgroup-report        print a report on qgroup consistency\n"
 	"    -E|--subvol-extents <subvolid>\n"
 	"                              print subvolume extents and sharing state (not supported)\n"
 	"    -p|--progress             indicate progress\n"
@@ -103,6 +103,7 @@ struct check_args {
 	struct fs_open_opts open;
 	struct check_opts opts;
 	int force, progress, writes, readonly, no_undo, init_csum, init_extent;
+	int qgroup_report;              /* -Q: the qgroups' numbers, not the check */
 	uint64_t adopt_root;            /* the repair works on the backup root of this generation */
 	int rebuild_chunks;             /* the chunk map came from a scan of the devices */
 	int use_backup;                 /* the root tree from the backup roots */
@@ -330,7 +331,7 @@ static void parse_args(int argc, char **argv, struct check_args *a)
 			a->progress = 1;
 			break;
 		case 'Q':
-			a->modifier = a->modifier ? a->modifier : "--qgroup-report";
+			a->qgroup_report = 1;
 			break;
 		case 'E':
 			a->modifier = a->modifier ? a->modifier : "--subvol-extents";
@@ -416,6 +417,73 @@ static int run_check(struct fs *fs, struct check_args *a, const char *path)
 	}
 	print_summary(&st, st.errors != 0);
 	return st.errors ? 1 : 0;
+}
+
+/* ---- --qgroup-report ------------------------------------------------------------ */
+
+struct qgroup_report {
+	int noted;              /* the numbers are known not to match: said so */
+	int different;
+};
+
+static void print_counts(const char *who, const char *what, long long bytes, long long compressed)
+{
+	printf("%s\t\t%s %lld %s compressed %lld\n", who, what, bytes, what, compressed);
+}
+
+static void on_qgroup(void *ctx, const struct check_qgroup *g)
+{
+	struct qgroup_report *r = ctx;
+	long long rdiff = (long long)(g->rfer - g->disk_rfer), ediff = (long long)(g->excl - g->disk_excl);
+
+	if (!r->noted && (g->rescan || g->inconsistent))
+		printf(g->rescan ? "Qgroup rescan is running, a difference in qgroup counts is expected\n"
+				 : "Rescan hasn't been initialzied, a difference in qgroup accounting is expected\n");
+	r->noted |= g->rescan || g->inconsistent;
+	r->different |= (rdiff || ediff) && !g->rescan && !g->inconsistent;
+	printf("Counts for qgroup id: %llu/%llu %s\n", (unsigned long long)(g->id >> 48),
+	       (unsigned long long)(g->id & ((1ULL << 48) - 1)), rdiff || ediff ? "are different" : "");
+	print_counts("our:", "referenced", (long long)g->rfer, (long long)g->rfer);
+	print_counts("disk:", "referenced", (long long)g->disk_rfer, (long long)g->disk_rfer_cmpr);
+	if (rdiff)
+		print_counts("diff:", "referenced", rdiff, rdiff);
+	print_counts("our:", "exclusive", (long long)g->excl, (long long)g->excl);
+	print_counts("disk:", "exclusive", (long long)g->disk_excl, (long long)g->disk_excl_cmpr);
+	if (ediff)
+		print_counts("diff:", "exclusive", ediff, ediff);
+}
+
+static void ignore_stage(void *ctx, enum check_stage s, int fst)
+{
+	(void)ctx, (void)s, (void)fst;
+}
+
+static void ignore_problem(void *ctx, const struct check_problem *p)
+{
+	(void)ctx, (void)p;
+}
+
+/* The qgroups' numbers as counted beside those of their items, as btrfs-progs prints
+ * them; 1 when they differ where they should not. */
+static int qgroup_report(struct fs *fs, struct check_args *a, const char *path)
+{
+	struct qgroup_report r = { 0, 0 };
+	struct check_stats st;
+	char uuid[UUID_STR_LEN], buf[300];
+
+	memset(&st, 0, sizeof(st));
+	a->opts.stage = ignore_stage;
+	a->opts.problem = ignore_problem;
+	a->opts.qgroup = on_qgroup;
+	a->opts.ctx = &r;
+	uuid_unparse(fs->fsid, uuid);
+	printf("Checking filesystem on %s\nUUID: %s\nPrint quota groups report for %s\nUUID: %s\n", path, uuid,
+	       path, uuid);
+	if (check_fs(fs, &a->opts, &st) < 0) {
+		msg_error("failed to check quota groups: %s", fs_error_format(&fs->err, buf, sizeof(buf)));
+		return 1;
+	}
+	return r.different;
 }
 
 /* ---- writing ------------------------------------------------------------------- */
@@ -661,6 +729,8 @@ static int repair_with_undo(struct fs *fs, struct check_args *a, const char *pat
 	return ret;
 }
 
+static int check_readonly(struct check_args *a, const char *path);
+
 static int repair_main(struct check_args *a, const char *path)
 {
 	struct fs_wopen_opts wo;
@@ -672,6 +742,15 @@ static int repair_main(struct check_args *a, const char *path)
 	printf("Opening filesystem to check...\n");
 	fflush(stdout);
 	ret = fs_path_mounted(path);
+	if (ret > 0 && a->force && !a->init_csum && !a->init_extent) {
+		/* checked as it is: a repair with something to write stops there */
+		msg_warn("filesystem mounted, continuing because of --force");
+		if (!check_readonly(a, path))
+			return 0;
+		msg_error("%s is currently mounted: repair works on unmounted filesystems only, nothing was written",
+			  path);
+		return 1;
+	}
 	if (ret) {
 		if (ret < 0)
 			msg_error("could not check mount status: %s", strerror(-ret));
@@ -700,12 +779,30 @@ static int repair_main(struct check_args *a, const char *path)
 }
 #endif
 
+/* The check of a filesystem opened read-only. */
+static int check_readonly(struct check_args *a, const char *path)
+{
+	struct fs_error err;
+	uint64_t missing[8];
+	struct fs *fs = fs_open(&path, 1, &a->open, &err);
+	int ret;
+
+	if (!fs) {
+		char buf[300];
+
+		msg_error("cannot open file system: %s", fs_error_format(&err, buf, sizeof(buf)));
+		return 1;
+	}
+	for (int i = 0, n = fs_missing_devids(fs, missing, 8); i < n && i < 8; i++)
+		printf("warning, device %llu is missing\n", (unsigned long long)missing[i]);
+	ret = a->qgroup_report ? qgroup_report(fs, a, path) : run_check(fs, a, path);
+	fs_close(fs);
+	return ret;
+}
+
 int check_main(int argc, char **argv)
 {
 	struct check_args a;
-	struct fs_error err;
-	uint64_t missing[8];
-	struct fs *fs;
 	const char *path;
 	int ret;
 
@@ -743,18 +840,7 @@ int check_main(int argc, char **argv)
 	}
 	if (ret > 0)
 		msg_warn("filesystem mounted, continuing because of --force");
-	fs = fs_open(&path, 1, &a.open, &err);
-	if (!fs) {
-		char buf[300];
-
-		msg_error("cannot open file system: %s", fs_error_format(&err, buf, sizeof(buf)));
-		return 1;
-	}
-	for (int i = 0, n = fs_missing_devids(fs, missing, 8); i < n && i < 8; i++)
-		printf("warning, device %llu is missing\n", (unsigned long long)missing[i]);
-	ret = run_check(fs, &a, path);
-	fs_close(fs);
-	return ret;
+	return check_readonly(&a, path);
 }
 #endif
 //cmd:APPLET_CHECK check_main btrfs check|Check structural integrity of a filesystem (unmounted)

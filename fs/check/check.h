@@ -99,6 +99,13 @@ struct check_extent {
 	const struct check_ref *refs;
 };
 
+/* A qgroup as counted and as its info item says (--qgroup-report). */
+struct check_qgroup {
+	uint64_t id;                    /* level << 48 | subvolume */
+	uint64_t rfer, excl;            /* counted */
+	uint64_t disk_rfer, disk_rfer_cmpr, disk_excl, disk_excl_cmpr;
+	int rescan, inconsistent;       /* the quota status says so */
+};
 struct check_opts {
 	int check_data_csum;    /* read all data and verify it against the csum tree */
 	uint64_t generation;    /* of the filesystem as checked (0: the superblock's) */
@@ -114,6 +121,9 @@ struct check_opts {
 	 * extent with all_extents) */
 	void (*extent)(void *ctx, const struct check_extent *x);
 	int all_extents;
+	/* --qgroup-report: each qgroup's numbers after stage 7, in id order, also where they
+	 * are not verified (a rescan running, or marked inconsistent) */
+	void (*qgroup)(void *ctx, const struct check_qgroup *g);
 	void *ctx;
 };
 

@@ -42,7 +42,7 @@ static int qrec_cmp(const void *pa, const void *pb)
 struct qgroup {
 	uint64_t id;
 	uint64_t rfer, excl;            /* counted */
-	uint64_t disk_rfer, disk_excl;
+	uint64_t disk_rfer, disk_excl, disk_rfer_cmpr, disk_excl_cmpr;
 	uint64_t seq;                   /* the extent being counted last touched it */
 	uint32_t reach;                 /* subvolumes of that extent it holds */
 	uint32_t up_start, nup;         /* itself and its ancestors, in ups[] */
@@ -105,7 +105,9 @@ static int quota_item_cb(struct check_ctx *c, const struct fs_key *key, const ui
 		if (grow((void **)&q->g, q->n, &q->cap_g, sizeof(*q->g)) < 0)
 			return -ENOMEM;
 		q->g[q->n++] = (struct qgroup){ .id = key->offset, .disk_rfer = get_le64(&qi->rfer),
-						.disk_excl = get_le64(&qi->excl) };
+						.disk_excl = get_le64(&qi->excl),
+						.disk_rfer_cmpr = get_le64(&qi->rfer_cmpr),
+						.disk_excl_cmpr = get_le64(&qi->excl_cmpr) };
 	} else if (key->type == BTRFS_QGROUP_RELATION_KEY && key->objectid < key->offset) {
 		if (grow((void **)&q->rel, q->nrel, &q->cap_rel, sizeof(*q->rel)) < 0)
 			return -ENOMEM;
@@ -178,9 +180,10 @@ int ck_qgroup_init(struct check_ctx *c)
 		ret = qg_closures(q);
 	if (ret < 0)
 		return ret;
-	/* numbers being rebuilt or already known to be wrong: nothing to verify */
-	if (!(q->flags & QGROUP_STATUS_FLAG_ON) ||
-	    (q->flags & (QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT))) {
+	/* numbers being rebuilt or already known to be wrong: nothing to verify (but to
+	 * report, when asked) */
+	if (!(q->flags & QGROUP_STATUS_FLAG_ON) || (!c->o->qgroup &&
+	    (q->flags & (QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT)))) {
 		c->qgroup_skip = 1;
 		return 0;
 	}
@@ -291,8 +294,26 @@ static int squota_cb(struct check_ctx *c, const struct fs_key *key, const uint8_
 	return 0;
 }
 
+/* Every qgroup to the --qgroup-report callback. */
+static void report_all(struct check_ctx *c, const struct qgroups *q)
+{
+	for (uint32_t i = 0; i < q->n; i++) {
+		const struct qgroup *g = &q->g[i];
+		struct check_qgroup r = { g->id, g->rfer, g->excl, g->disk_rfer, g->disk_rfer_cmpr, g->disk_excl,
+					  g->disk_excl_cmpr, !!(q->flags & QGROUP_STATUS_FLAG_RESCAN),
+					  !!(q->flags & QGROUP_STATUS_FLAG_INCONSISTENT) };
+
+		c->o->qgroup(c->o->ctx, &r);
+	}
+}
+
 static void report(struct check_ctx *c, const struct qgroups *q)
 {
+	if (c->o->qgroup) {
+		report_all(c, q);
+		if (q->flags & (QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT))
+			return;         /* numbers not expected to match */
+	}
 	for (uint32_t i = 0; i < q->n; i++) {
 		const struct qgroup *g = &q->g[i];
 
