@@ -57,6 +57,7 @@ struct walk {
 	size_t nlinks, links_cap;
 	uint8_t *buf;               /* IO_BUF bytes */
 	uint8_t *cbuf;              /* COMPRESS_CHUNK bytes of compressed data */
+	uint64_t dir_flags;         /* inode flags of the directory walked (its entries inherit) */
 	struct fs_deflater deflater;
 	/* the names of the directories on the path being walked, one arena used as a
 	 * stack (no allocation per name); offs: where each name starts, in name order
@@ -239,6 +240,18 @@ static uint64_t inode_flags(const struct mkfs_ctx *c, const struct stat *st)
 		return f;
 	}
 	return 0;
+}
+
+/* The flags of an entry of the directory walked: its own, and nodatacow inherited from
+ * the directory as the kernel gives it to what is created there (a subvolume's top
+ * directory inherits nothing). */
+static uint64_t entry_flags(const struct walk *w, const struct stat *st)
+{
+	uint64_t f = inode_flags(w->c, st);
+
+	if (w->dir_flags & BTRFS_INODE_NODATACOW)
+		f |= BTRFS_INODE_NODATACOW | (S_ISREG(st->st_mode) ? BTRFS_INODE_NODATASUM : 0);
+	return f;
 }
 
 /* The xattrs of the entry at w->path: through fd when it is open (no lookup), else
@@ -577,7 +590,7 @@ static int copy_range(struct walk *w, int fd, uint64_t ino, uint64_t start, uint
 /* File contents: inline when small, else extents over the data ranges; without the
  * no-holes feature the gaps get explicit hole extents. Its xattrs as well (read
  * through the open file). */
-static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, uint64_t *nbytes)
+static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, uint64_t flags, uint64_t *nbytes)
 {
 	struct mkfs_ctx *c = w->c;
 	uint64_t size = (uint64_t)st->st_size, ss = c->cfg->sectorsize, end = round_up(size, ss);
@@ -591,7 +604,7 @@ static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, ui
 
 	*nbytes = 0;
 	/* nodatacow and nodatasum files: no checksums, no compression (as the kernel) */
-	c->nodatasum = inode_flags(c, st) != 0;
+	c->nodatasum = flags != 0;
 	compress = c->cfg->compress && !c->nodatasum;
 	if (!size)
 		return add_xattrs(w, ino, -1);
@@ -649,7 +662,7 @@ static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, ui
 }
 
 static void fill_inode(const struct mkfs_ctx *c, const struct stat *st, uint64_t size,
-		       uint64_t nbytes, struct btrfs_inode_item *ii)
+		       uint64_t nbytes, uint64_t flags, struct btrfs_inode_item *ii)
 {
 	uint64_t rdev = 0;
 	struct timespec a = st->st_atim, ct = st->st_ctim;
@@ -660,15 +673,15 @@ static void fill_inode(const struct mkfs_ctx *c, const struct stat *st, uint64_t
 		a = ct = st->st_mtim;
 	mkfs_inode(ii, size, nbytes, 1, st->st_mode, st->st_uid, st->st_gid, rdev);
 	mkfs_inode_times(ii, &a, &ct, &st->st_mtim);
-	put_le64(&ii->flags, inode_flags(c, st));
+	put_le64(&ii->flags, flags);
 }
 
 static int add_inode(struct mkfs_ctx *c, uint64_t ino, const struct stat *st, uint64_t size,
-		     uint64_t nbytes)
+		     uint64_t nbytes, uint64_t flags)
 {
 	struct btrfs_inode_item ii;
 
-	fill_inode(c, st, size, nbytes, &ii);
+	fill_inode(c, st, size, nbytes, flags, &ii);
 	return mkfs_fs_add(c, ino, BTRFS_INODE_ITEM_KEY, 0, &ii, sizeof(ii));
 }
 
@@ -728,7 +741,7 @@ static int add_subvol(struct walk *w, uint64_t dir, uint64_t index, const char *
 {
 	struct mkfs_ctx *c = w->c;
 	int parent = c->cur, sub, ret;
-	uint64_t next_ino = w->next_ino, size;
+	uint64_t next_ino = w->next_ino, size, dir_flags = w->dir_flags;
 
 	/* the entry first: name lives in the walk's name stack, which going deeper moves */
 	if (mkfs_subvol_new(c, c->sv[parent].id, dir, index, name, spec->ro))
@@ -741,9 +754,11 @@ static int add_subvol(struct walk *w, uint64_t dir, uint64_t index, const char *
 	if (spec->is_default)
 		c->default_id = c->sv[sub].id;
 	w->next_ino = BTRFS_FIRST_FREE_OBJECTID + 1;
+	w->dir_flags = inode_flags(c, st);
 	ret = add_dir(w, BTRFS_FIRST_FREE_OBJECTID, &size) ||
-	      add_inode(c, BTRFS_FIRST_FREE_OBJECTID, st, size, 0) ||
+	      add_inode(c, BTRFS_FIRST_FREE_OBJECTID, st, size, 0, w->dir_flags) ||
 	      mkfs_add_inode_ref(c, BTRFS_FIRST_FREE_OBJECTID, BTRFS_FIRST_FREE_OBJECTID, 0, "..", 2);
+	w->dir_flags = dir_flags;
 	w->next_ino = next_ino;
 	c->cur = parent;
 	return ret ? -1 : 0;
@@ -756,7 +771,7 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 	struct mkfs_ctx *c = w->c;
 	struct hardlink *hl;
 	struct stat st;
-	uint64_t ino, size = 0, nbytes = 0;
+	uint64_t ino, size = 0, nbytes = 0, flags, dir_flags = w->dir_flags;
 	struct btrfs_inode_item ii;
 	const struct mkfs_subvol_spec *spec;
 	int ret;
@@ -772,14 +787,17 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 		return add_dir_entry(c, dir, index, name, hl->btrfs_ino, file_type(st.st_mode));
 	}
 	ino = w->next_ino++;
+	flags = entry_flags(w, &st);
 	if (add_dir_entry(c, dir, index, name, ino, file_type(st.st_mode)) ||
 	    (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && add_xattrs(w, ino, -1)))
 		return -1;
 	if (S_ISDIR(st.st_mode)) {
+		w->dir_flags = flags;
 		ret = add_dir(w, ino, &size);
+		w->dir_flags = dir_flags;
 	} else if (S_ISREG(st.st_mode)) {
 		size = (uint64_t)st.st_size;
-		ret = add_file_data(w, &st, ino, &nbytes);
+		ret = add_file_data(w, &st, ino, flags, &nbytes);
 	} else if (S_ISLNK(st.st_mode)) {
 		char target[PATH_MAX];
 		ssize_t n = readlinkat(at_fd(w), at_name(w), target, sizeof(target));
@@ -795,10 +813,10 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 	if (ret)
 		return -1;
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
-		fill_inode(c, &st, size, nbytes, &ii);
+		fill_inode(c, &st, size, nbytes, flags, &ii);
 		return remember_link(w, &st, ino, &ii);
 	}
-	return add_inode(c, ino, &st, size, nbytes);
+	return add_inode(c, ino, &st, size, nbytes, flags);
 }
 
 /* The directory at w->path as inode dir: its xattrs and its entries; its i_size is
@@ -861,8 +879,9 @@ int rootdir_populate(struct mkfs_ctx *c, const char *dir)
 		free(w.cbuf);
 		return mkfs_fail(c, "out of memory");
 	}
+	w.dir_flags = inode_flags(c, &st);
 	if (add_dir(&w, BTRFS_FIRST_FREE_OBJECTID, &size) ||
-	    add_inode(c, BTRFS_FIRST_FREE_OBJECTID, &st, size, 0) ||
+	    add_inode(c, BTRFS_FIRST_FREE_OBJECTID, &st, size, 0, w.dir_flags) ||
 	    mkfs_add_inode_ref(c, BTRFS_FIRST_FREE_OBJECTID, BTRFS_FIRST_FREE_OBJECTID, 0, "..", 2))
 		goto out;
 	/* link counts are known now */
