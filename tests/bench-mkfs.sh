@@ -24,7 +24,7 @@ size=4G
 bench_vs "mkfs --rootdir" box '"$BOX" mkfs.btrfs -f --rootdir "$SRC" "$MKFS_IMG"' \
 	ref '"$REF_MKFS" -f --rootdir "$SRC" "$MKFS_IMG"'
 [ $? = 2 ] && exit 0
-bench_goal "mkfs --rootdir" box ref time 0.2
+bench_goal "mkfs --rootdir" box ref time 0.1
 # The same into the image of the last run (its pages kept): without the cost of faulting
 # in a GiB of freshly freed memory, which a virtual machine's host makes slow and uneven.
 BENCH_PREP=: bench_vs "mkfs --rootdir, image pages kept" box '"$BOX" mkfs.btrfs -f --rootdir "$SRC" "$MKFS_IMG"' \

@@ -457,7 +457,8 @@ static struct fsr_bg *fsr_bg_start(struct check_ctx *c, struct check_opts *mo)
 	struct fsr_bg *bg;
 	size_t opts_sort_mem = mo->sort_mem;
 
-	if (mo->threads == 1 || mo->extent || c->fs->w || !(bg = calloc(1, sizeof(*bg))))
+	/* (a second handle reads the disk: not what a running transaction changed) */
+	if (mo->threads == 1 || (c->fs->w && mo->generation) || !(bg = calloc(1, sizeof(*bg))))
 		return NULL;
 	mo->sort_mem = (mo->sort_mem ? mo->sort_mem : CHECK_DEFAULT_SORT_MEM) / 16 * FSR_SORT_MEM;
 	bg->o = *mo;

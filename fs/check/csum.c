@@ -247,7 +247,7 @@ void ck_data_bg_start(struct check_ctx *c)
 {
 	struct data_bg *bg;
 
-	if (!c->o->check_data_csum || c->o->threads == 1 || !c->have_csum_root || c->fs->w ||
+	if (!c->o->check_data_csum || c->o->threads == 1 || !c->have_csum_root || (c->fs->w && c->o->generation) ||
 	    !(bg = calloc(1, sizeof(*bg))))
 		return;
 	bg->c.fs = fs_view(c->fs, 1u << 20);
