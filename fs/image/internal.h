@@ -9,6 +9,7 @@
 struct chunk_place {
 	uint64_t logical, length, physical, physical_dup;
 	uint64_t type;
+	uint64_t seq;           /* the order it was found in */
 	int moved;              /* its first stripe overlapped another device's chunk */
 };
 

@@ -52,12 +52,14 @@ int map_in_sys_chunk(const struct restorer *r, uint64_t logical, uint64_t len)
 	return 0;
 }
 
-/* The chunk at logical: placed at its first stripe's offset, unless that overlaps a
- * chunk placed before (of another device) and it must move. */
+/* Chunks a dump may name: a filesystem of 4 PiB in 1 GiB chunks. */
+#define MAX_CHUNKS (4u << 20)
+
+/* The chunk at logical, where its first stripe (and a DUP chunk's second) lies. */
 static int add_chunk(struct restorer *r, uint64_t logical, const struct btrfs_chunk *c)
 {
 	struct chunk_place p = { logical, get_le64(&c->length), get_le64(&fs_chunk_stripe(c, 0)->offset), 0,
-				 get_le64(&c->type), 0 };
+				 get_le64(&c->type), r->nchunks, 0 };
 
 	if (p.type & BTRFS_BLOCK_GROUP_DUP && get_le16(&c->num_stripes) > 1)
 		p.physical_dup = get_le64(&fs_chunk_stripe(c, 1)->offset);
@@ -65,14 +67,8 @@ static int add_chunk(struct restorer *r, uint64_t logical, const struct btrfs_ch
 	    p.physical_dup + p.length < p.physical_dup)
 		return fs_err(r->err, -EUCLEAN, "chunk at %llu of the dump is out of range",
 			      (unsigned long long)logical);
-	for (size_t i = 0; i < r->nchunks; i++) {
-		const struct chunk_place *o = &r->chunks[i];
-
-		if (o->logical == logical)
-			return 0;
-		if (!o->moved && p.physical < o->physical + o->length && o->physical < p.physical + p.length)
-			p.moved = 1;
-	}
+	if (r->nchunks == MAX_CHUNKS)
+		return fs_err(r->err, -EFBIG, "the dump names more than %u chunks", MAX_CHUNKS);
 	if (r->nchunks == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
 		struct chunk_place *n = realloc(r->chunks, cap * sizeof(*n));
@@ -126,9 +122,57 @@ static int superblock_inside(uint64_t physical, uint64_t len)
 
 static int by_logical(const void *a, const void *b)
 {
-	uint64_t x = ((const struct chunk_place *)a)->logical, y = ((const struct chunk_place *)b)->logical;
+	const struct chunk_place *x = a, *y = b;
+
+	if (x->logical != y->logical)
+		return x->logical < y->logical ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	uint64_t x = ((const struct chunk_place *)a)->seq, y = ((const struct chunk_place *)b)->seq;
 
 	return x < y ? -1 : x > y;
+}
+
+/* Each chunk found more than once kept once (the first found). */
+static void drop_repeats(struct restorer *r)
+{
+	size_t n = 0;
+
+	sort_stable(r->chunks, r->nchunks, sizeof(*r->chunks), by_logical);
+	for (size_t i = 0; i < r->nchunks; i++)
+		if (!n || r->chunks[i].logical != r->chunks[n - 1].logical)
+			r->chunks[n++] = r->chunks[i];
+	r->nchunks = n;
+}
+
+/* Marks, in the order they were found, the chunks whose first stripe overlaps one placed
+ * before (of another device). placed: the ranges kept, sorted and apart, so that a new
+ * one can only overlap its neighbours there. */
+static int find_overlaps(struct restorer *r)
+{
+	struct range { uint64_t start, end; } *placed = malloc((r->nchunks ? r->nchunks : 1) * sizeof(*placed));
+	size_t n = 0;
+
+	if (!placed)
+		return fs_err(r->err, -ENOMEM, "out of memory");
+	sort_stable(r->chunks, r->nchunks, sizeof(*r->chunks), by_seq);
+	for (size_t i = 0; i < r->nchunks; i++) {
+		struct chunk_place *c = &r->chunks[i];
+		size_t at = lower_bound_u64(placed, n, sizeof(*placed), offsetof(struct range, start), c->physical);
+
+		c->moved = (at < n && placed[at].start < c->physical + c->length) ||
+			   (at > 0 && placed[at - 1].end > c->physical);
+		if (c->moved)
+			continue;
+		memmove(placed + at + 1, placed + at, (n - at) * sizeof(*placed));
+		placed[at] = (struct range){ c->physical, c->physical + c->length };
+		n++;
+	}
+	free(placed);
+	return 0;
 }
 
 /* Chunks that must move go past the end of every chunk, the last found first (as
@@ -136,7 +180,11 @@ static int by_logical(const void *a, const void *b)
 int map_finish(struct restorer *r)
 {
 	uint64_t end = 0;
+	int ret;
 
+	drop_repeats(r);
+	if (r->several && (ret = find_overlaps(r)))
+		return ret;
 	for (size_t i = 0; i < r->nchunks; i++) {
 		const struct chunk_place *c = &r->chunks[i];
 		uint64_t e = (c->physical_dup > c->physical ? c->physical_dup : c->physical) + c->length;
