@@ -104,7 +104,7 @@ struct xsort *ck_sorter(struct check_ctx *c, size_t rec_size, xsort_cmp_fn cmp, 
 
 	struct xsort *s = xsort_new(rec_size, cmp, mem / 16 * share, c->o->tmpdir);
 
-	if (CFG_CHECK_THREADS && s && c->o->threads != 1 && !c->fs->w)
+	if (CFG_CHECK_THREADS && s && c->o->threads != 1)
 		xsort_use_thread(s);
 	return s;
 }
