@@ -23,6 +23,7 @@
  * memory and in run files. */
 #define XSORT_HDR 8u
 #define XSORT_MAX_BUF ((size_t)1 << 31)     /* offsets in order[] are 32 bits */
+#define NO_KEY SIZE_MAX
 
 struct xsort_run {
 	off_t start, end;       /* file range of the run */
@@ -36,6 +37,7 @@ struct xsort {
 	size_t hdr;             /* bytes before each stored record: XSORT_HDR or 0 */
 	size_t max_rec;
 	xsort_cmp_fn cmp;
+	size_t key_off;         /* xsort_set_key, or NO_KEY */
 	size_t mem;
 	const char *tmpdir;
 	uint8_t *buf;           /* collecting; then the in-memory result or the runs' buffers */
@@ -89,6 +91,7 @@ struct xsort *xsort_new(size_t rec_size, xsort_cmp_fn cmp, size_t mem, const cha
 	if (mem < XSORT_MIN_MEM)
 		mem = XSORT_MIN_MEM;
 	s->cmp = cmp;
+	s->key_off = NO_KEY;
 	s->mem = mem;
 	s->tmpdir = tmpdir ? tmpdir : "/tmp";
 	s->fd = -1;
@@ -107,6 +110,36 @@ static inline int rec_less(const struct xsort *s, uint32_t a, uint32_t b)
 /* Sorts the order entries by their records (only 4-byte offsets move). */
 SORT_DEFINE(sort_order, uint32_t, const struct xsort *, rec_less)
 
+/* With a key: each entry beside its record's key, so that most comparisons read only
+ * the entries (contiguous) and not the records (scattered over the buffer). */
+struct keyed { uint64_t key; uint32_t off; };
+
+static uint64_t rec_key(const struct xsort *s, const uint8_t *rec)
+{
+	uint64_t k;
+
+	memcpy(&k, rec + s->key_off, sizeof(k));
+	return k;
+}
+
+static inline int keyed_less(const struct xsort *s, struct keyed a, struct keyed b)
+{
+	if (a.key != b.key)
+		return a.key < b.key;
+	return rec_less(s, a.off, b.off);
+}
+
+SORT_DEFINE(sort_keyed, struct keyed, const struct xsort *, keyed_less)
+
+void xsort_set_key(struct xsort *s, size_t off)
+{
+	if (s->key_off != NO_KEY || off + sizeof(uint64_t) > s->max_rec)
+		return;
+	s->key_off = off;
+	/* room for the keyed entries the sort makes (16 bytes a record) within mem */
+	s->buf_cap -= s->buf_cap / (s->max_rec + 16) * 16;
+}
+
 #if CFG_CHECK_THREADS
 #include "workq.h"
 #include <stdlib.h>
@@ -116,10 +149,10 @@ SORT_DEFINE(sort_order, uint32_t, const struct xsort *, rec_less)
 #define FAULT_STEP ((size_t)2 << 20)
 #define SPLIT_MIN 4096  /* fewer records are sorted on one thread */
 
-/* Work for the second thread: sort n order entries at v, or (v NULL) fault in the
- * pages of [p, p + n) (MADV_POPULATE_WRITE: only the page tables change; on
- * kernels before 5.14 it is a no-op). */
-struct job { uint32_t *v; uint8_t *p; size_t n; };
+/* Work for the second thread: sort n order entries at v (or keyed ones at kv), or
+ * (neither) fault in the pages of [p, p + n) (MADV_POPULATE_WRITE: only the page
+ * tables change; on kernels before 5.14 it is a no-op). */
+struct job { uint32_t *v; struct keyed *kv; uint8_t *p; size_t n; };
 
 static void helper_run(void *ctx, void *rec)
 {
@@ -128,15 +161,17 @@ static void helper_run(void *ctx, void *rec)
 
 	if (j->v)
 		sort_order(ctx, j->v, j->n);
+	else if (j->kv)
+		sort_keyed(ctx, j->kv, j->n);
 	else
 		madvise((void *)a, (uintptr_t)j->p + j->n - a, MADV_POPULATE_WRITE);
 }
 
-static void helper_post(struct xsort *s, uint32_t *v, uint8_t *p, size_t n)
+static void helper_post(struct xsort *s, struct job job)
 {
 	struct job *j = workq_reserve(s->helper, sizeof(*j));
 
-	*j = (struct job){ v, p, n };
+	*j = job;
 	workq_commit(s->helper, sizeof(*j));
 }
 
@@ -161,31 +196,51 @@ static void fault_ahead(struct xsort *s, size_t need)
 		if (n > FAULT_STEP)
 			n = FAULT_STEP;
 
-		helper_post(s, NULL, s->buf + s->faulted, n);
+		helper_post(s, (struct job){ NULL, NULL, s->buf + s->faulted, n });
 		s->faulted += n;
 	}
 }
 
-/* Sorts the order entries: one side of a partition on each thread. */
-static void sort_all(struct xsort *s)
+/* Sorts the entries: one side of a partition on each thread. */
+static void sort_entries(struct xsort *s, struct keyed *kv)
 {
 	size_t k = 0;
 
 	if (s->helper && s->len >= SPLIT_MIN) {
-		k = sort_order_split(s, s->order, s->len);
-		helper_post(s, s->order + k, NULL, s->len - k);
+		k = kv ? sort_keyed_split(s, kv, s->len) : sort_order_split(s, s->order, s->len);
+		helper_post(s, (struct job){ kv ? NULL : s->order + k, kv ? kv + k : NULL, NULL, s->len - k });
 	}
-	sort_order(s, s->order, k ? k : s->len);
+	if (kv)
+		sort_keyed(s, kv, k ? k : s->len);
+	else
+		sort_order(s, s->order, k ? k : s->len);
 	if (s->helper)
 		workq_drain(s->helper);
 }
 #else
 #define fault_ahead(s, need) ((void)0)
-static void sort_all(struct xsort *s)
+static void sort_entries(struct xsort *s, struct keyed *kv)
 {
-	sort_order(s, s->order, s->len);
+	if (kv)
+		sort_keyed(s, kv, s->len);
+	else
+		sort_order(s, s->order, s->len);
 }
 #endif
+
+/* Sorts the order entries, through keyed ones when the records have a key (and there
+ * is memory for them). */
+static void sort_all(struct xsort *s)
+{
+	struct keyed *kv = s->key_off != NO_KEY ? malloc(s->len * sizeof(*kv)) : NULL;
+
+	for (size_t i = 0; kv && i < s->len; i++)
+		kv[i] = (struct keyed){ rec_key(s, s->buf + s->order[i] + s->hdr), s->order[i] };
+	sort_entries(s, kv);
+	for (size_t i = 0; kv && i < s->len; i++)
+		s->order[i] = kv[i].off;
+	free(kv);
+}
 
 /* Writes the buffer's records in sorted order at off, through a staging buffer
  * (a record larger than it goes out directly). Returns the bytes written or a
@@ -364,7 +419,11 @@ static const void *run_cur(const struct xsort *s, const struct xsort_run *r)
 
 static int heap_less(const struct xsort *s, size_t a, size_t b)
 {
-	return s->cmp(run_cur(s, &s->runs[a]), run_cur(s, &s->runs[b])) < 0;
+	const uint8_t *x = run_cur(s, &s->runs[a]), *y = run_cur(s, &s->runs[b]);
+
+	if (s->key_off != NO_KEY && rec_key(s, x) != rec_key(s, y))
+		return rec_key(s, x) < rec_key(s, y);
+	return s->cmp(x, y) < 0;
 }
 
 static void heap_sift_down(struct xsort *s, size_t i)

@@ -19,6 +19,11 @@ typedef int (*xsort_cmp_fn)(const void *a, const void *b);
 
 /* NULL on bad arguments or no memory. */
 struct xsort *xsort_new(size_t rec_size, xsort_cmp_fn cmp, size_t mem, const char *tmpdir);
+/* Before the first record: the records' first order is the native uint64_t at byte
+ * offset off (cmp orders by it first too). The sort then moves 16-byte entries holding
+ * it, and reads the records only to break ties: much faster where records are large
+ * and keys mostly differ (the collecting buffer gives up room for the entries). */
+void xsort_set_key(struct xsort *s, size_t off);
 /* 0, or a negative errno (temporary file could not be created or written). */
 int xsort_add(struct xsort *s, const void *rec);
 /* Variable-size records (a sorter made with rec_size 0): -EINVAL when too large. */

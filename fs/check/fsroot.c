@@ -15,6 +15,7 @@
 #include "util/csum/csum.h"
 #include "util/le.h"
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -988,6 +989,7 @@ static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 	f.links = ck_sorter(c, sizeof(struct lrec), lrec_cmp, 9);
 	if (!f.links)
 		return -ENOMEM;
+	xsort_set_key(f.links, offsetof(struct lrec, child));
 	ret = walk_root(&f, root);
 	if (ret >= 0 || ret == -EIO || ret == -EUCLEAN)
 		ret = xsort_finish(f.links);
