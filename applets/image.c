@@ -76,7 +76,7 @@ static int dump(const char *source, const char *target, const struct image_dump_
 	return ret ? 1 : 0;
 }
 
-static int restore(const char *source, const char *target, const struct image_restore_opts *o)
+static int restore(const char *source, const char *const *targets, int n, const struct image_restore_opts *o)
 {
 	struct fs_error err;
 	char buf[320];
@@ -86,7 +86,7 @@ static int restore(const char *source, const char *target, const struct image_re
 		msg_error("unable to open metadump image: %s", strerror(errno));
 		return 1;
 	}
-	ret = image_restore(in, target, o, &err);
+	ret = image_restore(in, targets, n, o, &err);
 	if (ret)
 		msg_error("restore failed: %s", fs_error_format(&err, buf, sizeof(buf)));
 	if (in != STDIN_FILENO)
@@ -98,7 +98,7 @@ int image_main(int argc, char **argv)
 {
 	struct image_dump_opts d = { 0 };
 	struct image_restore_opts r = { 0 };
-	int c, create = 1, multi = 0, data = 0;
+	int c, create = 1, data = 0;
 
 	while ((c = cli_getopt_long(argc, argv, "rc:t:oswmd", "", image_usage)) != -1) {
 		uint64_t v;
@@ -119,7 +119,7 @@ int image_main(int argc, char **argv)
 		case 'o': r.old_restore = 1; break;
 		case 's': d.names = d.names == IMAGE_NAMES_KEEP ? IMAGE_NAMES_GARBAGE : IMAGE_NAMES_COLLIDE; break;
 		case 'w': d.walk_trees = 1; break;
-		case 'm': create = 0; multi = 1; break;
+		case 'm': create = 0; r.multi = 1; break;
 		default: data = 1; break;
 		}
 	}
@@ -130,12 +130,14 @@ int image_main(int argc, char **argv)
 		cli_usage_error(image_usage, "create and restore cannot be used at the same time");
 	if (!create && (d.walk_trees || d.names || d.compress_level))
 		cli_usage_error(image_usage, "using -w, -s, -c, -d options for restore makes no sense");
-	if (multi) {
-		msg_error("restore for multiple devices (-m) is not supported");
-		return 1;
-	}
-	if (argc - optind != 2)
+	if (r.multi && argc - optind < 3)
+		cli_usage_error(image_usage, "not enough devices specified for -m option");
+	if (!r.multi && argc - optind != 2)
 		cli_usage_error(image_usage, create ? NULL : "accepts only 1 device without -m option");
-	return create ? dump(argv[optind], argv[optind + 1], &d) : restore(argv[optind], argv[optind + 1], &r);
+	if (r.multi && r.old_restore)
+		cli_usage_error(image_usage, "-o and -m cannot be used together");
+	if (create)
+		return dump(argv[optind], argv[optind + 1], &d);
+	return restore(argv[optind], (const char *const *)argv + optind + 1, argc - optind - 1, &r);
 }
 #endif

@@ -55,15 +55,20 @@ int image_dump(struct fs *fs, int fd, const struct image_dump_opts *o, struct im
 
 struct image_restore_opts {
 	int old_restore;        /* -o: every block at its logical address, one chunk maps all */
+	int multi;              /* -m: onto as many devices as the filesystem had */
 };
 /* Restores the dump read from in_fd (a file: it is read twice, first for the chunk map
- * from the dump's chunk tree) onto out_path (a file, made anew, or a device): each
+ * from the dump's chunk tree) onto out_paths[0] (a file, made anew, or a device): each
  * block at its physical place on the first device, both copies of DUP, the superblock
  * marked as a restored dump (METADUMP_V2), the output made as large as the device was.
  * A dump of several devices becomes one device: its chunks single (or DUP) on it, those
  * overlapping another device's moved past the end, block groups, device extents and
- * items made to match (a transaction of fs/write). */
-int image_restore(int in_fd, const char *out_path, const struct image_restore_opts *o, struct fs_error *err);
+ * items made to match (a transaction of fs/write). With multi, onto nout devices (as
+ * many as the filesystem had; the first gets the dumped device's devid, the others the
+ * remaining ones in order), each block on every copy as its chunk places it (RAID5/6
+ * refused). */
+int image_restore(int in_fd, const char *const *out_paths, int nout, const struct image_restore_opts *o,
+		  struct fs_error *err);
 
 /* A substitute for name of the same length and the same btrfs name hash (crc32c seeded
  * with ~1), printable, without '/', other than name; 0 found, -1 none (names of 4 bytes

@@ -13,6 +13,13 @@ struct chunk_place {
 	int moved;              /* its first stripe overlapped another device's chunk */
 };
 
+/* -m: a chunk or device item of the dump's chunk tree, kept for the second pass. */
+struct kept_item {
+	struct fs_key key;
+	uint32_t size;
+	uint8_t *data;
+};
+
 struct restorer {
 	int in, out;
 	const struct image_restore_opts *o;
@@ -26,6 +33,10 @@ struct restorer {
 	struct chunk_place sys[BTRFS_SYSTEM_CHUNK_ARRAY_SIZE / sizeof(struct btrfs_chunk)];
 	size_t nsys;
 	int drop_space_cache;           /* a moved chunk covers a superblock copy's place */
+	int multi;                      /* -m: onto the devices the filesystem had */
+	struct kept_item *kept;
+	size_t nkept, cap_kept;
+	struct fs *fs;                  /* -m: the targets opened with the dump's chunk map */
 	uint64_t offset;                /* of the next cluster in the dump */
 	uint8_t *stored, *piece;        /* an item as stored, a piece of it expanded */
 	uint32_t stored_cap;
@@ -45,6 +56,16 @@ int map_chunk_blocks(struct restorer *r, uint64_t logical, uint8_t *buf, size_t 
 int map_finish(struct restorer *r);
 /* The chunk holding logical, NULL when none does. */
 const struct chunk_place *map_find(const struct restorer *r, uint64_t logical);
+
+/* multi.c: -m. While the chunk tree leaves are read: their chunk and device items
+ * kept. Then each target's superblock (the first one the dumped device's, the others
+ * the remaining devids in order), the targets opened with the kept chunk map; each
+ * piece written on every copy; synced, freed. */
+int multi_keep_item(struct restorer *r, const struct fs_key *k, const uint8_t *data, uint32_t size);
+int multi_start(struct restorer *r, const char *const *paths, int n);
+int multi_write_piece(struct restorer *r, uint64_t logical, uint8_t *buf, size_t len);
+int multi_finish(struct restorer *r);
+void multi_free(struct restorer *r);
 
 /* onedev.c: a dump of several devices restored to one. While the blocks are written:
  * the superblock's system chunks, and the chunk items of the chunk tree leaves of a

@@ -4,6 +4,7 @@
 #include "internal.h"
 #include "util/le.h"
 #include "util/sort.h"
+#include "util/vec.h"
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -69,15 +70,8 @@ static int add_chunk(struct restorer *r, uint64_t logical, const struct btrfs_ch
 			      (unsigned long long)logical);
 	if (r->nchunks == MAX_CHUNKS)
 		return fs_err(r->err, -EFBIG, "the dump names more than %u chunks", MAX_CHUNKS);
-	if (r->nchunks == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct chunk_place *n = realloc(r->chunks, cap * sizeof(*n));
-
-		if (!n)
-			return fs_err(r->err, -ENOMEM, "out of memory");
-		r->chunks = n;
-		r->cap = cap;
-	}
+	if (vec_reserve(&r->chunks, &r->cap, r->nchunks + 1, sizeof(*r->chunks)))
+		return fs_err(r->err, -ENOMEM, "out of memory");
 	r->chunks[r->nchunks++] = p;
 	return 0;
 }
@@ -104,8 +98,12 @@ int map_chunk_blocks(struct restorer *r, uint64_t logical, uint8_t *buf, size_t 
 			const uint8_t *data = fs_item_data(b, i, &size);
 			const struct btrfs_chunk *c = data ? fs_chunk_item(data, size) : NULL;
 
-			if (!fs_item_key(b, i, &k) && k.type == BTRFS_CHUNK_ITEM_KEY && c)
+			if (fs_item_key(b, i, &k))
+				continue;
+			if (k.type == BTRFS_CHUNK_ITEM_KEY && c)
 				ret = add_chunk(r, k.offset, c);
+			if (!ret && r->multi && data)
+				ret = multi_keep_item(r, &k, data, size);
 		}
 	}
 	free(b);
@@ -183,7 +181,7 @@ int map_finish(struct restorer *r)
 	int ret;
 
 	drop_repeats(r);
-	if (r->several && (ret = find_overlaps(r)))
+	if (r->several && !r->multi && (ret = find_overlaps(r)))
 		return ret;
 	for (size_t i = 0; i < r->nchunks; i++) {
 		const struct chunk_place *c = &r->chunks[i];

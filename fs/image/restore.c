@@ -285,9 +285,40 @@ static int finish_device(struct restorer *r)
 	return fsync(r->out) && errno != EINVAL ? fs_err(r->err, -errno, "cannot sync the output: %s", strerror(errno)) : 0;
 }
 
-int image_restore(int in_fd, const char *out_path, const struct image_restore_opts *o, struct fs_error *err)
+/* The dump onto one device: each block at its place, the superblock marked. */
+static int restore_one(struct restorer *r, const char *path)
 {
-	struct restorer r = { .in = in_fd, .out = -1, .o = o, .err = err };
+	int ret = 0;
+
+	if ((r->out = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0)
+		return fs_err(r->err, -errno, "unable to create target file %s: %s", path, strerror(errno));
+	ret = each_item(r, NULL, write_piece);
+	if (!ret && !(r->several && !r->o->old_restore))
+		ret = finish_device(r);
+	if (close(r->out) && !ret)
+		ret = fs_err(r->err, -errno, "cannot write %s: %s", path, strerror(errno));
+	if (!ret && r->several && !r->o->old_restore)
+		ret = onedev_finish(path, r->err);
+	return ret;
+}
+
+/* -m: onto the devices, each block on every copy. */
+static int restore_multi(struct restorer *r, const char *const *paths, int n)
+{
+	int ret = multi_start(r, paths, n);
+
+	if (!ret)
+		ret = each_item(r, NULL, multi_write_piece);
+	if (!ret)
+		ret = multi_finish(r);
+	multi_free(r);
+	return ret;
+}
+
+int image_restore(int in_fd, const char *const *out_paths, int nout, const struct image_restore_opts *o,
+		  struct fs_error *err)
+{
+	struct restorer r = { .in = in_fd, .out = -1, .o = o, .err = err, .multi = o->multi };
 	int seekable = lseek(in_fd, 0, SEEK_SET) == 0;
 	int ret = 0;
 
@@ -304,16 +335,8 @@ int image_restore(int in_fd, const char *out_path, const struct image_restore_op
 			ret = fs_err(err, -errno, "cannot seek in the dump: %s", strerror(errno));
 		r.offset = 0;
 	}
-	if (!ret && (r.out = open(out_path, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0)
-		ret = fs_err(err, -errno, "unable to create target file %s: %s", out_path, strerror(errno));
 	if (!ret)
-		ret = each_item(&r, NULL, write_piece);
-	if (!ret && !(r.several && !o->old_restore))
-		ret = finish_device(&r);
-	if (r.out >= 0 && close(r.out) && !ret)
-		ret = fs_err(err, -errno, "cannot write %s: %s", out_path, strerror(errno));
-	if (!ret && r.several && !o->old_restore)
-		ret = onedev_finish(out_path, err);
+		ret = o->multi ? restore_multi(&r, out_paths, nout) : restore_one(&r, out_paths[0]);
 	free(r.stored);
 	free(r.piece);
 	free(r.chunks);
