@@ -12,12 +12,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Chunk and device items a dump may name (as many chunks as map.c takes, and devices). */
+#define MAX_KEPT (5u << 20)
+
 int multi_keep_item(struct restorer *r, const struct fs_key *k, const uint8_t *data, uint32_t size)
 {
 	struct kept_item *it;
 
 	if (k->type != BTRFS_CHUNK_ITEM_KEY && (k->type != BTRFS_DEV_ITEM_KEY || !fs_dev_item(data, size)))
 		return 0;
+	if (r->nkept == MAX_KEPT)
+		return fs_err(r->err, -EFBIG, "the dump's chunk tree holds more than %u items", MAX_KEPT);
 	if (vec_reserve(&r->kept, &r->cap_kept, r->nkept + 1, sizeof(*r->kept)))
 		return fs_err(r->err, -ENOMEM, "out of memory");
 	it = &r->kept[r->nkept];
