@@ -364,37 +364,50 @@ static int walk_tree(struct dumper *d, const struct fs_root *root, int root_tree
 	return ret == -ELOOP ? ret : 0;
 }
 
-/* Every tree block the extent tree lists, in address order. */
-static int dump_extent_tree(struct dumper *d)
+typedef int (*item_fn)(struct dumper *d, const struct fs_key *k, const uint8_t *data, uint32_t size);
+
+/* fn for each item of tree from key on, until it returns nonzero (<0: an error). */
+static int each_tree_item(struct dumper *d, uint64_t tree, struct fs_key key, item_fn fn)
 {
-	struct fs_key k = { BTRFS_SUPER_OFFSET + BTRFS_SUPER_SIZE, BTRFS_EXTENT_ITEM_KEY, 0 };
-	struct fs_root er;
+	struct fs_root r;
 	struct fs_path p;
-	int ret = fs_root_lookup(d->fs, BTRFS_EXTENT_TREE_OBJECTID, &er);
+	int ret = fs_root_lookup(d->fs, tree, &r);
 
 	if (ret)
 		return ret;
 	fs_path_init(&p);
-	for (ret = fs_search(d->fs, &er, &k, &p); ret == 0; ret = fs_next(d->fs, &p)) {
-		struct fs_extent_info ei;
+	for (ret = fs_search(d->fs, &r, &key, &p); ret == 0; ret = fs_next(d->fs, &p)) {
 		uint32_t size;
 		const uint8_t *data = fs_path_data(&p, &size);
-		uint64_t len;
 
-		fs_path_key(&p, &k);
-		if (k.type != BTRFS_EXTENT_ITEM_KEY && k.type != BTRFS_METADATA_ITEM_KEY)
-			continue;
-		len = k.type == BTRFS_METADATA_ITEM_KEY ? d->fs->nodesize : k.offset;
-		if (fs_extent_item(data, size, k.type, &ei) || !len) {
-			ret = fs_err_at(&d->fs->err, -EUCLEAN, BTRFS_EXTENT_TREE_OBJECTID, k.objectid,
-					"bad extent item, try -w to walk the trees instead");
-			break;
-		}
-		if (ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK && (ret = add_extent(d, k.objectid, len, 0)))
+		fs_path_key(&p, &key);
+		if ((ret = fn(d, &key, data, size)))
 			break;
 	}
 	fs_path_release(d->fs, &p);
 	return ret < 0 ? ret : 0;
+}
+
+/* An extent item: its extent added when it is a tree block. */
+static int tree_block_extent(struct dumper *d, const struct fs_key *k, const uint8_t *data, uint32_t size)
+{
+	struct fs_extent_info ei;
+	uint64_t len = k->type == BTRFS_METADATA_ITEM_KEY ? d->fs->nodesize : k->offset;
+
+	if (k->type != BTRFS_EXTENT_ITEM_KEY && k->type != BTRFS_METADATA_ITEM_KEY)
+		return 0;
+	if (fs_extent_item(data, size, k->type, &ei) || !len)
+		return fs_err_at(&d->fs->err, -EUCLEAN, BTRFS_EXTENT_TREE_OBJECTID, k->objectid,
+				 "bad extent item, try -w to walk the trees instead");
+	return ei.flags & BTRFS_EXTENT_FLAG_TREE_BLOCK ? add_extent(d, k->objectid, len, 0) : 0;
+}
+
+/* Every tree block the extent tree lists, in address order. */
+static int dump_extent_tree(struct dumper *d)
+{
+	return each_tree_item(d, BTRFS_EXTENT_TREE_OBJECTID,
+			      (struct fs_key){ BTRFS_SUPER_OFFSET + BTRFS_SUPER_SIZE, BTRFS_EXTENT_ITEM_KEY, 0 },
+			      tree_block_extent);
 }
 
 /* The log root tree and the log trees its root items name. */
@@ -406,37 +419,26 @@ static int dump_log_trees(struct dumper *d)
 	return r.bytenr ? walk_tree(d, &r, 1) : 0;
 }
 
+/* A file extent of a v1 free space cache inode (in the root tree): its data added. */
+static int cache_extent(struct dumper *d, const struct fs_key *k, const uint8_t *data, uint32_t size)
+{
+	struct fs_file_extent fe;
+
+	if (k->type != BTRFS_EXTENT_DATA_KEY || fs_file_extent(data, size, &fe) ||
+	    fe.type != BTRFS_FILE_EXTENT_REG || !fe.disk_bytenr)
+		return 0;
+	if (fe.disk_num_bytes > MAX_CACHE_EXTENT)
+		return fs_err_at(&d->fs->err, -EUCLEAN, BTRFS_ROOT_TREE_OBJECTID, fe.disk_bytenr,
+				 "free space cache extent of %llu bytes is too large",
+				 (unsigned long long)fe.disk_num_bytes);
+	return add_extent(d, fe.disk_bytenr, fe.disk_num_bytes, 1);
+}
+
 /* The data of the v1 free space cache: file extents of the root tree's cache inodes. */
 static int dump_space_cache(struct dumper *d)
 {
-	struct fs_key k = { 0, BTRFS_EXTENT_DATA_KEY, 0 };
-	struct fs_root rt;
-	struct fs_path p;
-	int ret = fs_root_lookup(d->fs, BTRFS_ROOT_TREE_OBJECTID, &rt);
-
-	if (ret)
-		return ret;
-	fs_path_init(&p);
-	for (ret = fs_search(d->fs, &rt, &k, &p); ret == 0; ret = fs_next(d->fs, &p)) {
-		struct fs_file_extent fe;
-		uint32_t size;
-		const uint8_t *data = fs_path_data(&p, &size);
-
-		fs_path_key(&p, &k);
-		if (k.type != BTRFS_EXTENT_DATA_KEY || fs_file_extent(data, size, &fe) ||
-		    fe.type != BTRFS_FILE_EXTENT_REG || !fe.disk_bytenr)
-			continue;
-		if (fe.disk_num_bytes > MAX_CACHE_EXTENT) {
-			ret = fs_err_at(&d->fs->err, -EUCLEAN, BTRFS_ROOT_TREE_OBJECTID, fe.disk_bytenr,
-					"free space cache extent of %llu bytes is too large",
-					(unsigned long long)fe.disk_num_bytes);
-			break;
-		}
-		if ((ret = add_extent(d, fe.disk_bytenr, fe.disk_num_bytes, 1)))
-			break;
-	}
-	fs_path_release(d->fs, &p);
-	return ret < 0 ? ret : 0;
+	return each_tree_item(d, BTRFS_ROOT_TREE_OBJECTID, (struct fs_key){ 0, BTRFS_EXTENT_DATA_KEY, 0 },
+			      cache_extent);
 }
 
 static int dump_trees(struct dumper *d)
