@@ -146,15 +146,22 @@ static void drop_repeats(struct restorer *r)
 	r->nchunks = n;
 }
 
+/* Chunks of several devices made one device's: each insertion into placed (below) may
+ * move all of it, so their number is kept where the worst order still takes seconds. */
+#define MAX_ONEDEV_CHUNKS (1u << 17)
+
 /* Marks, in the order they were found, the chunks whose first stripe overlaps one placed
  * before (of another device). placed: the ranges kept, sorted and apart, so that a new
  * one can only overlap its neighbours there. */
 static int find_overlaps(struct restorer *r)
 {
-	struct range { uint64_t start, end; } *placed = malloc((r->nchunks ? r->nchunks : 1) * sizeof(*placed));
+	struct range { uint64_t start, end; } *placed;
 	size_t n = 0;
 
-	if (!placed)
+	if (r->nchunks > MAX_ONEDEV_CHUNKS)
+		return fs_err(r->err, -EFBIG, "the dump names %zu chunks, more than %u can be made one device's (-m restores onto several)",
+			      r->nchunks, MAX_ONEDEV_CHUNKS);
+	if (!(placed = malloc((r->nchunks ? r->nchunks : 1) * sizeof(*placed))))
 		return fs_err(r->err, -ENOMEM, "out of memory");
 	sort_stable(r->chunks, r->nchunks, sizeof(*r->chunks), by_seq);
 	for (size_t i = 0; i < r->nchunks; i++) {
