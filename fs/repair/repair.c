@@ -1011,11 +1011,24 @@ static int rebuild(struct rp *rp)
 
 /* Root items, blocks copied anew, names (a subvolume's too: their indexes are taken
  * before lost+found takes the next free one), the rest. */
+/* Checksums without an extent go last: an extent item the walk found references of
+ * is back by then, and its checksums stay. */
 static int fix_order(enum check_fix kind)
 {
 	return kind == CHECK_FIX_ROOT_ITEM || kind == CHECK_FIX_ROOT_LOST ? 0 :
 	       kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE || kind == CHECK_FIX_REPACK ? 1 :
-	       kind == CHECK_FIX_NAME || kind == CHECK_FIX_DELETE || kind == CHECK_FIX_SUBVOL ? 2 : 3;
+	       kind == CHECK_FIX_NAME || kind == CHECK_FIX_DELETE || kind == CHECK_FIX_SUBVOL ? 2 :
+	       kind == CHECK_FIX_CSUMS ? 4 : 3;
+}
+
+static int apply_fixes(struct rp *rp, int order)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < rp->nfixes && !ret; i++)
+		if (fix_order(rp->fixes[i].kind) == order)
+			ret = fix_place(rp, &rp->fixes[i]);
+	return ret;
 }
 
 /* Each data extent nothing references gets back the file extents its back references
@@ -1043,14 +1056,13 @@ static int apply(struct rp *rp)
 		/* file extents a lost leaf held come back before the inodes are mended */
 		if (!ret && k == 2 && !(rp->unreadable || rp->roots || rp->file_extents || rp->recow))
 			ret = relink_extents(rp);
-		for (size_t i = 0; i < rp->nfixes && !ret; i++)
-			if (fix_order(rp->fixes[i].kind) == k && (k < 2 || !(rp->unreadable || rp->roots)))
-				ret = fix_place(rp, &rp->fixes[i]);
+		if (!ret && (k < 2 || !(rp->unreadable || rp->roots)))
+			ret = apply_fixes(rp, k);
 	}
 	if (ret || rp->unreadable || rp->roots)
 		return ret;
 	ret = rebuild(rp);
-	if (rp->fst) {
+	if (!ret && rp->fst) {
 		ret = fs_fst_rebuild(fs);
 		say(rp, "free space tree made anew");
 	}
@@ -1059,6 +1071,8 @@ static int apply(struct rp *rp)
 	for (size_t i = 0; i < rp->next && !ret && !rp->file_extents && !rp->recow; i++)
 		if (!rp->ext[i].relinked)
 			ret = rewrite_extent(rp, &rp->ext[i]);
+	if (!ret)
+		ret = apply_fixes(rp, 4);
 	if (!ret && rp->devices)
 		ret = fix_devices(rp);
 	if (!ret && (rp->space_used || rp->next))
