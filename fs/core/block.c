@@ -12,7 +12,9 @@
 
 struct fs_block_cache {
 	struct fs_block *buckets[CACHE_BUCKETS];
-	struct fs_block *lru_head, *lru_tail;   /* head: most recently used */
+	/* the cached blocks nobody holds, head: the last released; a held block
+	 * (refs > 0) is out of the list, so that trimming never walks over them */
+	struct fs_block *lru_head, *lru_tail;
 	size_t bytes, limit;
 	struct fs_block *spare;                 /* freed blocks kept for reuse */
 	int nspare;
@@ -143,6 +145,8 @@ static struct fs_block_cache *cache_of(struct fs *fs)
 
 static void lru_unlink(struct fs_block_cache *c, struct fs_block *b)
 {
+	if (!b->lru_prev && c->lru_head != b)
+		return;                 /* not in the list */
 	if (b->lru_prev) b->lru_prev->lru_next = b->lru_next; else c->lru_head = b->lru_next;
 	if (b->lru_next) b->lru_next->lru_prev = b->lru_prev; else c->lru_tail = b->lru_prev;
 	b->lru_prev = b->lru_next = NULL;
@@ -193,26 +197,19 @@ static void block_recycle(struct fs_block_cache *c, struct fs_block *b)
 /* Drops unused blocks from the cold end until the cache fits its limit. */
 static void cache_shrink(struct fs_block_cache *c)
 {
-	struct fs_block *b = c->lru_tail;
+	while (c->lru_tail && c->bytes > c->limit) {
+		struct fs_block *b = c->lru_tail;
 
-	while (b && c->bytes > c->limit) {
-		struct fs_block *prev = b->lru_prev;
-		if (!b->refs) {
-			cache_remove(c, b);
-			block_recycle(c, b);
-		}
-		b = prev;
+		cache_remove(c, b);
+		block_recycle(c, b);
 	}
 }
 
 static struct fs_block *cache_lookup(struct fs_block_cache *c, uint64_t bytenr)
 {
 	for (struct fs_block *b = *bucket(c, bytenr); b; b = b->hash_next)
-		if (b->bytenr == bytenr) {
-			lru_unlink(c, b);
-			lru_push_head(c, b);
+		if (b->bytenr == bytenr)
 			return b;
-		}
 	return NULL;
 }
 
@@ -222,8 +219,7 @@ static void cache_insert(struct fs_block_cache *c, struct fs_block *b)
 
 	b->hash_next = *pp;
 	*pp = b;
-	lru_push_head(c, b);
-	c->bytes += b->size;
+	c->bytes += b->size;    /* held by its maker: in the list when released */
 	b->cached = 1;
 	cache_shrink(c);
 }
@@ -244,12 +240,14 @@ void fs_block_cache_free(struct fs *fs)
 
 	if (!c)
 		return;
-	while (c->lru_head) {
-		struct fs_block *b = c->lru_head;
-		cache_remove(c, b);
-		if (!b->refs)
-			free(b);
-	}
+	for (size_t i = 0; i < CACHE_BUCKETS; i++)
+		while (c->buckets[i]) {
+			struct fs_block *b = c->buckets[i];
+
+			cache_remove(c, b);
+			if (!b->refs)
+				free(b);
+		}
 	while (c->spare) {
 		struct fs_block *b = c->spare;
 		c->spare = b->hash_next;
@@ -265,10 +263,12 @@ void fs_block_put(struct fs *fs, struct fs_block *b)
 		return;
 	if (--b->refs > 0)
 		return;
-	if (!b->cached)
+	if (!b->cached) {
 		block_recycle(fs->cache, b);
-	else if (fs->cache)
+	} else if (fs->cache) {
+		lru_push_head(fs->cache, b);
 		cache_shrink(fs->cache);
+	}
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -387,7 +387,8 @@ struct fs_block *fs_block_read(struct fs *fs, uint64_t bytenr, const struct fs_b
 	if (b) {
 		if (cached_expect_ok(fs, b, exp))
 			return NULL;
-		b->refs++;
+		if (!b->refs++)
+			lru_unlink(c, b);
 		return b;
 	}
 	b = read_any_copy(fs, bytenr, exp);
