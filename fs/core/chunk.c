@@ -420,6 +420,17 @@ uint64_t fs_chunk_stripe_length(const struct fs_chunk *ch)
 	return ch->length;
 }
 
+void fs_chunk_remove(struct fs *fs, uint64_t logical)
+{
+	for (int i = 0; i < fs->num_chunks; i++)
+		if (fs->chunks[i].logical == logical) {
+			free(fs->chunks[i].stripes);
+			memmove(&fs->chunks[i], &fs->chunks[i + 1], (size_t)(fs->num_chunks - i - 1) * sizeof(*fs->chunks));
+			fs->num_chunks--;
+			return;
+		}
+}
+
 uint32_t fs_chunk_encode(const struct fs_chunk *ch, uint32_t sectorsize, uint8_t *buf)
 {
 	struct btrfs_chunk *c = (struct btrfs_chunk *)buf;

@@ -218,6 +218,8 @@ void fs_copy_failed(struct fs *fs, uint64_t logical, int mirror, struct fs_error
 
 /* Adds one chunk (from the sys_chunk_array or a CHUNK_ITEM); validates it. */
 int fs_chunk_add(struct fs *fs, uint64_t logical, const struct btrfs_chunk *c, uint32_t size);
+/* Takes the chunk at logical out of the map (a chunk a cancelled transaction made). */
+void fs_chunk_remove(struct fs *fs, uint64_t logical);
 /* The chunk item of ch (io_align and io_width its stripe_len, as mkfs writes them) into
  * buf, which has room for fs_chunk_item_size(ch->num_stripes) bytes; returns its size. */
 uint32_t fs_chunk_encode(const struct fs_chunk *ch, uint32_t sectorsize, uint8_t *buf);

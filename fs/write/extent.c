@@ -13,25 +13,9 @@
 
 /* ---- the allocator ----------------------------------------------------------- */
 
-/* Bytes each device extent of the chunk holds. */
-static uint64_t stripe_size(const struct fs_chunk *c)
-{
-	uint16_t n = c->num_stripes;
-
-	if (c->type & BTRFS_BLOCK_GROUP_RAID0)
-		return c->length / n;
-	if (c->type & BTRFS_BLOCK_GROUP_RAID10)
-		return c->length * c->sub_stripes / n;
-	if (c->type & BTRFS_BLOCK_GROUP_RAID5)
-		return c->length / (n - 1u);
-	if (c->type & BTRFS_BLOCK_GROUP_RAID6)
-		return c->length / (n - 2u);
-	return c->length;
-}
-
 /* The stripes (64 KiB of logical space) holding a superblock copy are never
  * allocated (the kernel excludes them from every block group). */
-static int add_super_stripes(struct fs *fs, const struct fs_chunk *c)
+int sb_stripes_add(struct fs *fs, const struct fs_chunk *c)
 {
 	/* nor what lies below the first superblock (old mkfs: a chunk at logical 0) */
 	if (c->logical < BTRFS_SUPER_OFFSET &&
@@ -41,7 +25,7 @@ static int add_super_stripes(struct fs *fs, const struct fs_chunk *c)
 		for (int m = 0; m < BTRFS_SUPER_MIRRORS; m++) {
 			uint64_t off = btrfs_super_offset(m), phys = c->stripes[s].offset, nr, lnr;
 
-			if (off < phys || off >= phys + stripe_size(c))
+			if (off < phys || off >= phys + fs_chunk_stripe_length(c))
 				continue;
 			nr = (off - phys) / STRIPE_LEN;
 			if (c->type & BTRFS_BLOCK_GROUP_RAID0)
@@ -77,10 +61,11 @@ int walloc_init(struct fs *fs)
 	memcpy(w->chunk_uuid, fs_block_header(b)->chunk_tree_uuid, BTRFS_UUID_SIZE);
 	fs_block_put(fs, b);
 	for (int i = 0; i < fs->num_chunks; i++)
-		if ((ret = add_super_stripes(fs, &fs->chunks[i])))
+		if ((ret = sb_stripes_add(fs, &fs->chunks[i])))
 			return ret;
 	w->scratch = malloc(cow_scratch_size(fs->nodesize));
-	return w->scratch ? 0 : fs_err(&fs->err, -ENOMEM, "out of memory");
+	w->dev_items_before = calloc((size_t)fs->num_devs + 1, sizeof(*w->dev_items_before));
+	return w->scratch && w->dev_items_before ? 0 : fs_err(&fs->err, -ENOMEM, "out of memory");
 }
 
 /* The last extent (EXTENT_ITEM or METADATA_ITEM) of the extent tree as opened that
@@ -142,8 +127,8 @@ static int chunk_gap(struct fs *fs, const struct fs_chunk *c, uint64_t *pos)
 }
 
 /* Space for a tree block in a chunk of the kind (metadata, or system for the chunk
- * tree), after the cursor first, then from the start. */
-static int find_space(struct fs *fs, int system, uint64_t *out)
+ * tree), after the cursor first, then from the start: 0, or -ENOSPC (fs->err not set). */
+static int find_space_in_chunks(struct fs *fs, int system, uint64_t *out)
 {
 	uint64_t kind = system ? BTRFS_BLOCK_GROUP_SYSTEM : BTRFS_BLOCK_GROUP_METADATA;
 	uint64_t *cursor = &fs->w->cursor[system];
@@ -169,8 +154,21 @@ static int find_space(struct fs *fs, int system, uint64_t *out)
 				return 0;
 			}
 		}
-	return fs_err(&fs->err, -ENOSPC, "no free %s space left for tree blocks (new chunks are not allocated)",
-		      system ? "system" : "metadata");
+	return -ENOSPC;
+}
+
+/* Metadata full: a new chunk for it (system chunks are not made: the superblock's
+ * array would have to grow). */
+static int find_space(struct fs *fs, int system, uint64_t *out)
+{
+	int ret = find_space_in_chunks(fs, system, out);
+
+	if (ret == -ENOSPC && !system && !(ret = wchunk_new(fs, BTRFS_BLOCK_GROUP_METADATA)))
+		ret = find_space_in_chunks(fs, system, out);
+	if (ret == -ENOSPC)
+		ret = fs_err(&fs->err, -ENOSPC, "no free %s space left for tree blocks%s", system ? "system" : "metadata",
+			     system ? "" : " and no room on the devices for a new chunk");
+	return ret;
 }
 
 static size_t walloc_index(const struct fs *fs, uint64_t bytenr)
@@ -591,7 +589,10 @@ int run_space(struct fs *fs, int *did)
 		int ret;
 
 		memmove(w->space, w->space + 1, --w->nspace * sizeof(*w->space));
-		ret = change_space(fs, &s);
+		/* a chunk made since has its block group item first */
+		ret = wchunk_flush(fs, did);
+		if (!ret)
+			ret = change_space(fs, &s);
 		if (ret)
 			return ret;
 		*did = 1;

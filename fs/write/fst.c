@@ -239,16 +239,28 @@ static int populate(struct fs *fs, const struct fs_root *extent, const struct fs
 			      &info, sizeof(info));
 }
 
-/* At commit, once the extent tree is settled: the new tree, from it. */
+int fst_add_group(struct fs *fs, const struct fs_chunk *c)
+{
+	struct btrfs_free_space_info info = { 0 };
+	uint32_t count = 0;
+	int ret = add_free(fs, c->logical, c->logical + c->length, &count);
+
+	put_le32(&info.extent_count, count);
+	return ret ? ret : fs_item_insert(fs, FST, &(struct fs_key){ c->logical, BTRFS_FREE_SPACE_INFO_KEY, c->length },
+					  &info, sizeof(info));
+}
+
+/* At commit, once the extent tree is settled: the new tree, from it (a chunk made
+ * meanwhile gets its info from wchunk_flush). */
 int fst_populate(struct fs *fs)
 {
 	struct fs_root extent;
-	int ret = fs_tree_create(fs, FST);
+	int ret = fs_tree_create(fs, FST), n = fs->num_chunks;
 
 	fs->w->fst_rebuild = 0;
 	if (!ret)
 		ret = wroot_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &extent);
-	for (int i = 0; i < fs->num_chunks && !ret; i++)
+	for (int i = 0; i < n && !ret; i++)
 		ret = populate(fs, &extent, &fs->chunks[i]);
 	put_le64(&fs->sb.compat_ro_flags, get_le64(&fs->sb.compat_ro_flags) |
 		 BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE | BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE_VALID);

@@ -61,6 +61,10 @@ struct fs_wstate {
 	int trust_reserved;                     /* free: what fs_space_reserve left (not the extent tree) */
 	int64_t qgroup_blocks;                  /* subvolume tree blocks made less freed... */
 	uint64_t qgroup_owners;                 /* ...and the sum of their owners (signed) */
+	uint64_t *new_chunks;                   /* logical starts of the chunks this transaction made... */
+	size_t nnew_chunks, cap_new_chunks;
+	size_t nflushed_chunks;                 /* ...the first ones of them with their items */
+	struct btrfs_dev_item *dev_items_before; /* each device's own item at fs_tx_begin */
 };
 
 /* wio.c: saves the old bytes of every copy of [logical, +len) to the undo file. */
@@ -108,6 +112,8 @@ int leaf_data_refs(struct fs *fs, const uint8_t *blk);
  * the data its file extents reference gets a reference from tree. */
 int copy_data_refs(struct fs *fs, const uint8_t *blk, uint64_t tree);
 int walloc_init(struct fs *fs);
+/* The logical ranges of chunk c holding a superblock copy: never allocated. */
+int sb_stripes_add(struct fs *fs, const struct fs_chunk *c);
 int run_refs(struct fs *fs, int *did);
 int run_space(struct fs *fs, int *did);
 struct walloc *walloc_find(const struct fs *fs, uint64_t bytenr);
@@ -116,5 +122,16 @@ int wspace_add(struct fs *fs, uint64_t start, uint64_t len, int sign);
 /* fst.c: the free space tree for [start, start + len) of one block group. */
 int fst_change(struct fs *fs, uint64_t start, uint64_t len, int make_free);
 int fst_populate(struct fs *fs);
+/* The free space info of a new, empty block group, and its free extents. */
+int fst_add_group(struct fs *fs, const struct fs_chunk *c);
+
+/* chunk.c: a new chunk of the kind (BTRFS_BLOCK_GROUP_METADATA), the newest such
+ * chunk's profile, in the chunk map: 0, -ENOSPC (no room on the devices, or a profile
+ * not made here) or another negative errno. */
+int wchunk_new(struct fs *fs, uint64_t kind);
+/* The items of the new chunks that have none yet (*did set when any). */
+int wchunk_flush(struct fs *fs, int *did);
+/* The transaction ends: its new chunks stay in the map (keep) or leave it. */
+void wchunk_end(struct fs *fs, int keep);
 
 #endif

@@ -33,6 +33,8 @@ int fs_tx_begin(struct fs *fs)
 	w->root_before[3] = (uint64_t)fs->chunk_root_level;
 	w->root_before[4] = fs->root_gen;
 	w->root_before[5] = fs->chunk_root_gen;
+	for (int i = 0; i < fs->num_devs; i++)
+		w->dev_items_before[i] = fs->devs[i].sb.dev_item;
 	return 0;
 }
 
@@ -45,6 +47,7 @@ static void tx_end(struct fs *fs, int keep)
 	for (size_t i = 0; i < w->nallocs; i++)
 		keep ? fs_block_put(fs, w->allocs[i].b) : fs_block_forget(fs, w->allocs[i].b);
 	w->nallocs = w->nfrees = w->nspace = w->nroots = 0;
+	wchunk_end(fs, keep);
 	w->transid = 0;
 	w->fst_rebuild = 0;
 	w->qgroup_blocks = 0;
@@ -65,6 +68,8 @@ void fs_tx_abort(struct fs *fs)
 	fs->chunk_root_level = (int)w->root_before[3];
 	fs->root_gen = w->root_before[4];
 	fs->chunk_root_gen = w->root_before[5];
+	for (int i = 0; i < fs->num_devs; i++)
+		fs->devs[i].sb.dev_item = w->dev_items_before[i];
 }
 
 /* With quotas on, the qgroup status names the generation of its counts (the kernel

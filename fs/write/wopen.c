@@ -136,6 +136,8 @@ int fs_wclose(struct fs *fs)
 		free(w->taken.v);
 		free(w->sb_stripes.v);
 		free(w->scratch);
+		free(w->new_chunks);
+		free(w->dev_items_before);
 		free(w);
 	}
 	fs->w = NULL;

@@ -238,38 +238,64 @@ static int step(struct fs *fs, struct model *m, uint32_t max, int *counter, int 
 	return ret;
 }
 
-/* seed, nodesize, steps; name: of the images; mkfs: more options; ndevs: 1 or 2 */
-static int run_model(uint64_t seed, const char *nodesize, int steps, const char *name, const char *mkfs,
-		     int ndevs)
+/* The images of a model run: name's one or two (ndevs) 256 MiB files in img[],
+ * made by btrfsbox's mkfs with the node size and more options. 0: cannot (a SKIP said
+ * when $BOX is not set: *skipped). */
+static int make_images(char img[2][512], const char *name, const char *nodesize, const char *mkfs, int ndevs,
+		       int *skipped)
 {
-	static struct model m, committed;
-	char img[2][512], cmd[1800];
 	const char *box = getenv("BOX"), *keep = getenv("WRITE_MODEL_KEEP");
 	const char *dir = keep ? keep : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	const char *paths[2] = { img[0], img[1] };
-	struct fs_wopen_opts o;
-	struct fs_error err;
-	struct fs *fs;
-	int ok = 1, counter = 0, done = 0, most = 0, runs = 1;
+	char cmd[1800], pid[24] = "";
 
+	*skipped = !box;
 	if (!box) {
 		printf("SKIP %s: BOX (the btrfsbox binary, for mkfs) is not set\n", name);
-		return 1;
+		return 0;
 	}
-	/* WRITE_MODEL_SEED=N tries other sequences (for hunting bugs by hand) */
-	rng_state = seed + (getenv("WRITE_MODEL_SEED") ? strtoull(getenv("WRITE_MODEL_SEED"), NULL, 0) : 0);
 	/* without WRITE_MODEL_KEEP, the pid keeps two runs at once (two checkouts) apart */
-	char pid[24] = "";
 	if (!keep)
 		snprintf(pid, sizeof(pid), ".%ld", (long)getpid());
 	for (int i = 0; i < 2; i++)
 		snprintf(img[i], sizeof(img[i]), "%s/%s%s%s.img", dir, name, i ? "-2" : "", pid);
 	/* UNIT_RUNNER: the emulator that runs a cross build (make cross-test) */
-	if (snprintf(cmd, sizeof(cmd), "rm -f %s %s && truncate -s 256M %s %s && %s %s mkfs.btrfs -q -f -n %s %s %s %s",
-		     img[0], img[1], img[0], img[1], getenv("UNIT_RUNNER") ? getenv("UNIT_RUNNER") : "", box,
-		     nodesize, mkfs, img[0],
-		     ndevs > 1 ? img[1] : "") >= (int)sizeof(cmd) || system(cmd))
-		return 0;
+	return snprintf(cmd, sizeof(cmd), "rm -f %s %s && truncate -s 256M %s %s && %s %s mkfs.btrfs -q -f -n %s %s %s %s",
+			img[0], img[1], img[0], img[1], getenv("UNIT_RUNNER") ? getenv("UNIT_RUNNER") : "", box,
+			nodesize, mkfs, img[0], ndevs > 1 ? img[1] : "") < (int)sizeof(cmd) && !system(cmd);
+}
+
+/* The end of a model run: the images and the model kept for engine_write.test
+ * (WRITE_MODEL_KEEP), else removed. */
+static void finish_images(char img[2][512], const char *name, const struct model *m)
+{
+	const char *keep = getenv("WRITE_MODEL_KEEP");
+	char path[600];
+
+	if (keep) {
+		snprintf(path, sizeof(path), "%s/%s.model", keep, name);
+		save_model(m, path);
+	} else {
+		unlink(img[0]);
+		unlink(img[1]);
+	}
+}
+
+/* seed, nodesize, steps; name: of the images; mkfs: more options; ndevs: 1 or 2 */
+static int run_model(uint64_t seed, const char *nodesize, int steps, const char *name, const char *mkfs,
+		     int ndevs)
+{
+	static struct model m, committed;
+	char img[2][512];
+	const char *paths[2] = { img[0], img[1] };
+	struct fs_wopen_opts o;
+	struct fs_error err;
+	struct fs *fs;
+	int ok = 1, counter = 0, done = 0, most = 0, runs = 1, skipped;
+
+	/* WRITE_MODEL_SEED=N tries other sequences (for hunting bugs by hand) */
+	rng_state = seed + (getenv("WRITE_MODEL_SEED") ? strtoull(getenv("WRITE_MODEL_SEED"), NULL, 0) : 0);
+	if (!make_images(img, name, nodesize, mkfs, ndevs, &skipped))
+		return skipped;
 	fs_wopen_opts_init(&o);
 	fs = fs_wopen(paths, ndevs, &o, &err);
 	if (!fs)
@@ -303,17 +329,85 @@ static int run_model(uint64_t seed, const char *nodesize, int steps, const char 
 	if (fs_wclose(fs))
 		ok = 0;
 	ok = ok && on_disk_ok(paths, ndevs, &m);
-	if (keep) {
-		snprintf(cmd, sizeof(cmd), "%s/%s.model", dir, name);
-		save_model(&m, cmd);
-	} else {
-		unlink(img[0]);
-		unlink(img[1]);
-	}
+	finish_images(img, name, &m);
 	fprintf(stderr, "  %s: seed %llu %s after %d steps in %d runs, %d items (most %d)\n", name,
 		(unsigned long long)seed, ok ? "passed" : "failed", done, runs, m.n, most);
 	model_clear(&m);
 	model_clear(&committed);
+	return ok;
+}
+
+/* Metadata grown far past its first chunk in transactions of big xattrs: new chunks
+ * are made (the one a cancelled transaction made leaves the chunk map again); then the
+ * filesystem holds the model. */
+static int run_fill(uint64_t seed, const char *mkfs, const char *name, int ndevs)
+{
+	static struct model m;
+	char img[2][512];
+	const char *paths[2] = { img[0], img[1] };
+	struct fs_wopen_opts o;
+	struct fs_error err;
+	struct fs *fs;
+	int ok = 1, counter = 0, skipped, first, cancelled = 0;
+	uint8_t buf[8000];
+
+	rng_state = seed;
+	if (!make_images(img, name, "16384", mkfs, ndevs, &skipped))
+		return skipped;
+	fs_wopen_opts_init(&o);
+	fs = fs_wopen(paths, ndevs, &o, &err);
+	if (!fs)
+		return 0;
+	first = fs->num_chunks;
+	for (int t = 0; ok && t < 10; t++) {
+		int before = fs->num_chunks, added = 0;
+
+		ok = !fs_tx_begin(fs);
+		for (int i = 0; ok && i < 500 && m.n < MAX_X; i++) {
+			struct xattr x = { 0 };
+			struct fs_key k;
+
+			snprintf(x.name, sizeof(x.name), "user.f%d", counter++);
+			x.hash = btrfs_name_hash(x.name, strlen(x.name));
+			if (find(&m, x.hash) >= 0)
+				continue;
+			x.len = 6500 + rnd(500);  /* two a leaf; the names fit one listxattr */
+			x.val = malloc(x.len);
+			memset(x.val, 'a' + t, x.len);
+			k = key_of(x.hash);
+			ok = !fs_item_insert(fs, BTRFS_FS_TREE_OBJECTID, &k, buf, item_of(&x, buf));
+			m.v[m.n++] = x;
+			added++;
+		}
+		if (!ok)
+			fprintf(stderr, "  insert: %s\n", fs->err.msg);
+		if (ok && !cancelled && fs->num_chunks > before) {
+			/* the first transaction that made a chunk is cancelled, then made again */
+			fs_tx_abort(fs);
+			ok = fs->num_chunks == before;
+			cancelled = 1;
+			while (added--)
+				free(m.v[--m.n].val);
+			t--;
+			continue;
+		}
+		ok = ok && !fs_tx_commit(fs);
+		/* blocks freed by a commit are allocated again by the next handle */
+		if (ok) {
+			ok = !fs_wclose(fs);
+			fs = ok ? fs_wopen(paths, ndevs, &o, &err) : NULL;
+			ok = fs != NULL;
+		}
+	}
+	if (!fs)
+		return 0;
+	fprintf(stderr, "  %s: %d chunks, %d at first, a cancelled one: %d\n", name, fs->num_chunks, first, cancelled);
+	ok = ok && fs->num_chunks > first && cancelled;
+	if (fs_wclose(fs))
+		ok = 0;
+	ok = ok && on_disk_ok(paths, ndevs, &m);
+	finish_images(img, name, &m);
+	model_clear(&m);
 	return ok;
 }
 
@@ -332,6 +426,12 @@ TEST(write_model_default_nodes)
 TEST(write_model_old_format_raid1)
 {
 	CHECK(run_model(11, "8192", 8000, "modelold", "-O ^skinny-metadata,^free-space-tree,^block-group-tree -m raid1 -d raid1", 2));
+}
+
+TEST(write_model_new_metadata_chunks)
+{
+	CHECK(run_fill(5, "", "modelfull", 1));
+	CHECK(run_fill(6, "-m raid1 -d single", "modelfull2", 2));
 }
 
 /* With WRITE_MODEL_KEEP: an image with what the old inode number cache left in the
