@@ -44,6 +44,7 @@ struct xsort {
 	size_t buf_cap, buf_used;
 	uint32_t *order;        /* offsets of buf's records, sorted (records never move) */
 	size_t len, order_cap, pos;
+	int unsorted;           /* buf's records did not come in order: they need sorting */
 	size_t total;
 	int fd;                 /* -1 until the first spill */
 	off_t file_end;
@@ -130,6 +131,14 @@ static inline int keyed_less(const struct xsort *s, struct keyed a, struct keyed
 }
 
 SORT_DEFINE(sort_keyed, struct keyed, const struct xsort *, keyed_less)
+
+/* Whether record b may follow record a. */
+static int in_order(const struct xsort *s, const uint8_t *a, const uint8_t *b)
+{
+	if (s->key_off != NO_KEY && rec_key(s, a) != rec_key(s, b))
+		return rec_key(s, a) < rec_key(s, b);
+	return s->cmp(b, a) >= 0;
+}
 
 void xsort_set_key(struct xsort *s, size_t off)
 {
@@ -303,9 +312,15 @@ static int spill_run(struct xsort *s)
 		s->runs = p;
 		s->cap_runs = nc;
 	}
-	if (s->len > 1)
+	if (s->unsorted) {
 		sort_all(s);
-	written = write_sorted(s, s->file_end);
+		written = write_sorted(s, s->file_end);
+	} else {
+		/* came in order: the buffer is the run as it is */
+		ret = pio_all(s->fd, s->buf, s->buf_used, s->file_end, 1);
+		written = ret < 0 ? ret : (ssize_t)s->buf_used;
+	}
+	s->unsorted = 0;
 	if (written < 0)
 		return (int)written;
 	r = &s->runs[s->nruns++];
@@ -349,6 +364,19 @@ static int make_room(struct xsort *s, size_t sz)
 	return 0;
 }
 
+/* Records that come in order are not sorted: a buffer's worth of them is a run as it
+ * is. One out of order ends such a run early when there are runs already (the records
+ * do not fit in memory) and it holds an eighth of a buffer; else the buffer is sorted. */
+static int note_order(struct xsort *s, const void *rec)
+{
+	if (s->unsorted || !s->len || in_order(s, s->buf + s->order[s->len - 1] + s->hdr, rec))
+		return 0;
+	if (s->nruns && s->buf_used >= s->buf_cap / 8)
+		return spill_run(s);
+	s->unsorted = 1;
+	return 0;
+}
+
 int xsort_add_var(struct xsort *s, const void *rec, size_t len)
 {
 	uint32_t l = (uint32_t)len;
@@ -357,7 +385,9 @@ int xsort_add_var(struct xsort *s, const void *rec, size_t len)
 
 	if (s->reading || len > s->max_rec)
 		return -EINVAL;
-	ret = make_room(s, stored_size(s, len));
+	ret = note_order(s, rec);
+	if (!ret)
+		ret = make_room(s, stored_size(s, len));
 	if (ret < 0)
 		return ret;
 	s->order[s->len++] = (uint32_t)s->buf_used;
@@ -476,7 +506,7 @@ int xsort_finish(struct xsort *s)
 		return 0;
 	s->reading = 1;
 	if (!s->nruns) {
-		if (s->len > 1)
+		if (s->unsorted)
 			sort_all(s);
 		s->pos = 0;
 		return 0;

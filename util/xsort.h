@@ -2,7 +2,8 @@
  * mkfs --rootdir's tree items).
  *
  * Records are collected in a buffer of about mem bytes; a full buffer is sorted
- * and written as a run to an unlinked temporary file in tmpdir. Reading merges the
+ * (unless its records came in order) and written as a run to an unlinked temporary
+ * file in tmpdir; records that come in order cost no sort. Reading merges the
  * runs (a heap over one read buffer per run), so any number of records costs about
  * mem bytes of RAM. Records have a fixed size (rec_size) or, with rec_size 0, the
  * size given to xsort_add_var (at most XSORT_MAX_REC). Equal records keep no

@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "util/csum/csum.h"
 #include "util/le.h"
+#include "util/sort.h"
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ enum { LR_INODE, LR_ORPHAN, LR_REF, LR_DIR_ITEM, LR_DIR_INDEX };
 #define LR_NAME_KEEP 7    /* name prefix kept for messages: records stay 48 bytes */
 #define LR_HAVE_ITEM (1ULL << 31)       /* LR_INODE: the inode item exists */
 #define NAME_MAX_LEN 255
+#define REFS_KEPT 32      /* an inode's names held back to follow its inode record */
 
 struct lrec {
 	uint64_t child;         /* the inode the name leads to */
@@ -82,21 +84,59 @@ struct fsr {
 	const char *prefix;             /* "", "log " or "reloc " */
 	int accounted;                  /* a subvolume: qgroups and checksums count it */
 	struct ino_state in;
-	struct xsort *links;            /* NULL for a log tree: items alone are checked */
+	/* NULL for a log tree: items alone are checked. Each inode's record and then its
+	 * names (in lrec order) go to ilinks: they come in order, so its runs need no
+	 * sort; dir indexes to xlinks (mostly in order: a directory's entries made one
+	 * after the other are numbered as their inodes); dir items (in hash order),
+	 * orphans and names past REFS_KEPT to links. */
+	struct xsort *links, *ilinks, *xlinks;
+	struct lrec refs[REFS_KEPT];    /* the names of the inode being streamed */
+	int nrefs;
 	uint64_t leaf;                  /* block of the current item */
 	int err;
 	uint64_t items;
 };
 
-static void add_link(struct fsr *f, struct lrec *r)
+static void add_to(struct fsr *f, struct xsort *xs, const struct lrec *r)
 {
 	int ret;
 
-	if (f->err || !f->links)
+	if (f->err || !xs)
 		return;
-	ret = xsort_add(f->links, r);
+	ret = xsort_add(xs, r);
 	if (ret < 0)
 		f->err = ret;
+}
+
+static void add_link(struct fsr *f, const struct lrec *r)
+{
+	add_to(f, f->links, r);
+}
+
+static void keep_ref(struct fsr *f, const struct lrec *r)
+{
+	if (f->links && f->nrefs < REFS_KEPT)
+		f->refs[f->nrefs++] = *r;
+	else
+		add_link(f, r);
+}
+
+static inline int ref_less(int unused, struct lrec a, struct lrec b)
+{
+	(void)unused;
+	return lrec_cmp(&a, &b) < 0;
+}
+
+SORT_DEFINE(sort_refs, struct lrec, int, ref_less)
+
+/* The inode's record, then its names in order. */
+static void add_inode_links(struct fsr *f, const struct lrec *r)
+{
+	add_to(f, f->ilinks, r);
+	sort_refs(0, f->refs, (size_t)f->nrefs);
+	for (int i = 0; i < f->nrefs; i++)
+		add_to(f, f->ilinks, &f->refs[i]);
+	f->nrefs = 0;
 }
 
 uint64_t ck_name_hash64(const char *name, size_t len)
@@ -262,7 +302,7 @@ static void inode_finish(struct fsr *f)
 	r.index = e | (in->have_item ? LR_HAVE_ITEM : 0) | (uint64_t)in->mode << 32;
 	r.nlink = in->nlink;
 	r.ftype = mode_to_ftype(in->mode);
-	add_link(f, &r);
+	add_inode_links(f, &r);
 }
 
 static void inode_start(struct fsr *f, uint64_t ino)
@@ -365,7 +405,7 @@ static void inode_refs(struct fsr *f, const struct fs_key *key, const uint8_t *d
 			       (unsigned long long)extref_hash(ref.parent, ref.name, ref.name_len));
 			continue;       /* not found by the kernel: as if missing */
 		}
-		add_link(f, &r);
+		keep_ref(f, &r);
 	}
 	if (ret < 0)
 		fix_delete(f, key);     /* its names are made again from the dir entries */
@@ -459,7 +499,7 @@ static void dir_entries(struct fsr *f, const struct fs_key *key, const uint8_t *
 		r.kind = key->type == BTRFS_DIR_ITEM_KEY ? LR_DIR_ITEM : LR_DIR_INDEX;
 		r.index = key->type == BTRFS_DIR_INDEX_KEY ? key->offset : 0;
 		fill_name(&r, de.name, de.name_len);
-		add_link(f, &r);
+		add_to(f, r.kind == LR_DIR_INDEX ? f->xlinks : f->links, &r);
 	}
 	if (misnamed && ret >= 0) {     /* a damaged name: it comes back from the other halves */
 		fix_delete(f, key);
@@ -599,17 +639,23 @@ static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *
 	}
 }
 
-static int fs_item_type_known(const struct fsr *f, uint8_t type)
+int ck_subvol_key_type(uint8_t type)
 {
 	switch (type) {
 	case BTRFS_INODE_ITEM_KEY: case BTRFS_INODE_REF_KEY: case BTRFS_INODE_EXTREF_KEY:
 	case BTRFS_XATTR_ITEM_KEY: case BTRFS_VERITY_DESC_ITEM_KEY: case BTRFS_VERITY_MERKLE_ITEM_KEY:
 	case BTRFS_DIR_ITEM_KEY: case BTRFS_DIR_INDEX_KEY: case BTRFS_EXTENT_DATA_KEY:
+	case BTRFS_ORPHAN_ITEM_KEY:
 		return 1;
-	case BTRFS_DIR_LOG_ITEM_KEY: case BTRFS_DIR_LOG_INDEX_KEY:
-		return !f->links;
 	}
 	return 0;
+}
+
+static int fs_item_type_known(const struct fsr *f, uint8_t type)
+{
+	if (type == BTRFS_DIR_LOG_ITEM_KEY || type == BTRFS_DIR_LOG_INDEX_KEY)
+		return !f->links;
+	return ck_subvol_key_type(type) && type != BTRFS_ORPHAN_ITEM_KEY;
 }
 
 static void fs_item(struct fsr *f, const struct fs_key *key, const uint8_t *data, uint32_t size)
@@ -886,6 +932,23 @@ static void finish_links(struct fsr *f, struct inode_links *il, int *root_dir_se
 		       (unsigned long long)il->ino);
 }
 
+/* The next record of the three sorted streams. */
+static int next_link(struct fsr *f, struct lrec *r)
+{
+	struct xsort *from[3] = { f->links, f->ilinks, f->xlinks }, *min = f->links;
+	const struct lrec *least = xsort_peek(min);
+
+	for (int i = 1; i < 3; i++) {
+		const struct lrec *p = xsort_peek(from[i]);
+
+		if (p && (!least || lrec_cmp(p, least) < 0)) {
+			least = p;
+			min = from[i];
+		}
+	}
+	return xsort_next(min, r);
+}
+
 static int merge_links(struct fsr *f)
 {
 	struct lrec r;
@@ -895,7 +958,7 @@ static int merge_links(struct fsr *f)
 
 	if (!il)
 		return -ENOMEM;
-	while ((ret = xsort_next(f->links, &r)) == 1) {
+	while ((ret = next_link(f, &r)) == 1) {
 		if (have_g && (r.child != g.first.child || r.parent != g.first.parent ||
 			       r.hash != g.first.hash)) {
 			finish_name(f, il, &g);
@@ -974,6 +1037,16 @@ static int walk_root(struct fsr *f, const struct fs_root *root)
 	return f->err ? f->err : ret;
 }
 
+/* A third of the memory of the link records (ordered by child first). */
+static struct xsort *link_sorter(struct check_ctx *c)
+{
+	struct xsort *s = ck_sorter(c, sizeof(struct lrec), lrec_cmp, 3);
+
+	if (s)
+		xsort_set_key(s, offsetof(struct lrec, child));
+	return s;
+}
+
 /* A subvolume, the data reloc tree, or a relocation tree (a subvolume's
  * copy being relocated, reported under the subvolume's number). */
 static int check_one_root(struct check_ctx *c, const struct fs_root *root)
@@ -986,16 +1059,21 @@ static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 	f.root_dirid = get_le64(&root->item.root_dirid);
 	if (!f.root_dirid)
 		f.root_dirid = BTRFS_FIRST_FREE_OBJECTID;
-	f.links = ck_sorter(c, sizeof(struct lrec), lrec_cmp, 9);
-	if (!f.links)
-		return -ENOMEM;
-	xsort_set_key(f.links, offsetof(struct lrec, child));
-	ret = walk_root(&f, root);
+	f.links = link_sorter(c);
+	f.ilinks = link_sorter(c);
+	f.xlinks = link_sorter(c);
+	ret = f.links && f.ilinks && f.xlinks ? walk_root(&f, root) : -ENOMEM;
 	if (ret >= 0 || ret == -EIO || ret == -EUCLEAN)
 		ret = xsort_finish(f.links);
 	if (ret >= 0)
+		ret = xsort_finish(f.ilinks);
+	if (ret >= 0)
+		ret = xsort_finish(f.xlinks);
+	if (ret >= 0)
 		ret = merge_links(&f);
 	xsort_free(f.links);
+	xsort_free(f.ilinks);
+	xsort_free(f.xlinks);
 	return ret < 0 && ret != -EIO && ret != -EUCLEAN ? ret : 0;
 }
 

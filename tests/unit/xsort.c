@@ -19,7 +19,9 @@ static int rec_cmp(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-enum { KEYS_RANDOM, KEYS_EQUAL, KEYS_ASCENDING, KEYS_DESCENDING };
+/* KEYS_ALMOST: ascending but for one smaller key now and then (a run that came
+ * nearly in order is sorted all the same) */
+enum { KEYS_RANDOM, KEYS_EQUAL, KEYS_ASCENDING, KEYS_DESCENDING, KEYS_ALMOST };
 
 static uint64_t make_key(int kind, size_t i, size_t n, uint64_t *x)
 {
@@ -27,6 +29,7 @@ static uint64_t make_key(int kind, size_t i, size_t n, uint64_t *x)
 	case KEYS_EQUAL: return 7;
 	case KEYS_ASCENDING: return i;
 	case KEYS_DESCENDING: return n - i;
+	case KEYS_ALMOST: return i % 10007 == 5000 ? i / 2 : i;
 	}
 	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
 	return (*x >> 33) % (n / 2 + 1);        /* plenty of duplicates */
@@ -80,6 +83,9 @@ TEST(xsort_key_patterns)
 	CHECK(sort_keys_ok(50000, 1 << 20, KEYS_ASCENDING));
 	CHECK(sort_keys_ok(50000, 1 << 20, KEYS_DESCENDING));
 	CHECK(sort_keys_ok(50000, 256 << 10, KEYS_EQUAL));
+	CHECK(sort_keys_ok(50000, 1 << 20, KEYS_ALMOST));
+	CHECK(sort_keys_ok(50000, 256 << 10, KEYS_ALMOST));
+	CHECK(sort_keys_ok(50000, 256 << 10, KEYS_ASCENDING));
 }
 
 TEST(xsort_in_memory)
