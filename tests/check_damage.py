@@ -20,7 +20,8 @@ TREE: root extent chunk dev fs csum quota uuid free-space block-group data-reloc
 a tree id, log (the log root tree), log:ID or reloc:ID. KEY: "OBJECTID TYPE OFFSET", each
 a number, a name (INODE_ITEM, FS_TREE, ORPHAN...), * (any) or $ (any, the last).
 VALUE: a number, +N/-N (relative), or text / hex:HEX for byte fields.
---no-csum leaves the stale checksum; --mirror N writes only that copy.
+--no-csum leaves the stale checksum; --mirror N writes only that copy; --keep-parents
+leaves the parents' keys as they were (a leaf's first key damaged in the leaf alone).
 
 legacy usage: check_damage.py BTRFS IMAGE OP
   BTRFS is the reference btrfs binary (its dump-tree locates items).
@@ -106,13 +107,15 @@ def delete_item(block, slot):
 
 def edit(args):
     """The generic operations (see the usage)."""
-    fix_csum, mirror = True, None
+    fix_csum, mirror, keep_parents = True, None, False
     while args and args[0].startswith("--"):
         opt = args.pop(0)
         if opt == "--no-csum":
             fix_csum = False
         elif opt == "--mirror":
             mirror = int(args.pop(0))
+        elif opt == "--keep-parents":
+            keep_parents = True
         else:
             raise SystemExit("unknown option " + opt)
     if len(args) < 2:
@@ -212,7 +215,7 @@ def edit(args):
         leaf.set_key(slot, new)
         print("key", key, "->", new)
     fs.write_block(leaf, fix_csum, mirror)
-    if slot == 0 and op in ("del-item", "set-key") and leaf.nritems:
+    if slot == 0 and op in ("del-item", "set-key") and leaf.nritems and not keep_parents:
         fs.fix_parent_keys(leaf)
 
 

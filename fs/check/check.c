@@ -374,6 +374,12 @@ static int load_roots(struct check_ctx *c)
 	c->have_extent_root = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &c->extent_root) == 0;
 	if (!c->have_extent_root)
 		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, 0, 0, "no extent tree root item");
+	if (fs_root_lookup(fs, BTRFS_FS_TREE_OBJECTID, &(struct fs_root){ 0 }) == -ENOENT) {
+		/* made again from its blocks (the extent tree's back references name them) */
+		if (CFG_CHECK_REPAIR)
+			c->fix_key = (struct fs_key){ BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_ITEM_KEY, 0 };
+		ck_err_fix(c, CHECK_FIX_ROOT_LOST, BTRFS_FS_TREE_OBJECTID, 0, 0, 0, "no fs tree root item");
+	}
 	c->have_csum_root = fs_root_lookup(fs, BTRFS_CSUM_TREE_OBJECTID, &c->csum_root) == 0;
 	return 0;
 }

@@ -63,7 +63,11 @@ static int load_block_groups(struct check_ctx *c)
 	int cap = 0;
 
 	if (fs_root_lookup(c->fs, fs_block_group_tree_id(c->fs), &r) < 0) {
-		ck_fs_error(c, &c->fs->err, NULL);
+		/* a lost block group tree is made anew (a lost extent tree said already) */
+		if (c->fs->err.code != -ENOENT)
+			ck_fs_error(c, &c->fs->err, NULL);
+		else if (fs_block_group_tree_id(c->fs) != BTRFS_EXTENT_TREE_OBJECTID)
+			ck_err(c, BTRFS_BLOCK_GROUP_TREE_OBJECTID, 0, 0, 0, "no block group tree root item");
 		return 0;
 	}
 	return ck_iterate(c, &r, &from, bg_item_cb, &cap);

@@ -256,6 +256,25 @@ static int block_level(struct fs *fs, uint64_t bytenr)
 	return level;
 }
 
+/* A subvolume's leaf whose first key is not the one its parent names: when that key
+ * is of a type no item of the tree has, or below the parent's (where the leaf before
+ * it holds keys), it was damaged, and the parent's is put back if it keeps the order. */
+static void adopt_parent_key(uint64_t tree, uint8_t *leaf, const struct fs_key *want)
+{
+	struct btrfs_item *it = (void *)(leaf + sizeof(struct btrfs_header));
+	uint32_t n = get_le32(&((struct btrfs_header *)leaf)->nritems);
+	struct fs_key first, second;
+
+	if (!n || !ck_is_fstree(tree) || !ck_subvol_key_type(want->type))
+		return;
+	fs_key_from_disk(&first, &it[0].key);
+	if (ck_subvol_key_type(first.type) && fs_key_cmp(&first, want) >= 0)
+		return;
+	if (n > 1 && (fs_key_from_disk(&second, &it[1].key), fs_key_cmp(want, &second) >= 0))
+		return;
+	fs_key_to_disk(&it[0].key, want);
+}
+
 /* A leaf of a subvolume or of the root tree no copy of which can be read: laid out
  * again when only its layout is wrong, in every tree that shares it; else a subvolume's
  * is dropped (what it held is lost), the root tree's kept (its root items are the
@@ -273,6 +292,7 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 	if (!leaf)
 		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
 	if (!salvage_leaf(rp->fs, f->bytenr, leaf, &dropped)) {
+		adopt_parent_key(f->root, leaf, &f->key);
 		n = block_trees(rp->fs, f->bytenr, trees, 16);
 		ret = 0;
 		for (int i = 0; i < (n ? n : 1) && !ret; i++)

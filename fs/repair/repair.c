@@ -449,6 +449,24 @@ static struct fs_key block_first_key(struct fs *fs, uint64_t bytenr)
 	return k;
 }
 
+/* The FULL_BACKREF flag of a tree block whose extent item is gone: a block its owner
+ * (the header's) no longer references was copied away by the owner while shared,
+ * which set the flag. */
+static uint64_t full_backref(struct fs *fs, const struct check_extent *x, const struct check_ref *refs)
+{
+	struct fs_block *b = fs_block_read(fs, x->bytenr, &FS_EXPECT_NONE);
+	uint64_t owner;
+
+	if (!b)
+		return 0;
+	owner = fs_block_owner(b);
+	fs_block_put(fs, b);
+	for (uint32_t i = 0; i < x->nrefs; i++)
+		if (refs[i].type == BTRFS_TREE_BLOCK_REF_KEY && refs[i].a == owner)
+			return 0;
+	return BTRFS_BLOCK_FLAG_FULL_BACKREF;
+}
+
 static int insert_extent(struct rp *rp, const struct check_extent *x, struct check_ref *refs)
 {
 	struct fs *fs = rp->fs;
@@ -481,8 +499,8 @@ static int insert_extent(struct rp *rp, const struct check_extent *x, struct che
 		total += refs[j].count;
 	put_le64(&ei->refs, total);
 	put_le64(&ei->generation, gen);
-	put_le64(&ei->flags, x->meta ? BTRFS_EXTENT_FLAG_TREE_BLOCK | (x->flags & BTRFS_BLOCK_FLAG_FULL_BACKREF)
-				     : BTRFS_EXTENT_FLAG_DATA);
+	put_le64(&ei->flags, !x->meta ? BTRFS_EXTENT_FLAG_DATA : BTRFS_EXTENT_FLAG_TREE_BLOCK |
+			     (x->flags ? x->flags & BTRFS_BLOCK_FLAG_FULL_BACKREF : full_backref(fs, x, refs)));
 	ret = fs_item_insert(fs, EXTENT_TREE, &key, item, len);
 	for (; !ret && i < x->nrefs; i++)
 		ret = keyed_ref(fs, x->bytenr, &refs[i]);
@@ -949,8 +967,9 @@ static int init_extent_tree(struct rp *rp)
 	uint64_t bg_tree = fs_block_group_tree_id(fs);
 	int ret;
 
-	fs_space_trust_reserved(fs);            /* on_extent reserved what is in use */
-	ret = fs_tree_reset(fs, EXTENT_TREE);
+	/* a lost root item: the tree is made with a new one */
+	ret = fs_root_lookup(fs, EXTENT_TREE, &(struct fs_root){ 0 }) == -ENOENT ? fs_tree_create(fs, EXTENT_TREE) :
+									    fs_tree_reset(fs, EXTENT_TREE);
 	if (!ret && bg_tree != EXTENT_TREE && rp->rebuild & REBUILD_BLOCK_GROUPS)
 		ret = rebuild_block_group_tree(rp);
 	for (size_t i = 0; i < rp->next && !ret; i++) {
@@ -1216,6 +1235,9 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		 * trees reference (and saw the right trees): the other fixes would change it */
 		if (rp.init_extent && !rp.all_collected)
 			ret = run_check(&rp, &r->last);
+		/* every extent in use is reserved: the fixes before it allocate around them */
+		if (rp.init_extent)
+			fs_space_trust_reserved(fs);
 		if (!ret && rp.init_extent && !rp.roots) {
 			rp.init_extent = 0;
 			ret = init_extent_tree(&rp);

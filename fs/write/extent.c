@@ -50,9 +50,12 @@ int walloc_init(struct fs *fs)
 
 	if (w->scratch)
 		return 0;
+	/* a lost extent tree (no root item) leaves allocation to what fs_space_reserve
+	 * says is in use: only the extent tree made anew allocates */
 	ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &w->orig_extent);
-	if (!ret)
-		ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r);
+	if (ret == -ENOENT)
+		memset(&w->orig_extent, 0, sizeof(w->orig_extent));
+	ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r);
 	if (ret)
 		return ret;
 	b = fs_block_read(fs, r.bytenr, &FS_EXPECT_NONE);
@@ -114,6 +117,9 @@ static int chunk_gap(struct fs *fs, const struct fs_chunk *c, uint64_t *pos)
 			at = r->end;
 			continue;
 		}
+		if (!fs->w->trust_reserved && !fs->w->orig_extent.bytenr)
+			return fs_err(&fs->err, -EUCLEAN, "the extent tree is lost: nothing can be allocated "
+				      "until it is made anew");
 		ret = fs->w->trust_reserved ? 0 : extent_before(fs, at + ns, &s, &e);
 		if (ret < 0)
 			return ret;
