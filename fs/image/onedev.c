@@ -6,6 +6,7 @@
 #include "util/csum/csum.h"
 #include "util/le.h"
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,11 +30,13 @@ static void place_stripes(const struct restorer *r, const struct btrfs_dev_item 
 	put_le16(&c->num_stripes, stripes);
 	put_le16(&c->sub_stripes, 0);
 	for (uint16_t i = 0; i < stripes; i++) {
-		struct btrfs_stripe *s = &c->stripe + i;
+		struct btrfs_stripe s;
 
-		s->devid = dev->devid;
-		memcpy(s->dev_uuid, dev->uuid, BTRFS_UUID_SIZE);
-		put_le64(&s->offset, !p ? logical : i ? p->physical_dup : p->physical);
+		/* the stripes follow the chunk item's first one (the item has room for them) */
+		s.devid = dev->devid;
+		memcpy(s.dev_uuid, dev->uuid, BTRFS_UUID_SIZE);
+		put_le64(&s.offset, !p ? logical : i ? p->physical_dup : p->physical);
+		memcpy((uint8_t *)c + offsetof(struct btrfs_chunk, stripe) + i * sizeof(s), &s, sizeof(s));
 	}
 }
 
