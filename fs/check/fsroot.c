@@ -678,6 +678,7 @@ static void fs_item(struct fsr *f, const struct fs_key *key, const uint8_t *data
 		return;
 	}
 	if (!fs_item_type_known(f, key->type)) {
+		fix_delete(f, key);
 		ck_err(f->c, f->root, key->objectid, 0, 0, "unknown key (%llu %u %llu) found in leaf %llu",
 		       (unsigned long long)key->objectid, key->type, (unsigned long long)key->offset,
 		       (unsigned long long)f->leaf);

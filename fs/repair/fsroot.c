@@ -413,6 +413,43 @@ static int find_data_extent(struct fs *fs, uint64_t bytenr, uint64_t root, uint6
 	return ret < 0 ? ret : h->found ? 0 : -ENOENT;
 }
 
+/* An item of a subvolume of a key type no item of it has: a file extent whose data
+ * extent names it (root, inode, offset) had its type damaged and is a file extent
+ * again; any other goes. */
+int fix_unknown_item(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	struct fs_key k = { f->key.objectid, BTRFS_EXTENT_DATA_KEY, f->key.offset };
+	struct fs_file_extent fe;
+	struct data_ref_hit h;
+	uint8_t *d, *other;
+	uint32_t size, other_size;
+	int ret = item_copy(fs, f->root, &f->key, &d, &size);
+
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	ret = fs_item_delete(fs, f->root, &f->key);
+	if (!ret && !fs_file_extent(d, size, &fe) && fe.type != BTRFS_FILE_EXTENT_INLINE && fe.disk_bytenr &&
+	    k.offset >= fe.offset && !find_data_extent(fs, fe.disk_bytenr, f->root, k.objectid, k.offset - fe.offset, &h) &&
+	    h.bytenr == fe.disk_bytenr && h.ref_offset == k.offset - fe.offset) {
+		if (!item_copy(fs, f->root, &k, &other, &other_size)) {
+			free(other);            /* the file has its extent there: this one goes */
+		} else {
+			ret = fs_item_insert(fs, f->root, &k, d, size);
+			rp->file_extents = 1;   /* the extent references follow in the next round */
+			say(rp, "item (%llu %u %llu) of root %llu is the file extent its data extent names",
+			    (unsigned long long)f->key.objectid, f->key.type, (unsigned long long)f->key.offset,
+			    (unsigned long long)f->root);
+			free(d);
+			return ret;
+		}
+	}
+	say(rp, "Deleting bogus item [%llu,%u,%llu] of root %llu", (unsigned long long)f->key.objectid,
+	    f->key.type, (unsigned long long)f->key.offset, (unsigned long long)f->root);
+	free(d);
+	return ret;
+}
+
 /* Mends the fields of a regular or prealloc extent item from its extent: its size,
  * the offset its back reference gives, a generation not after the extent's; 1 when
  * the result is a file extent the kernel reads, 0 when it cannot be mended. */

@@ -59,6 +59,9 @@ int fix_inode(struct rp *rp, const struct rp_fix *f);
 int fix_name(struct rp *rp, const struct rp_fix *f);
 /* A malformed file extent item mended from its extent, else deleted. */
 int fix_file_extent(struct rp *rp, const struct rp_fix *f);
+/* A subvolume item of an unknown key type: a file extent again when its data extent
+ * names it, else deleted. */
+int fix_unknown_item(struct rp *rp, const struct rp_fix *f);
 /* A data extent nothing references any more gets back the file extent items its back
  * references name (1 when one was made). */
 int relink_data_extent(struct rp *rp, const struct check_extent *x);

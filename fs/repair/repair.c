@@ -922,6 +922,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 	case CHECK_FIX_BAD_COPY:
 		return fix_bad_copy(rp, f);
 	case CHECK_FIX_DELETE:
+		if (ck_is_fstree(f->root) && !ck_subvol_key_type(f->key.type))
+			return fix_unknown_item(rp, f);
 		say(rp, "Deleting bogus item [%llu,%u,%llu] of root %llu", (unsigned long long)f->key.objectid,
 		    f->key.type, (unsigned long long)f->key.offset, (unsigned long long)f->root);
 		ret = fs_item_delete(rp->fs, f->root, &f->key);
