@@ -367,13 +367,18 @@ static void ck_stage(struct check_ctx *c, enum check_stage s, int fst)
 static int load_roots(struct check_ctx *c)
 {
 	struct fs *fs = c->fs;
+	int ret;
 
 	memset(&c->root_tree, 0, sizeof(c->root_tree));
 	if (fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &c->root_tree) < 0)
 		return fs->err.code ? fs->err.code : -EIO;
-	c->have_extent_root = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &c->extent_root) == 0;
-	if (!c->have_extent_root)
-		ck_err(c, BTRFS_EXTENT_TREE_OBJECTID, 0, 0, 0, "no extent tree root item");
+	ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &c->extent_root);
+	c->have_extent_root = !ret;
+	/* made anew when its root item is gone; a root tree leaf that cannot be read is
+	 * the root tree's damage */
+	if (ret)
+		ck_err(c, ret == -ENOENT ? BTRFS_EXTENT_TREE_OBJECTID : BTRFS_ROOT_TREE_OBJECTID, 0, 0, 0,
+		       "no extent tree root item");
 	if (fs_root_lookup(fs, BTRFS_FS_TREE_OBJECTID, &(struct fs_root){ 0 }) == -ENOENT) {
 		/* made again from its blocks (the extent tree's back references name them) */
 		if (CFG_CHECK_REPAIR)

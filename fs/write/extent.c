@@ -53,9 +53,12 @@ int walloc_init(struct fs *fs)
 	/* a lost extent tree (no root item) leaves allocation to what fs_space_reserve
 	 * says is in use: only the extent tree made anew allocates */
 	ret = fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &w->orig_extent);
-	if (ret == -ENOENT)
+	if (ret == -ENOENT) {
 		memset(&w->orig_extent, 0, sizeof(w->orig_extent));
-	ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r);
+		ret = 0;
+	}
+	if (!ret)
+		ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r);
 	if (ret)
 		return ret;
 	b = fs_block_read(fs, r.bytenr, &FS_EXPECT_NONE);
