@@ -1561,6 +1561,9 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 		ret = fs_inode_delete(fs, root, ino);
 		return ret ? ret : fs_items_delete_range(fs, root, &from, &to, NULL);
 	}
+	/* a number no inode can have (a damaged dir entry's): its names go with the names' fixes */
+	if (!ck_valid_ino(ino))
+		return 0;
 	ret = inode_facts(fs, root, ino, &fa);
 	if (!ret && (e & I_NO_INODE_ITEM) && !fa.have_item) {
 		mode = detect_type(&fa, ino, top);
