@@ -254,6 +254,37 @@ void ck_cursor_release(struct ck_cursor *cu)
 
 /* ---- stage 1: root items ------------------------------------------------ */
 
+/* A dir entry's location as the kernel's tree checker wants it: an inode (of a
+ * subvolume, the root tree's directory or the old inode cache) or a subvolume. */
+int ck_dir_location_ok(const struct fs_key *l)
+{
+	if (l->type == BTRFS_INODE_ITEM_KEY)
+		return !l->offset && (ck_valid_ino(l->objectid) || l->objectid == BTRFS_ROOT_TREE_DIR_OBJECTID ||
+				      l->objectid == BTRFS_FREE_INO_OBJECTID);
+	return l->type == BTRFS_ROOT_ITEM_KEY && ck_is_fstree(l->objectid) && (!l->offset || l->offset == UINT64_MAX);
+}
+
+/* The root tree's directory (the "default" subvolume's name): entries the kernel reads
+ * (else deleted: without it the kernel mounts the top subvolume). */
+static void root_dir_item(struct check_ctx *c, const struct fs_key *key, const uint8_t *data, uint32_t size)
+{
+	struct fs_dir_entry de;
+	uint32_t pos = 0;
+	int ret;
+
+	while ((ret = fs_dir_entry_next(data, size, &pos, &de)) == 1)
+		if (ck_name_hash(de.name, de.name_len) != key->offset || de.data_len || de.type == BTRFS_FT_UNKNOWN ||
+		    de.type >= BTRFS_FT_XATTR || !ck_dir_location_ok(&de.location))
+			break;
+	if (!ret)
+		return;
+	if (CFG_CHECK_REPAIR)
+		c->fix_key = *key;
+	ck_err_fix(c, CHECK_FIX_DELETE, BTRFS_ROOT_TREE_OBJECTID, 0, 0, 0,
+		   "root tree DIR_ITEM[%llu %llu] is invalid (the kernel refuses it)",
+		   (unsigned long long)key->objectid, (unsigned long long)key->offset);
+}
+
 static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
 			uint32_t size, void *arg)
 {
@@ -261,6 +292,8 @@ static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 	uint64_t gen;
 
 	(void)arg;
+	if (key->type == BTRFS_DIR_ITEM_KEY)
+		root_dir_item(c, key, data, size);
 	if (key->type != BTRFS_ROOT_ITEM_KEY)
 		return 0;
 	if (fs_root_item(data, size, &ri) < 0) {

@@ -155,6 +155,8 @@ static inline int ck_valid_ino(uint64_t ino)
 {
 	return ino >= BTRFS_FIRST_FREE_OBJECTID && ino <= BTRFS_LAST_FREE_OBJECTID;
 }
+/* A dir entry's location the kernel's tree checker accepts. */
+int ck_dir_location_ok(const struct fs_key *location);
 /* Whether a subvolume's tree holds items of key type (its log trees aside). */
 int ck_subvol_key_type(uint8_t type);
 static inline int ck_is_fstree(uint64_t id)
