@@ -694,7 +694,8 @@ static struct fs *open_for_repair(struct check_args *a, const char *path, const 
 	if (!fs && !a->use_backup && (a->rebuild_chunks || err.code != -EBUSY))
 		fs = open_recovering_chunks(a, path, wo, &err);
 	if (!fs)
-		msg_error("cannot open file system: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
+		msg_error("cannot open file system: %s", err.code ? fs_error_format(&err, ebuf, sizeof(ebuf)) :
+			  "its chunks could not be recovered");
 	return fs;
 }
 

@@ -178,6 +178,14 @@ static int chunk_tree_item_cb(struct check_ctx *c, const struct fs_key *key, con
 	return 0;
 }
 
+static int chunk_on_device(const struct fs_chunk *ch, uint64_t logical, uint64_t devid)
+{
+	for (int s = 0; ch && ch->logical == logical && s < ch->num_stripes; s++)
+		if (ch->stripes[s].devid == devid)
+			return 1;
+	return 0;
+}
+
 /* The chunk stripe a device extent stands for (found through its chunk). */
 static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devid, uint64_t physical,
 			     uint64_t chunk_offset, uint64_t length)
@@ -207,11 +215,14 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 			return;
 		}
 	}
-	/* a block group there: the chunk is what is wrong or missing */
+	/* a block group there: the chunk is what is wrong or missing, unless the chunk is
+	 * there with a stripe on the device (the extent's place is wrong: the device tree
+	 * is made anew from the chunks) */
 	bg = ck_bg_find(c, chunk_offset);
 	if (bg && bg->start == chunk_offset && ds->bg_named)
 		ds->bg_named[bg - c->bgs] = 1;
-	ck_err_fix(c, bg && bg->start == chunk_offset ? CHECK_FIX_CHUNKS : CHECK_FIX_DEV_TREE,
+	ck_err_fix(c, bg && bg->start == chunk_offset && !chunk_on_device(ch, chunk_offset, devid) ?
+		      CHECK_FIX_CHUNKS : CHECK_FIX_DEV_TREE,
 		   BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
 	       "Device extent[%llu, %llu, %llu] didn't find the relative chunk.",
 	       (unsigned long long)devid, (unsigned long long)physical, (unsigned long long)length);

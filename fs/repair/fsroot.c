@@ -1065,6 +1065,21 @@ static int drop_index(struct rp *rp, uint64_t root, const struct fs_key *key, ui
 	return ret ? ret : grow_dir(fs, root, key->objectid, -(int64_t)len);
 }
 
+/* Whether another name of f's directory, one without its dir index, has an inode ref
+ * that claims index: the dir index there is that name's, and one that names f's inode
+ * there had its key damaged. */
+static int index_claimed(const struct rp *rp, const struct rp_fix *f, uint64_t index)
+{
+	for (size_t i = 0; i < rp->nfixes; i++) {
+		const struct rp_fix *g = &rp->fixes[i];
+
+		if (g->kind == CHECK_FIX_NAME && g->root == f->root && g->key.objectid == f->key.objectid &&
+		    g->ino != f->ino && g->key.offset == index && (g->value[1] & 1 << 16) && !(g->value[1] & 4 << 16))
+			return 1;
+	}
+	return 0;
+}
+
 static int fix_name1(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -1077,6 +1092,14 @@ static int fix_name1(struct rp *rp, const struct rp_fix *f)
 
 	/* a ref whose index is not the one its dir item and dir index agree on is the
 	 * damaged part; else an index alone, or with a ref of another index, is */
+	if (ref && item && index && (v & REF_INDEX_UNMATCH) && !find_name(fs, f, &n) &&
+	    index_claimed(rp, f, f->value[2])) {
+		say(rp, "moved dir index %llu of %.*s in %llu root %llu to %llu, its inode ref's (the other is "
+			"another name's)", (unsigned long long)f->value[2], n.len, n.s, (unsigned long long)dir,
+		    (unsigned long long)f->root, (unsigned long long)n.index);
+		ret = drop_entry(fs, f->root, &kindex, f->ino, &n);
+		return ret ? ret : add_entry(fs, f->root, &(struct fs_key){ dir, BTRFS_DIR_INDEX_KEY, n.index }, f->ino, &n);
+	}
 	if (ref && item && index && (v & REF_INDEX_UNMATCH) && !find_name(fs, f, &n)) {
 		say(rp, "reset the index of inode ref %.*s of inode %llu in %llu root %llu to %llu", n.len, n.s,
 		    (unsigned long long)f->ino, (unsigned long long)dir, (unsigned long long)f->root,
