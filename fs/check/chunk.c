@@ -178,17 +178,10 @@ static int chunk_tree_item_cb(struct check_ctx *c, const struct fs_key *key, con
 	return 0;
 }
 
-static int chunk_on_device(const struct fs_chunk *ch, uint64_t logical, uint64_t devid)
-{
-	for (int s = 0; ch && ch->logical == logical && s < ch->num_stripes; s++)
-		if (ch->stripes[s].devid == devid)
-			return 1;
-	return 0;
-}
-
-/* The chunk stripe a device extent stands for (found through its chunk). */
+/* The chunk stripe a device extent stands for (found through its chunk). misplaced:
+ * the extent names no device or overlaps the one before it (its key is suspect). */
 static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devid, uint64_t physical,
-			     uint64_t chunk_offset, uint64_t length)
+			     uint64_t chunk_offset, uint64_t length, int misplaced)
 {
 	struct fs *fs = c->fs;
 	const struct fs_chunk *ch = fs_chunk_find(fs, chunk_offset);
@@ -216,12 +209,12 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 		}
 	}
 	/* a block group there: the chunk is what is wrong or missing, unless the chunk is
-	 * there with a stripe on the device (the extent's place is wrong: the device tree
-	 * is made anew from the chunks) */
+	 * there and the extent's key is suspect (the device tree is made anew from the
+	 * chunks) */
 	bg = ck_bg_find(c, chunk_offset);
 	if (bg && bg->start == chunk_offset && ds->bg_named)
 		ds->bg_named[bg - c->bgs] = 1;
-	ck_err_fix(c, bg && bg->start == chunk_offset && !chunk_on_device(ch, chunk_offset, devid) ?
+	ck_err_fix(c, bg && bg->start == chunk_offset && !(misplaced && ch && ch->logical == chunk_offset) ?
 		      CHECK_FIX_CHUNKS : CHECK_FIX_DEV_TREE,
 		   BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
 	       "Device extent[%llu, %llu, %llu] didn't find the relative chunk.",
@@ -235,6 +228,7 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 	const struct btrfs_dev_extent *de;
 	struct dev_state *d;
 	unsigned long long devid = key->objectid, phys = key->offset, len;
+	int misplaced;
 
 	if (key->type != BTRFS_DEV_EXTENT_KEY)
 		return 0;
@@ -260,10 +254,11 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
 		       "Device extent[%llu, %llu, %llu] didn't find its device.", devid, phys, len);
 		/* the device item is what is wrong when a chunk names the extent */
-		match_dev_extent(c, ds, devid, phys, get_le64(&de->chunk_offset), len);
+		match_dev_extent(c, ds, devid, phys, get_le64(&de->chunk_offset), len, 1);
 		return 0;
 	}
-	if (phys < d->last_end)
+	misplaced = phys < d->last_end;
+	if (misplaced)
 		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
 		       "dev extent devid %llu physical offset %llu overlap with previous dev extent end %llu",
 		       devid, phys, (unsigned long long)d->last_end);
@@ -273,7 +268,7 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 		       devid, phys, len, (unsigned long long)d->total_bytes);
 	d->last_end = phys + len;
 	d->extents_bytes += len;
-	match_dev_extent(c, ds, devid, phys, get_le64(&de->chunk_offset), len);
+	match_dev_extent(c, ds, devid, phys, get_le64(&de->chunk_offset), len, misplaced);
 	return 0;
 }
 

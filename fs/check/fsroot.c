@@ -569,6 +569,13 @@ static int in_data_chunk(const struct fs *fs, uint64_t start, uint64_t len)
 	return ch && (ch->type & BTRFS_BLOCK_GROUP_DATA) && len <= ch->logical + ch->length - start;
 }
 
+/* NODATASUM, from flags that are not garbage (bits no kernel sets: the data's
+ * checksums decide, and the repair resets the flags from them). */
+static int no_datasum(const struct ino_state *in)
+{
+	return (in->flags & INODE_FLAG_NODATASUM) && !(in->flags & ~INODE_FLAGS_KNOWN);
+}
+
 static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *data, uint32_t size)
 {
 	struct ino_state *in = &f->in;
@@ -615,7 +622,7 @@ static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *
 		return;
 	}
 	num_bytes = fe.num_bytes;
-	bad |= !reg_extent_ok(f, &fe) || (fe.compression && (in->flags & INODE_FLAG_NODATASUM)) ||
+	bad |= !reg_extent_ok(f, &fe) || (fe.compression && no_datasum(in)) ||
 	       (fe.disk_bytenr && !in_data_chunk(f->c->fs, fe.disk_bytenr, fe.disk_num_bytes));
 	if (bad)
 		bad_file_extent(f, key);
@@ -630,7 +637,7 @@ static void file_extent(struct fsr *f, const struct fs_key *key, const uint8_t *
 	in->extent_end = key->offset + num_bytes;
 	/* Data reloc inodes copy whole extents, written or not: no csums promised. */
 	if (fe.disk_bytenr && fe.type == BTRFS_FILE_EXTENT_REG && in->have_item && f->accounted) {
-		int no_csum = (in->flags & INODE_FLAG_NODATASUM) != 0;
+		int no_csum = no_datasum(in);
 
 		if (fe.compression)
 			need_csum(f, fe.disk_bytenr, fe.disk_num_bytes, no_csum);

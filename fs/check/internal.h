@@ -7,6 +7,7 @@
 
 /* btrfs_inode_item.flags bits (kernel-internal, not in the UAPI headers). */
 #define INODE_FLAG_NODATASUM (1ULL << 0)
+#define INODE_FLAG_NODATACOW (1ULL << 1)
 #define INODE_FLAG_IMMUTABLE (1ULL << 6)
 #define INODE_FLAG_APPEND (1ULL << 7)
 /* btrfs_inode_item.flags bits the kernel knows (low word; the high word holds

@@ -1398,6 +1398,7 @@ struct facts {
 	uint64_t dir_names;             /* name bytes of its dir items and dir indexes */
 	uint64_t found_size;            /* data bytes of its file extents */
 	uint64_t end;                   /* where its last file extent ends */
+	uint64_t first_data;            /* where its first regular extent is on disk (0: none) */
 	uint8_t ref_type;               /* the type its first parent's entry gives it */
 };
 
@@ -1436,6 +1437,8 @@ static int inode_facts(struct fs *fs, uint64_t root, uint64_t ino, struct facts 
 				fa->found_size += fe.num_bytes;
 			if (fe.type == BTRFS_FILE_EXTENT_INLINE || fe.disk_bytenr)
 				fa->end = k.offset + (fe.type == BTRFS_FILE_EXTENT_INLINE ? fe.ram_bytes : fe.num_bytes);
+			if (fe.type != BTRFS_FILE_EXTENT_INLINE && !fa->first_data)
+				fa->first_data = fe.disk_bytenr;
 		} else if (k.type == BTRFS_INODE_REF_KEY && !fa->ref_type) {
 			struct fs_inode_ref ref;
 			struct name n = { .len = 0 };
@@ -1575,7 +1578,7 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 	uint32_t links = (uint32_t)f->value[1], mode, size;
 	struct btrfs_inode_item *ii;
 	struct facts fa;
-	int ret;
+	int ret, csummed;
 
 	if (e & I_DEPRECATED_FREE_INO) {        /* the old inode number cache: it goes */
 		struct fs_key from = { BTRFS_FREE_SPACE_OBJECTID, 0, 0 }, to = { BTRFS_FREE_SPACE_OBJECTID, 255, UINT64_MAX };
@@ -1630,6 +1633,9 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 	mode = e & I_INVALID_IMODE ? detect_type(&fa, ino, top) | 0700 : get_le32(&fa.ii.mode);
 	if (!ret && (e & I_LINK_COUNT_WRONG) && ino != top && !links)
 		ret = link_lost(rp, root, top, ino, S_ISDIR(mode) ? BTRFS_FT_DIR : BTRFS_FT_REG_FILE);
+	/* flags with bits no kernel sets are garbage as a whole: its data's checksums say
+	 * whether it has any */
+	csummed = (e & I_ODD_INODE_FLAGS) && fa.first_data && has_csum(fs, fa.first_data);
 	if (ret || !(ii = inode_mut(fs, root, ino)))
 		return ret ? ret : fs->err.code;
 	if (e & I_INVALID_IMODE) {
@@ -1650,8 +1656,14 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 		put_le32(&ii->nlink, ino == top || S_ISDIR(mode) ? 1 : links ? links : 1);
 	}
 	if (e & I_ODD_INODE_FLAGS) {
-		uint64_t flags = get_le64(&ii->flags) & INODE_FLAGS_KNOWN;
+		uint64_t old = get_le64(&ii->flags), flags = old & INODE_FLAGS_KNOWN;
 
+		/* one bit no kernel sets is a flipped bit; more are a field of garbage: only
+		 * what the data says stays (data without checksums: NODATASUM, NODATACOW) */
+		if (__builtin_popcountll(old & ~INODE_FLAGS_KNOWN) > 1)
+			flags &= fa.first_data && !csummed ? INODE_FLAG_NODATASUM | INODE_FLAG_NODATACOW : 0;
+		if (csummed)
+			flags &= ~(INODE_FLAG_NODATASUM | INODE_FLAG_NODATACOW);
 		if (S_ISLNK(mode))
 			flags &= ~(INODE_FLAG_IMMUTABLE | INODE_FLAG_APPEND);
 		say(rp, "reset flags of inode %llu root %llu to 0x%llx", (unsigned long long)ino,
