@@ -86,6 +86,23 @@ static void say_mismatch(struct check_ctx *c, const struct fs_chunk *ch, const s
 		   (unsigned long long)bg->flags);
 }
 
+/* Each stripe names a device the kernel finds: its devid with that device's uuid. */
+static void check_stripe_devices(struct check_ctx *c)
+{
+	struct fs *fs = c->fs;
+
+	for (int i = 0; i < fs->num_chunks; i++)
+		for (int s = 0; s < fs->chunks[i].num_stripes; s++) {
+			const struct fs_chunk_stripe *st = &fs->chunks[i].stripes[s];
+			const struct fs_device *d = fs_device_by_id(fs, st->devid);
+
+			if (d && memcmp(d->uuid, st->dev_uuid, BTRFS_UUID_SIZE))
+				ck_err_fix(c, CHECK_FIX_CHUNK_TREE, BTRFS_CHUNK_TREE_OBJECTID, 0, fs->chunks[i].logical, 0,
+					   "Chunk[256, 228, %llu] stripe %d: device %llu has another uuid",
+					   (unsigned long long)fs->chunks[i].logical, s, (unsigned long long)st->devid);
+		}
+}
+
 static void check_chunk_bgs(struct check_ctx *c)
 {
 	struct fs *fs = c->fs;
@@ -358,6 +375,7 @@ int check_chunks_and_devices(struct check_ctx *c)
 	if (ret < 0)
 		return ret;
 	check_chunk_bgs(c);
+	check_stripe_devices(c);
 	if (fs_root_lookup(fs, BTRFS_CHUNK_TREE_OBJECTID, &chunk_root) < 0 ||
 	    fs_root_lookup(fs, BTRFS_DEV_TREE_OBJECTID, &dev_root) < 0) {
 		if (fs->err.code == -ENOENT)    /* the device tree's root item: made anew */

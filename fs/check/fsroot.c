@@ -443,13 +443,12 @@ static void dir_entry_sanity(struct fsr *f, const struct fs_key *key, const stru
 		why = "has an invalid type";
 	else if (!xattr && de->location.type != BTRFS_INODE_ITEM_KEY &&
 		 de->location.type != BTRFS_ROOT_ITEM_KEY) {
-		if (key->type == BTRFS_DIR_INDEX_KEY)
-			fix_delete(f, key);
+		fix_delete(f, key);     /* the names come back from the other halves */
 		ck_raw(f->c, f->root, key->objectid, "unknown location type %d in DIR_ITEM[%llu %llu]",
 		       de->location.type, (unsigned long long)key->objectid,
 		       (unsigned long long)key->offset);
 	}
-	if (why && key->type == BTRFS_DIR_INDEX_KEY)
+	if (why && !xattr)
 		fix_delete(f, key);
 	if (why)
 		ck_err(f->c, f->root, key->objectid, 0, 0,

@@ -422,6 +422,15 @@ int rebuild_chunk_tree(struct rp *rp)
 		ret = fs_item_insert(fs, BTRFS_CHUNK_TREE_OBJECTID,
 				     &(struct fs_key){ BTRFS_DEV_ITEMS_OBJECTID, BTRFS_DEV_ITEM_KEY, d->devid }, &di, sizeof(di));
 	}
+	/* a stripe names its device by devid and uuid: the device's uuid (the kernel finds
+	 * no device by another) */
+	for (int i = 0; i < fs->num_chunks; i++)
+		for (int s = 0; s < fs->chunks[i].num_stripes; s++) {
+			const struct fs_device *d = fs_device_by_id(fs, fs->chunks[i].stripes[s].devid);
+
+			if (d)
+				memcpy(fs->chunks[i].stripes[s].dev_uuid, d->uuid, BTRFS_UUID_SIZE);
+		}
 	for (int i = 0; i < fs->num_chunks && !ret; i++)
 		ret = fs_item_insert(fs, BTRFS_CHUNK_TREE_OBJECTID,
 				     &(struct fs_key){ BTRFS_FIRST_CHUNK_TREE_OBJECTID, BTRFS_CHUNK_ITEM_KEY, fs->chunks[i].logical },

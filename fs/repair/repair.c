@@ -322,13 +322,26 @@ static int owner_named(struct fs *fs, const struct check_extent *x)
 	return named;
 }
 
+/* What an extent (referenced, or an item of the old extent tree: what an unreadable
+ * leaf referenced stays) takes of its chunk: [bytenr, +size) cut at the chunk's end (a
+ * damaged size names more); nothing outside the chunks. */
+static int reserve_extent(struct fs *fs, const struct check_extent *x)
+{
+	const struct fs_chunk *c = fs_chunk_find(fs, x->bytenr);
+	uint64_t end = c ? c->logical + c->length : 0;
+
+	if (!c)
+		return 0;
+	return fs_space_reserve(fs, x->bytenr, x->size < end - x->bytenr ? x->size : end - x->bytenr);
+}
+
 static void on_extent(void *ctx, const struct check_extent *x)
 {
 	struct rp *rp = ctx;
 
 	/* the extent tree made anew says nothing of blocks in use until then: those the
 	 * trees and the extent tree know of now are never allocated */
-	if (rp->init_extent && fs_space_reserve(rp->fs, x->bytenr, x->size))
+	if (rp->init_extent && reserve_extent(rp->fs, x))
 		rp->nomem = 1;          /* (data too: mixed block groups hold both) */
 	if (!rp->init_extent && !owner_named(rp->fs, x))
 		return;
