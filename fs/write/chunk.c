@@ -39,15 +39,19 @@ static int largest_hole(struct fs *fs, const struct fs_device *d, uint64_t *star
 	fs_path_init(&p);
 	if (!ret && !(ret = fs_root_lookup(fs, BTRFS_DEV_TREE_OBJECTID, &root)))
 		for (ret = fs_search(fs, &root, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
-			const uint8_t *data;
+			const struct btrfs_dev_extent *de;
 			uint32_t size;
+			uint64_t len;
 
 			fs_path_key(&p, &k);
 			if (k.objectid != d->devid || k.type != BTRFS_DEV_EXTENT_KEY)
 				break;
-			data = fs_path_data(&p, &size);
-			if (fs_dev_extent_item(data, size) &&
-			    (ret = ranges_add(&used, k.offset, k.offset + get_le64(&fs_dev_extent_item(data, size)->length))))
+			de = fs_dev_extent_item(fs_path_data(&p, &size), size);
+			len = de ? get_le64(&de->length) : 0;
+			/* (a damaged length reaches no further than the end of the address space) */
+			if (len > UINT64_MAX - k.offset)
+				len = UINT64_MAX - k.offset;
+			if (de && (ret = ranges_add(&used, k.offset, k.offset + len)))
 				break;
 		}
 	fs_path_release(fs, &p);
