@@ -14,7 +14,6 @@
 #include "internal.h"
 #include "util/csum/csum.h"
 #include "util/le.h"
-#include "util/sort.h"
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -121,19 +120,17 @@ static void keep_ref(struct fsr *f, const struct lrec *r)
 		add_link(f, r);
 }
 
-static inline int ref_less(int unused, struct lrec a, struct lrec b)
-{
-	(void)unused;
-	return lrec_cmp(&a, &b) < 0;
-}
-
-SORT_DEFINE(sort_refs, struct lrec, int, ref_less)
-
-/* The inode's record, then its names in order. */
+/* The inode's record, then its names in order (an insertion sort: at most REFS_KEPT). */
 static void add_inode_links(struct fsr *f, const struct lrec *r)
 {
 	add_to(f, f->ilinks, r);
-	sort_refs(0, f->refs, (size_t)f->nrefs);
+	for (int i = 1; i < f->nrefs; i++)
+		for (int j = i; j > 0 && lrec_cmp(&f->refs[j], &f->refs[j - 1]) < 0; j--) {
+			struct lrec t = f->refs[j];
+
+			f->refs[j] = f->refs[j - 1];
+			f->refs[j - 1] = t;
+		}
 	for (int i = 0; i < f->nrefs; i++)
 		add_to(f, f->ilinks, &f->refs[i]);
 	f->nrefs = 0;

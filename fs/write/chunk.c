@@ -8,6 +8,16 @@
  * wchunk_new puts the chunk in the chunk map at once, so that the allocation that
  * needed it goes on; wchunk_flush makes its items at the next step of the commit,
  * when no change of another tree is half done. */
+//config:config WRITE_NEW_CHUNKS
+//config:	bool "New metadata chunks when metadata is full"
+//config:	default y
+//config:	help
+//config:	  Changes of an unmounted filesystem (check --repair, rescue, resize)
+//config:	  that need more tree blocks than the metadata block groups hold get a
+//config:	  new chunk on the devices' free space (single, DUP, RAID1/1C3/1C4);
+//config:	  without it they stop with "no free metadata space". mkfs sizes its
+//config:	  own chunks and does not need it.
+#include "config.h"
 #include "internal.h"
 #include "util/le.h"
 #include "util/vec.h"

@@ -1,6 +1,7 @@
 //build:Oz
 /* Space of the write side: allocating tree blocks, their extent items, block group
  * `used`, the superblock's bytes_used, the free space tree, data extent references. */
+#include "config.h"
 #include "internal.h"
 #include "util/le.h"
 #include "util/sort.h"
@@ -172,7 +173,7 @@ static int find_space(struct fs *fs, int system, uint64_t *out)
 {
 	int ret = find_space_in_chunks(fs, system, out);
 
-	if (ret == -ENOSPC && !system && !(ret = wchunk_new(fs, BTRFS_BLOCK_GROUP_METADATA)))
+	if (ret == -ENOSPC && CFG_WRITE_NEW_CHUNKS && !system && !(ret = wchunk_new(fs, BTRFS_BLOCK_GROUP_METADATA)))
 		ret = find_space_in_chunks(fs, system, out);
 	if (ret == -ENOSPC)
 		ret = fs_err(&fs->err, -ENOSPC, "no free %s space left for tree blocks%s", system ? "system" : "metadata",
