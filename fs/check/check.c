@@ -296,6 +296,13 @@ static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 		root_dir_item(c, key, data, size);
 	if (key->type != BTRFS_ROOT_ITEM_KEY)
 		return 0;
+	if (!ck_is_tree_id(key->objectid)) {
+		if (CFG_CHECK_REPAIR)
+			c->fix_key = *key;
+		ck_err_fix(c, CHECK_FIX_ROOT_KEY, BTRFS_ROOT_TREE_OBJECTID, 0, 0, 0, "root item of unknown tree %llu",
+			   (unsigned long long)key->objectid);
+		return 0;
+	}
 	if (fs_root_item(data, size, &ri) < 0) {
 		ck_err(c, key->objectid, 0, 0, 0, "root item of root %llu is too short (%u bytes)",
 		       (unsigned long long)key->objectid, size);

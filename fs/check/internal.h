@@ -166,6 +166,16 @@ static inline int ck_is_fstree(uint64_t id)
 	       (id >= BTRFS_FIRST_FREE_OBJECTID && id <= BTRFS_LAST_FREE_OBJECTID);
 }
 
+/* Whether a root item keyed id can name a tree: the global trees (extent 2 ... remap
+ * 13), subvolumes, the data relocation tree and relocation trees (no other id has had
+ * a tree). */
+#define CK_LAST_GLOBAL_TREE 13
+static inline int ck_is_tree_id(uint64_t id)
+{
+	return (id && id <= CK_LAST_GLOBAL_TREE) || ck_is_fstree(id) || id == BTRFS_DATA_RELOC_TREE_OBJECTID ||
+	       id == BTRFS_TREE_RELOC_OBJECTID;
+}
+
 int check_chunks_and_devices(struct check_ctx *c);
 void check_device_set(struct check_ctx *c);
 int check_extents(struct check_ctx *c);

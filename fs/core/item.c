@@ -137,7 +137,8 @@ int fs_root_ref(const void *data, uint32_t size, struct fs_root_ref *r)
 	if (!record_fits(size, 0, sizeof(*rr), 0))
 		return -EUCLEAN;
 	r->name_len = get_le16(&rr->name_len);
-	if (!record_fits(size, 0, sizeof(*rr), r->name_len))
+	/* the kernel's tree checker wants the item to end with its name, exactly */
+	if (!r->name_len || r->name_len > BTRFS_NAME_LEN_MAX || size != sizeof(*rr) + r->name_len)
 		return -EUCLEAN;
 	r->dirid = get_le64(&rr->dirid);
 	r->sequence = get_le64(&rr->sequence);

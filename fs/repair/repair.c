@@ -208,6 +208,7 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		add_fix(rp, p);
 		break;
 	case CHECK_FIX_ROOT_ITEM:
+	case CHECK_FIX_ROOT_KEY:
 		rp->roots = 1;
 		add_fix(rp, p);
 		break;
@@ -807,6 +808,50 @@ static int fix_root_item(struct rp *rp, const struct rp_fix *f)
 	return 0;
 }
 
+/* The tree a root item names by its block: the owner of the block, when it verifies and
+ * its tree has no root item; 0 when none. */
+static uint64_t owner_without_item(struct fs *fs, const struct btrfs_root_item *ri)
+{
+	struct fs_block *b = fs_block_read(fs, get_le64(&ri->bytenr), &FS_EXPECT_NONE);
+	uint64_t owner = b ? fs_block_owner(b) : 0;
+
+	if (b)
+		fs_block_put(fs, b);
+	if (!ck_is_tree_id(owner) || owner == BTRFS_TREE_RELOC_OBJECTID ||
+	    fs_root_lookup(fs, owner, &(struct fs_root){ 0 }) != -ENOENT)
+		return 0;
+	return owner;
+}
+
+/* A root item keyed by an id no tree has: its key given back from its root block's
+ * owner (a subvolume keeps the key's offset, its snapshot generation), else deleted.
+ * What the tree's blocks are referenced as follows in the next round. */
+static int fix_root_key(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	struct btrfs_root_item ri;
+	struct fs_key to = { 0, BTRFS_ROOT_ITEM_KEY, 0 };
+	uint32_t size;
+	const uint8_t *d = fs_item_mut(fs, BTRFS_ROOT_TREE_OBJECTID, &f->key, &size);
+	int ret;
+
+	if (!d)
+		return fs->err.code;
+	memset(&ri, 0, sizeof(ri));
+	memcpy(&ri, d, size < sizeof(ri) ? size : sizeof(ri));
+	to.objectid = size >= offsetof(struct btrfs_root_item, level) + 1 ? owner_without_item(fs, &ri) : 0;
+	to.offset = ck_is_fstree(to.objectid) ? f->key.offset : 0;
+	ret = fs_item_delete(fs, BTRFS_ROOT_TREE_OBJECTID, &f->key);
+	if (ret || !to.objectid) {
+		say(rp, "Deleting bogus item [%llu,%u,%llu] of root 1", (unsigned long long)f->key.objectid,
+		    f->key.type, (unsigned long long)f->key.offset);
+		return ret;
+	}
+	say(rp, "moved the root item of unknown tree %llu to tree %llu (its root block's owner)",
+	    (unsigned long long)f->key.objectid, (unsigned long long)to.objectid);
+	return fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID, &to, &ri, size < sizeof(ri) ? size : sizeof(ri));
+}
+
 /* A device extent as long as its chunk's stripe. */
 static int fix_dev_extent(struct rp *rp, const struct rp_fix *f)
 {
@@ -932,6 +977,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_subvol(rp, f);
 	case CHECK_FIX_ROOT_LOST:
 		return fix_lost_root(rp, f);
+	case CHECK_FIX_ROOT_KEY:
+		return fix_root_key(rp, f);
 	case CHECK_FIX_BAD_COPY:
 		return fix_bad_copy(rp, f);
 	case CHECK_FIX_DELETE:
@@ -1049,7 +1096,7 @@ static int rebuild(struct rp *rp)
  * is back by then, and its checksums stay. */
 static int fix_order(enum check_fix kind)
 {
-	return kind == CHECK_FIX_ROOT_ITEM || kind == CHECK_FIX_ROOT_LOST ? 0 :
+	return kind == CHECK_FIX_ROOT_ITEM || kind == CHECK_FIX_ROOT_LOST || kind == CHECK_FIX_ROOT_KEY ? 0 :
 	       kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE || kind == CHECK_FIX_REPACK ? 1 :
 	       kind == CHECK_FIX_NAME || kind == CHECK_FIX_DELETE || kind == CHECK_FIX_SUBVOL ? 2 :
 	       kind == CHECK_FIX_CSUMS ? 4 : 3;

@@ -163,4 +163,6 @@ TEST(chunk_and_misc_items)
 	put_le16(&((struct btrfs_root_ref *)refbuf)->name_len, 3);
 	CHECK(fs_root_ref(refbuf, sizeof(refbuf), &rr) == 0 && rr.name_len == 3);
 	CHECK(fs_root_ref(refbuf, sizeof(refbuf) - 1, &rr) == -EUCLEAN);
+	put_le16(&((struct btrfs_root_ref *)refbuf)->name_len, 2);     /* the item is longer than its name */
+	CHECK(fs_root_ref(refbuf, sizeof(refbuf), &rr) == -EUCLEAN);
 }
