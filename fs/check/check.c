@@ -64,6 +64,7 @@ static int transid_failure(const struct fs_error *e, uint64_t *wanted, uint64_t 
 void ck_fs_error(struct check_ctx *c, const struct fs_error *e, const struct fs_key *reached)
 {
 	uint64_t wanted, found;
+	int stale;
 	char buf[300];
 
 	if (CFG_CHECK_THREADS && c->fsr_bg) {
@@ -79,12 +80,14 @@ void ck_fs_error(struct check_ctx *c, const struct fs_error *e, const struct fs_
 		if (c->nbad < CHECK_MAX_BAD_REPORTED)
 			c->bad_blocks[c->nbad++] = e->logical;
 	}
-	/* a block with the wrong generation is otherwise good: copied anew, it is fixed;
-	 * the repair gets the generations (an older one: a lost write) */
-	ck_fix(c, transid_failure(e, &wanted, &found) ? CHECK_FIX_RECOW : CHECK_FIX_UNREADABLE);
+	/* a block with the wrong generation is otherwise good: copied anew, it is fixed
+	 * (another tree's block there is not: it is lost); the repair gets the
+	 * generations (an older one: a lost write) */
+	stale = transid_failure(e, &wanted, &found);
+	ck_fix(c, stale && !strstr(e->msg, FS_FOREIGN_BLOCK) ? CHECK_FIX_RECOW : CHECK_FIX_UNREADABLE);
 	if (CFG_CHECK_REPAIR && (reached || e->has_key))
 		c->fix_key = reached ? *reached : e->key;
-	if (CFG_CHECK_REPAIR && c->fix == CHECK_FIX_RECOW) {
+	if (CFG_CHECK_REPAIR && stale) {
 		c->fix_value[0] = wanted;
 		c->fix_value[1] = found;
 	}
@@ -285,6 +288,17 @@ static void root_dir_item(struct check_ctx *c, const struct fs_key *key, const u
 		   (unsigned long long)key->objectid, (unsigned long long)key->offset);
 }
 
+/* A root item's key as the kernel looks for it: a tree's id; offset 0 for the global
+ * trees (looked up exactly), a subvolume's id for a relocation tree, any offset for a
+ * subvolume (its snapshot generation) and the data relocation tree. */
+static int root_key_ok(const struct fs_key *k)
+{
+	if (k->objectid == BTRFS_TREE_RELOC_OBJECTID)
+		return ck_is_fstree(k->offset);
+	return ck_is_tree_id(k->objectid) &&
+	       (!k->offset || ck_is_fstree(k->objectid) || k->objectid == BTRFS_DATA_RELOC_TREE_OBJECTID);
+}
+
 static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
 			uint32_t size, void *arg)
 {
@@ -296,11 +310,11 @@ static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 		root_dir_item(c, key, data, size);
 	if (key->type != BTRFS_ROOT_ITEM_KEY)
 		return 0;
-	if (!ck_is_tree_id(key->objectid)) {
+	if (!root_key_ok(key)) {
 		if (CFG_CHECK_REPAIR)
 			c->fix_key = *key;
-		ck_err_fix(c, CHECK_FIX_ROOT_KEY, BTRFS_ROOT_TREE_OBJECTID, 0, 0, 0, "root item of unknown tree %llu",
-			   (unsigned long long)key->objectid);
+		ck_err_fix(c, CHECK_FIX_ROOT_KEY, BTRFS_ROOT_TREE_OBJECTID, 0, 0, 0, "root item key (%llu ROOT_ITEM %llu) names no tree",
+			   (unsigned long long)key->objectid, (unsigned long long)key->offset);
 		return 0;
 	}
 	if (fs_root_item(data, size, &ri) < 0) {
@@ -425,6 +439,9 @@ static int load_roots(struct check_ctx *c)
 			c->fix_key = (struct fs_key){ BTRFS_FS_TREE_OBJECTID, BTRFS_ROOT_ITEM_KEY, 0 };
 		ck_err_fix(c, CHECK_FIX_ROOT_LOST, BTRFS_FS_TREE_OBJECTID, 0, 0, 0, "no fs tree root item");
 	}
+	/* the kernel mounts no filesystem without it (made anew, empty, by the repair) */
+	if (fs_root_lookup(fs, BTRFS_DATA_RELOC_TREE_OBJECTID, &(struct fs_root){ 0 }) == -ENOENT)
+		ck_err(c, BTRFS_DATA_RELOC_TREE_OBJECTID, 0, 0, 0, "no data relocation tree root item");
 	c->have_csum_root = fs_root_lookup(fs, BTRFS_CSUM_TREE_OBJECTID, &c->csum_root) == 0;
 	return 0;
 }

@@ -28,7 +28,8 @@ enum check_stage {
 enum check_fix {
 	CHECK_FIX_NONE,         /* nothing it knows */
 	CHECK_FIX_UNREADABLE,   /* a tree block (bytenr) of root, reached through key, could not
-				 * be read: walks are incomplete (a subvolume's leaf is dropped) */
+				 * be read: walks are incomplete (a subvolume's leaf is dropped);
+				 * another tree's block where a write was lost: value[] as RECOW */
 	CHECK_FIX_RECOW,        /* the blocks from root's root to key are copied anew (generations);
 				 * value[0] the generation wanted, value[1] the one found */
 	CHECK_FIX_EXTENT,       /* extent bytenr: its item and backrefs, from check_opts.extent */

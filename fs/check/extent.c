@@ -422,6 +422,62 @@ void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *
 	}
 }
 
+/* What the kernel's tree checker refuses in an item of any type, wherever it is (the
+ * sizes of fixed items, where keyed back references point): NULL when nothing. */
+static const char *kernel_item_refusal(const struct fs_key *k, const uint8_t *data, uint32_t size, uint32_t sectorsize)
+{
+	struct fs_root_ref rr;
+
+	switch (k->type) {
+	case BTRFS_INODE_ITEM_KEY:
+		return size != sizeof(struct btrfs_inode_item) ? "invalid inode item size" :
+		       k->offset || !(ck_valid_ino(k->objectid) || k->objectid == BTRFS_ROOT_TREE_DIR_OBJECTID ||
+				      k->objectid == BTRFS_FREE_INO_OBJECTID) ? "invalid inode item key" : NULL;
+	case BTRFS_ROOT_ITEM_KEY:
+		return size != sizeof(struct btrfs_root_item) && size != offsetof(struct btrfs_root_item, generation_v2) ?
+		       "invalid root item size" : NULL;
+	case BTRFS_DEV_ITEM_KEY:
+		return size != sizeof(struct btrfs_dev_item) || k->objectid != BTRFS_DEV_ITEMS_OBJECTID ?
+		       "invalid device item" : NULL;
+	case BTRFS_BLOCK_GROUP_ITEM_KEY:
+		return size != sizeof(struct btrfs_block_group_item) || !k->offset ? "invalid block group item" : NULL;
+	case BTRFS_TREE_BLOCK_REF_KEY:
+	case BTRFS_SHARED_BLOCK_REF_KEY:
+	case BTRFS_SHARED_DATA_REF_KEY:
+		if (size != (k->type == BTRFS_SHARED_DATA_REF_KEY ? sizeof(struct btrfs_shared_data_ref) : 0))
+			return "invalid back reference size";
+		return k->objectid % sectorsize || (k->type != BTRFS_TREE_BLOCK_REF_KEY && k->offset % sectorsize) ?
+		       "invalid back reference key" : NULL;
+	case BTRFS_EXTENT_DATA_REF_KEY:
+		return size % sizeof(struct btrfs_extent_data_ref) || k->objectid % sectorsize ?
+		       "invalid data back reference" : NULL;
+	case BTRFS_ROOT_REF_KEY:
+	case BTRFS_ROOT_BACKREF_KEY:
+		return fs_root_ref(data, size, &rr) ? "invalid root ref" : NULL;
+	}
+	return NULL;
+}
+
+/* Items of the trees that are not subvolumes' the kernel would refuse: deleted by the
+ * repair (what they stood for is made again from the rest, as for a lost item). A
+ * subvolume's items have checks of their own. */
+static void kernel_item_check(struct walk *w, const struct fs_block *b, uint32_t slot, const struct fs_key *k,
+			      const uint8_t *data, uint32_t size)
+{
+	struct check_ctx *c = w->c;
+	const char *why;
+
+	if (ck_is_fstree(w->tree) || w->tree == BTRFS_DATA_RELOC_TREE_OBJECTID ||
+	    !(why = kernel_item_refusal(k, data, size, c->fs->sectorsize)))
+		return;
+	if (CFG_CHECK_REPAIR)
+		c->fix_key = *k;
+	ck_err_fix(c, CHECK_FIX_DELETE, w->tree, 0, b->bytenr, 0,
+		   "corrupt leaf: root=%llu block=%llu slot=%u, %s (key %llu %u %llu, size %u)",
+		   (unsigned long long)w->tree, (unsigned long long)b->bytenr, slot, why,
+		   (unsigned long long)k->objectid, k->type, (unsigned long long)k->offset, size);
+}
+
 static void walk_leaf(struct walk *w, const struct fs_block *b, int full_backref)
 {
 	struct check_ctx *c = w->c;
@@ -438,6 +494,7 @@ static void walk_leaf(struct walk *w, const struct fs_block *b, int full_backref
 		data = fs_item_data(b, i, &size);
 		if (!data)
 			continue;
+		kernel_item_check(w, b, i, &key, data, size);
 		switch (key.type) {
 		case BTRFS_EXTENT_ITEM_KEY:
 		case BTRFS_METADATA_ITEM_KEY:
@@ -505,7 +562,7 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 		       const struct fs_key *first_key)
 {
 	struct check_ctx *c = w->c;
-	struct fs_block_expect exp = { gen, level, 0, first_key };
+	struct fs_block_expect exp = { gen, level, w->tree, first_key };
 	struct xref h = { .bytenr = bytenr, .type = XR_HEAD, .src = XR_WANT, .meta = 1 };
 	struct fs_block *b;
 	uint64_t flags;

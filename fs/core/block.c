@@ -25,6 +25,13 @@ struct fs_block_cache {
 
 /* ---- verification ------------------------------------------------------- */
 
+int fs_owner_fits(uint64_t want, uint64_t found)
+{
+	if (want == BTRFS_FS_TREE_OBJECTID || (want >= BTRFS_FIRST_FREE_OBJECTID && want <= BTRFS_LAST_FREE_OBJECTID))
+		return found == BTRFS_FS_TREE_OBJECTID || found >= BTRFS_FIRST_FREE_OBJECTID;
+	return want >= BTRFS_FIRST_FREE_OBJECTID || found == want;
+}
+
 static int check_expect(const struct btrfs_header *h, const struct fs_block_expect *exp,
 			const struct fs_key *first, struct fs_error *err)
 {
@@ -32,14 +39,19 @@ static int check_expect(const struct btrfs_header *h, const struct fs_block_expe
 
 	if (!exp)
 		return 0;
+	if (exp->generation && gen != exp->generation && exp->owner && !fs_owner_fits(exp->owner, get_le64(&h->owner)))
+		/* where a write was lost: what is there is no older copy of the block */
+		return fs_err(err, -EUCLEAN, "parent transid verify failed: wanted %llu found %llu" FS_FOREIGN_BLOCK " %llu)",
+			      (unsigned long long)exp->generation, (unsigned long long)gen,
+			      (unsigned long long)get_le64(&h->owner));
 	if (exp->generation && gen != exp->generation)
 		return fs_err(err, -EUCLEAN, "parent transid verify failed: wanted %llu found %llu",
 			      (unsigned long long)exp->generation, (unsigned long long)gen);
-	if (exp->level >= 0 && h->level != exp->level)
-		return fs_err(err, -EUCLEAN, "level mismatch: wanted %d found %u", exp->level, h->level);
-	if (exp->owner && exp->owner < BTRFS_FIRST_FREE_OBJECTID && get_le64(&h->owner) != exp->owner)
+	if (exp->owner && !fs_owner_fits(exp->owner, get_le64(&h->owner)))
 		return fs_err(err, -EUCLEAN, "owner mismatch: wanted %llu found %llu",
 			      (unsigned long long)exp->owner, (unsigned long long)get_le64(&h->owner));
+	if (exp->level >= 0 && h->level != exp->level)
+		return fs_err(err, -EUCLEAN, "level mismatch: wanted %d found %u", exp->level, h->level);
 	if (exp->first_key && first && fs_key_cmp(exp->first_key, first))
 		return fs_err(err, -EUCLEAN, "first key mismatch: parent has (%llu %u %llu) block has (%llu %u %llu)",
 			      (unsigned long long)exp->first_key->objectid, exp->first_key->type,
@@ -116,6 +128,15 @@ static int check_block(const uint8_t *buf, const struct fs_block_ctx *ctx,
 	return check_expect(h, exp, get_le32(&h->nritems) ? &first : NULL, err);
 }
 
+/* The tree a bad block is reported in: its owner, or the tree that wanted it when the
+ * owner could not be in that tree (the block is another tree's). */
+static uint64_t error_tree(const struct btrfs_header *h, const struct fs_block_expect *exp)
+{
+	uint64_t owner = get_le64(&h->owner);
+
+	return exp && exp->owner && !fs_owner_fits(exp->owner, owner) ? exp->owner : owner;
+}
+
 int fs_block_check(const uint8_t *buf, const struct fs_block_ctx *ctx,
 		   const struct fs_block_expect *exp, struct fs_error *err)
 {
@@ -126,7 +147,7 @@ int fs_block_check(const uint8_t *buf, const struct fs_block_ctx *ctx,
 	ret = check_block(buf, ctx, exp, err);
 	if (ret && err) {
 		err->logical = ctx->bytenr;
-		err->tree = get_le64(&((const struct btrfs_header *)buf)->owner);
+		err->tree = error_tree((const struct btrfs_header *)buf, exp);
 	}
 	return ret;
 }
@@ -353,7 +374,7 @@ static int cached_expect_ok(struct fs *fs, struct fs_block *b, const struct fs_b
 	ret = check_expect(fs_block_header(b), exp, fs_block_nritems(b) ? &first : NULL, &fs->err);
 	if (ret) {
 		fs->err.logical = b->bytenr;
-		fs->err.tree = fs_block_owner(b);
+		fs->err.tree = error_tree(fs_block_header(b), exp);
 	}
 	return ret;
 }

@@ -197,8 +197,10 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	switch (p->fix) {
 	case CHECK_FIX_UNREADABLE:
 		/* a subvolume's leaf that no copy of is good is dropped; the other trees'
-		 * walks are incomplete */
+		 * walks are incomplete (another tree's older block where a write was lost:
+		 * the state before may be whole) */
 		rp->unreadable = 1;
+		rp->lost_write |= p->value[1] < p->value[0];
 		/* which trees there are waits for the root tree's leaf (as for root items) */
 		rp->root_bad |= p->root == BTRFS_ROOT_TREE_OBJECTID;
 		rp->roots |= rp->root_bad;
@@ -808,29 +810,38 @@ static int fix_root_item(struct rp *rp, const struct rp_fix *f)
 	return 0;
 }
 
-/* The tree a root item names by its block: the owner of the block, when it verifies and
- * its tree has no root item; 0 when none. */
-static uint64_t owner_without_item(struct fs *fs, const struct btrfs_root_item *ri)
+/* The key the root item at key belongs at, from its root block's owner: (owner,
+ * ROOT_ITEM, 0), a subvolume's with the key's offset (its snapshot generation). Objectid
+ * 0 when the block does not verify or its tree has another root item. */
+static struct fs_key root_key_from_block(struct fs *fs, const struct fs_key *key, const struct btrfs_root_item *ri)
 {
 	struct fs_block *b = fs_block_read(fs, get_le64(&ri->bytenr), &FS_EXPECT_NONE);
 	uint64_t owner = b ? fs_block_owner(b) : 0;
+	struct fs_key to = { 0, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct fs_root r;
+	int ret;
 
 	if (b)
 		fs_block_put(fs, b);
-	if (!ck_is_tree_id(owner) || owner == BTRFS_TREE_RELOC_OBJECTID ||
-	    fs_root_lookup(fs, owner, &(struct fs_root){ 0 }) != -ENOENT)
-		return 0;
-	return owner;
+	if (!ck_is_tree_id(owner) || owner == BTRFS_TREE_RELOC_OBJECTID)
+		return to;
+	/* the item itself (a global tree's at a wrong offset) is not another */
+	ret = fs_root_lookup(fs, owner, &r);
+	if (ret != -ENOENT && !(ret == 0 && owner == key->objectid && r.offset == key->offset))
+		return to;
+	to.objectid = owner;
+	to.offset = ck_is_fstree(owner) ? key->offset : 0;
+	return to;
 }
 
-/* A root item keyed by an id no tree has: its key given back from its root block's
- * owner (a subvolume keeps the key's offset, its snapshot generation), else deleted.
- * What the tree's blocks are referenced as follows in the next round. */
+/* A root item keyed where the kernel finds no tree: given the key of its root block's
+ * owner, else deleted. What the tree's blocks are referenced as follows in the next
+ * round. */
 static int fix_root_key(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
 	struct btrfs_root_item ri;
-	struct fs_key to = { 0, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct fs_key to;
 	uint32_t size;
 	const uint8_t *d = fs_item_mut(fs, BTRFS_ROOT_TREE_OBJECTID, &f->key, &size);
 	int ret;
@@ -838,18 +849,19 @@ static int fix_root_key(struct rp *rp, const struct rp_fix *f)
 	if (!d)
 		return fs->err.code;
 	memset(&ri, 0, sizeof(ri));
-	memcpy(&ri, d, size < sizeof(ri) ? size : sizeof(ri));
-	to.objectid = size >= offsetof(struct btrfs_root_item, level) + 1 ? owner_without_item(fs, &ri) : 0;
-	to.offset = ck_is_fstree(to.objectid) ? f->key.offset : 0;
+	size = size < sizeof(ri) ? size : (uint32_t)sizeof(ri);
+	memcpy(&ri, d, size);
+	to = root_key_from_block(fs, &f->key, &ri);
 	ret = fs_item_delete(fs, BTRFS_ROOT_TREE_OBJECTID, &f->key);
 	if (ret || !to.objectid) {
 		say(rp, "Deleting bogus item [%llu,%u,%llu] of root 1", (unsigned long long)f->key.objectid,
 		    f->key.type, (unsigned long long)f->key.offset);
 		return ret;
 	}
-	say(rp, "moved the root item of unknown tree %llu to tree %llu (its root block's owner)",
-	    (unsigned long long)f->key.objectid, (unsigned long long)to.objectid);
-	return fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID, &to, &ri, size < sizeof(ri) ? size : sizeof(ri));
+	say(rp, "moved the root item at (%llu ROOT_ITEM %llu) to (%llu ROOT_ITEM %llu), its root block's tree",
+	    (unsigned long long)f->key.objectid, (unsigned long long)f->key.offset,
+	    (unsigned long long)to.objectid, (unsigned long long)to.offset);
+	return fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID, &to, &ri, size);
 }
 
 /* A device extent as long as its chunk's stripe. */
