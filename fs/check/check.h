@@ -69,6 +69,9 @@ enum check_fix {
 	CHECK_FIX_ROOT_LOST,    /* the root item of subvolume key.objectid is lost (its names
 				 * are there): made again from its tree, when the extent tree's
 				 * back references still name its blocks */
+	CHECK_FIX_ROOT_FIELDS,  /* the root item at key has flags, generations or a drop level
+				 * the kernel refuses: unknown flags cleared, the rest brought
+				 * within its generation */
 	CHECK_FIX_ROOT_KEY,     /* the root item at key names no tree: moved to the key of the
 				 * tree its root block belongs to when that one has none, else
 				 * deleted */

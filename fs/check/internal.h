@@ -170,6 +170,8 @@ static inline int ck_is_fstree(uint64_t id)
  * 13), subvolumes, the data relocation tree and relocation trees (no other id has had
  * a tree). */
 #define CK_LAST_GLOBAL_TREE 13
+/* The root item flags the kernel knows (a read-only subvolume, one being deleted). */
+#define CK_ROOT_FLAGS (BTRFS_ROOT_SUBVOL_RDONLY | BTRFS_ROOT_SUBVOL_DEAD)
 static inline int ck_is_tree_id(uint64_t id)
 {
 	return (id && id <= CK_LAST_GLOBAL_TREE) || ck_is_fstree(id) || id == BTRFS_DATA_RELOC_TREE_OBJECTID ||

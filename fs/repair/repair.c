@@ -242,6 +242,7 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		rp->devices = 1;
 		/* fall through */
 	case CHECK_FIX_BAD_COPY:
+	case CHECK_FIX_ROOT_FIELDS:
 	case CHECK_FIX_CACHE_MODE:
 	case CHECK_FIX_CSUMS:
 	case CHECK_FIX_QGROUP:
@@ -810,6 +811,32 @@ static int fix_root_item(struct rp *rp, const struct rp_fix *f)
 	return 0;
 }
 
+/* A root item's fields the kernel refuses: flags it does not know cleared; the v2
+ * generation, the last snapshot's (never above the root's own: blocks older than it
+ * count as shared, the safe side) and the drop level within bounds. */
+static int fix_root_fields(struct rp *rp, const struct rp_fix *f)
+{
+	uint32_t size;
+	struct btrfs_root_item *ri = (void *)fs_item_mut(rp->fs, BTRFS_ROOT_TREE_OBJECTID, &f->key, &size);
+	uint64_t gen;
+
+	if (!ri)
+		return rp->fs->err.code;
+	if (size < offsetof(struct btrfs_root_item, generation_v2))
+		return fs_err_at(&rp->fs->err, -EUCLEAN, f->root, 0, "root item too short");
+	gen = get_le64(&ri->generation);
+	put_le64(&ri->flags, get_le64(&ri->flags) & CK_ROOT_FLAGS);
+	if (size >= sizeof(*ri) && get_le64(&ri->generation_v2) > gen)
+		put_le64(&ri->generation_v2, gen);
+	if (get_le64(&ri->last_snapshot) > gen)
+		put_le64(&ri->last_snapshot, gen);
+	if (ri->drop_level >= BTRFS_MAX_LEVEL)
+		ri->drop_level = 0;
+	say(rp, "root item of root %llu: flags, generations and drop level the kernel accepts",
+	    (unsigned long long)f->root);
+	return 0;
+}
+
 /* The key the root item at key belongs at, from its root block's owner: (owner,
  * ROOT_ITEM, 0), a subvolume's with the key's offset (its snapshot generation). Objectid
  * 0 when the block does not verify or its tree has another root item. */
@@ -991,6 +1018,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_lost_root(rp, f);
 	case CHECK_FIX_ROOT_KEY:
 		return fix_root_key(rp, f);
+	case CHECK_FIX_ROOT_FIELDS:
+		return fix_root_fields(rp, f);
 	case CHECK_FIX_BAD_COPY:
 		return fix_bad_copy(rp, f);
 	case CHECK_FIX_DELETE:
