@@ -83,7 +83,7 @@ void ck_fs_error(struct check_ctx *c, const struct fs_error *e, const struct fs_
 	/* a block with the wrong generation is otherwise good: copied anew, it is fixed
 	 * (another tree's block there is not: it is lost); the repair gets the
 	 * generations (an older one: a lost write) */
-	stale = transid_failure(e, &wanted, &found);
+	stale = CFG_CHECK_REPAIR && transid_failure(e, &wanted, &found);
 	ck_fix(c, stale && !strstr(e->msg, FS_FOREIGN_BLOCK) ? CHECK_FIX_RECOW : CHECK_FIX_UNREADABLE);
 	if (CFG_CHECK_REPAIR && (reached || e->has_key))
 		c->fix_key = reached ? *reached : e->key;
