@@ -1311,6 +1311,47 @@ static void consider_root(struct fs *fs, uint64_t id, uint64_t bytenr, uint64_t 
 	fs_block_put(fs, b);
 }
 
+/* The devices scanned for the root of tree id, as btrfs-find-root does: of the blocks
+ * the tree owns that read at their address, the newest (a change of any block copies
+ * the root), the highest of those. */
+struct root_scan { struct fs *fs; uint64_t id, bytenr, gen, level; };
+
+static int scanned_block(void *ctx, const struct fs_device *d, uint64_t physical, const uint8_t *block)
+{
+	struct root_scan *s = ctx;
+	const struct btrfs_header *h = (const void *)block;
+	uint64_t gen = get_le64(&h->generation);
+	struct fs_block *b;
+
+	(void)d;
+	(void)physical;
+	if (get_le64(&h->owner) != s->id || gen < s->gen || (gen == s->gen && h->level <= s->level))
+		return 0;
+	b = fs_block_read(s->fs, get_le64(&h->bytenr), &FS_EXPECT_NONE);
+	if (b && fs_block_owner(b) == s->id && fs_block_generation(b) == gen) {
+		s->bytenr = get_le64(&h->bytenr);
+		s->gen = gen;
+		s->level = h->level;
+	}
+	if (b)
+		fs_block_put(s->fs, b);
+	return 0;
+}
+
+static int scan_for_root(struct fs *fs, uint64_t id, uint64_t *bytenr, uint64_t *gen, uint64_t *level)
+{
+	struct root_scan s = { fs, id, 0, 0, 0 };
+	int ret = 0;
+
+	for (int i = 0; i < fs->num_devs && !ret; i++)
+		if (fs->devs[i].fd >= 0)
+			ret = fs_scan_tree_blocks(fs, &fs->devs[i], scanned_block, &s);
+	*bytenr = s.bytenr;
+	*gen = s.gen;
+	*level = s.level;
+	return ret < 0 ? ret : s.bytenr ? 0 : -ENOENT;
+}
+
 int find_lost_root(struct fs *fs, uint64_t id, uint64_t *bytenr, uint64_t *gen, uint64_t *level)
 {
 	struct fs_key k = { 0, 0, 0 };
@@ -1332,9 +1373,8 @@ int find_lost_root(struct fs *fs, uint64_t id, uint64_t *bytenr, uint64_t *gen, 
 			consider_root(fs, id, k.objectid, bytenr, gen, level);
 	}
 	fs_path_release(fs, &p);
-	if (ret < 0)
-		return ret;
-	return *bytenr ? 0 : -ENOENT;
+	/* the extent tree does not name it (lost or damaged too): the devices are read */
+	return *bytenr ? 0 : scan_for_root(fs, id, bytenr, gen, level);
 }
 
 /* The uuid the uuid tree gives subvolume id under key type (its own, or received):
