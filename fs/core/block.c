@@ -25,11 +25,18 @@ struct fs_block_cache {
 
 /* ---- verification ------------------------------------------------------- */
 
+/* A subvolume's id as the kernel's owner rule counts them: the top one, and every id
+ * from 256 below 2^63 (not the relocation trees' and the other reserved ids above). */
+static int owner_is_subvol(uint64_t id)
+{
+	return id == BTRFS_FS_TREE_OBJECTID || (int64_t)id >= (int64_t)BTRFS_FIRST_FREE_OBJECTID;
+}
+
 int fs_owner_fits(uint64_t want, uint64_t found)
 {
-	if (want == BTRFS_FS_TREE_OBJECTID || (want >= BTRFS_FIRST_FREE_OBJECTID && want <= BTRFS_LAST_FREE_OBJECTID))
-		return found == BTRFS_FS_TREE_OBJECTID || found >= BTRFS_FIRST_FREE_OBJECTID;
-	return want >= BTRFS_FIRST_FREE_OBJECTID || found == want;
+	if (want == BTRFS_TREE_LOG_OBJECTID || want == BTRFS_TREE_RELOC_OBJECTID)
+		return 1;       /* their owner is their key's offset */
+	return owner_is_subvol(want) ? owner_is_subvol(found) : found == want;
 }
 
 static int check_expect(const struct btrfs_header *h, const struct fs_block_expect *exp,
@@ -47,11 +54,11 @@ static int check_expect(const struct btrfs_header *h, const struct fs_block_expe
 	if (exp->generation && gen != exp->generation)
 		return fs_err(err, -EUCLEAN, "parent transid verify failed: wanted %llu found %llu",
 			      (unsigned long long)exp->generation, (unsigned long long)gen);
+	if (exp->level >= 0 && h->level != exp->level)
+		return fs_err(err, -EUCLEAN, "level mismatch: wanted %d found %u", exp->level, h->level);
 	if (exp->owner && !fs_owner_fits(exp->owner, get_le64(&h->owner)))
 		return fs_err(err, -EUCLEAN, "owner mismatch: wanted %llu found %llu",
 			      (unsigned long long)exp->owner, (unsigned long long)get_le64(&h->owner));
-	if (exp->level >= 0 && h->level != exp->level)
-		return fs_err(err, -EUCLEAN, "level mismatch: wanted %d found %u", exp->level, h->level);
 	if (exp->first_key && first && fs_key_cmp(exp->first_key, first))
 		return fs_err(err, -EUCLEAN, "first key mismatch: parent has (%llu %u %llu) block has (%llu %u %llu)",
 			      (unsigned long long)exp->first_key->objectid, exp->first_key->type,

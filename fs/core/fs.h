@@ -280,9 +280,9 @@ struct fs_block_expect {
 	const struct fs_key *first_key; /* NULL: unknown */
 };
 #define FS_EXPECT_NONE ((struct fs_block_expect){ 0, -1, 0, NULL })
-/* Whether a block owned by `found` can be in tree `want` (the kernel's rule): a global
- * tree's blocks are its own; a subvolume's are a subvolume's (shared by snapshots) or a
- * relocation tree's, never a global tree's. */
+/* Whether a block owned by `found` can be in tree `want` (the kernel's rule): a
+ * subvolume's blocks are a subvolume's (shared by snapshots), every other tree's its own
+ * (log and relocation trees are not checked). */
 int fs_owner_fits(uint64_t want, uint64_t found);
 /* What a "parent transid verify failed" error adds when the block there is another
  * tree's (followed by its owner and ")"): not an older copy of the block wanted. */

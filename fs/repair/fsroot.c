@@ -106,9 +106,8 @@ int fix_leaf(struct rp *rp, const struct rp_fix *f)
 
 /* A copy of the leaf bytenr to salvage items from: one whose checksum is good (the
  * damage is in what it says), else one that is at least this leaf (its address, level
- * and filesystem: the damage is of the disk); never another tree's leaf (a block
- * reused since, read where a write was lost). */
-static int leaf_copy(struct fs *fs, uint64_t tree, uint64_t bytenr, uint8_t *leaf)
+ * and filesystem: the damage is of the disk). */
+static int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf)
 {
 	const struct btrfs_header *h = (const void *)leaf;
 	uint8_t csum[CSUM_MAX_SIZE];
@@ -118,7 +117,6 @@ static int leaf_copy(struct fs *fs, uint64_t tree, uint64_t bytenr, uint8_t *lea
 		for (m = 1; m <= n; m++)
 			if (!fs_read_logical(fs, bytenr, leaf, fs->nodesize, m) && !h->level &&
 			    get_le64(&h->bytenr) == bytenr && !memcmp(h->fsid, fs->meta_uuid, BTRFS_FSID_SIZE) &&
-			    fs_owner_fits(tree, get_le64(&h->owner)) &&
 			    (pass || (!csum_compute(fs->csum_type, leaf + BTRFS_CSUM_START,
 						    fs->nodesize - BTRFS_CSUM_START, csum) &&
 				      !memcmp(csum, h->csum, csum_size(fs->csum_type)))))
@@ -130,7 +128,7 @@ static int leaf_copy(struct fs *fs, uint64_t tree, uint64_t bytenr, uint8_t *lea
  * (the longest run in order is kept: one damaged key does not take the others with
  * it), data not overlapping; laid out again from the end of the leaf as btrfs packs them.
  * -EUCLEAN when none is left. */
-static int salvage_leaf(struct fs *fs, uint64_t tree, uint64_t bytenr, uint8_t *leaf, uint32_t *dropped)
+static int salvage_leaf(struct fs *fs, uint64_t bytenr, uint8_t *leaf, uint32_t *dropped)
 {
 	struct btrfs_header *h = (void *)leaf;
 	struct btrfs_item *it = (void *)(h + 1);
@@ -141,7 +139,7 @@ static int salvage_leaf(struct fs *fs, uint64_t tree, uint64_t bytenr, uint8_t *
 	struct fs_error err;
 	int ret = -ENOMEM;
 
-	if (leaf_copy(fs, tree, bytenr, leaf))
+	if (leaf_copy(fs, bytenr, leaf))
 		return -EUCLEAN;
 	n = get_le32(&h->nritems);
 	if (n > space / sizeof(*it))
@@ -293,7 +291,8 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 	leaf = malloc(rp->fs->nodesize);
 	if (!leaf)
 		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
-	if (!salvage_leaf(rp->fs, f->root, f->bytenr, leaf, &dropped)) {
+	/* another tree's older block where a write was lost holds nothing of this one */
+	if (f->value[1] >= f->value[0] && !salvage_leaf(rp->fs, f->bytenr, leaf, &dropped)) {
 		adopt_parent_key(f->root, leaf, &f->key);
 		n = block_trees(rp->fs, f->bytenr, trees, 16);
 		ret = 0;
