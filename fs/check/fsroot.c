@@ -438,6 +438,8 @@ static void dir_entry_sanity(struct fsr *f, const struct fs_key *key, const stru
 	else if (de->type == BTRFS_FT_UNKNOWN || de->type >= BTRFS_FT_MAX ||
 		 (de->type == BTRFS_FT_XATTR) != xattr)
 		why = "has an invalid type";
+	else if (!xattr && de->location.type == BTRFS_INODE_ITEM_KEY && de->location.offset)
+		why = "has an inode location with an offset";
 	else if (!xattr && de->location.type != BTRFS_INODE_ITEM_KEY &&
 		 de->location.type != BTRFS_ROOT_ITEM_KEY) {
 		fix_delete(f, key);     /* the names come back from the other halves */
@@ -692,6 +694,12 @@ static void fs_item(struct fsr *f, const struct fs_key *key, const uint8_t *data
 	f->in.any = 1;
 	switch (key->type) {
 	case BTRFS_INODE_ITEM_KEY:
+		if (key->offset) {      /* the kernel's tree checker wants 0 */
+			fix_delete(f, key);
+			ck_err(f->c, f->root, key->objectid, 0, 0, "%sroot %llu inode %llu: inode item key offset %llu, not 0",
+			       f->prefix, (unsigned long long)f->root, (unsigned long long)key->objectid,
+			       (unsigned long long)key->offset);
+		}
 		inode_item(f, data, size);
 		break;
 	case BTRFS_INODE_REF_KEY:

@@ -891,6 +891,30 @@ static int fix_root_key(struct rp *rp, const struct rp_fix *f)
 	return fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID, &to, &ri, size);
 }
 
+/* An inode item keyed with an offset (the kernel wants 0): moved to offset 0, or deleted
+ * when the inode has an item there. */
+static int fix_inode_key(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs *fs = rp->fs;
+	struct btrfs_inode_item ii;
+	struct fs_key to = { f->key.objectid, BTRFS_INODE_ITEM_KEY, 0 };
+	uint32_t size;
+	const uint8_t *d = fs_item_mut(fs, f->root, &f->key, &size);
+	int ret;
+
+	if (!d)
+		return fs->err.code;
+	if (size == sizeof(ii))
+		memcpy(&ii, d, sizeof(ii));
+	ret = fs_item_delete(fs, f->root, &f->key);
+	if (!ret && size == sizeof(ii) && (ret = fs_item_insert(fs, f->root, &to, &ii, sizeof(ii))) == 0) {
+		say(rp, "moved the inode item of %llu in root %llu to key offset 0", (unsigned long long)to.objectid,
+		    (unsigned long long)f->root);
+		return 0;
+	}
+	return ret == -EEXIST ? 0 : ret;
+}
+
 /* A device extent as long as its chunk's stripe. */
 static int fix_dev_extent(struct rp *rp, const struct rp_fix *f)
 {
@@ -1025,6 +1049,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 	case CHECK_FIX_DELETE:
 		if (ck_is_fstree(f->root) && !ck_subvol_key_type(f->key.type))
 			return fix_unknown_item(rp, f);
+		if (f->key.type == BTRFS_INODE_ITEM_KEY && f->key.offset)
+			return fix_inode_key(rp, f);
 		say(rp, "Deleting bogus item [%llu,%u,%llu] of root %llu", (unsigned long long)f->key.objectid,
 		    f->key.type, (unsigned long long)f->key.offset, (unsigned long long)f->root);
 		ret = fs_item_delete(rp->fs, f->root, &f->key);
