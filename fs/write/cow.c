@@ -586,10 +586,10 @@ int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, ui
 	int ret;
 
 	if (is_root_leaf(fs, tree, bytenr, &ret))      /* the tree starts again empty */
-		return (ret = free_tree_extent(fs, &(struct wfree){ bytenr, tree, 0, 0, 0 })) ? ret : fs_tree_reset(fs, tree);
+		return (ret = free_tree_extent(fs, &(struct wfree){ bytenr, tree, 0, 0, 0, 1 })) ? ret : fs_tree_reset(fs, tree);
 	if (ret || (ret = leaf_parent(fs, tree, key, bytenr, &p)))
 		return ret;
-	if (!(ret = free_tree_extent(fs, &(struct wfree){ bytenr, tree, 0, 0, 0 })))
+	if (!(ret = free_tree_extent(fs, &(struct wfree){ bytenr, tree, 0, 0, 0, 1 })))
 		ret = rebuild(fs, tree, &p, 1, (uint32_t)p.slots[1], 1, NULL, 0);
 	fs_path_release(fs, &p);
 	return finish(fs, ret);
@@ -614,7 +614,7 @@ static struct fs_block *leaf_anew(struct fs *fs, uint64_t tree, uint64_t bytenr,
 {
 	struct fs_block *nb = alloc_tree_block(fs, tree, 0);
 	int ret = nb ? free_tree_extent(fs, &(struct wfree){ bytenr, tree, get_le64(&((const struct btrfs_header *)leaf)->owner),
-							     0, leaf_data_refs(fs, leaf) }) : fs->err.code;
+							     0, leaf_data_refs(fs, leaf), 0 }) : fs->err.code;
 
 	if (!ret)
 		ret = copy_data_refs(fs, leaf, tree);
@@ -682,7 +682,7 @@ int fs_tree_put_node(struct fs *fs, uint64_t tree, const struct fs_key *key, uin
 		}
 	}
 	nb = alloc_tree_block(fs, tree, level);
-	ret = nb ? free_tree_extent(fs, &(struct wfree){ bytenr, tree, 0, level, 0 }) : fs->err.code;
+	ret = nb ? free_tree_extent(fs, &(struct wfree){ bytenr, tree, 0, level, 0, 1 }) : fs->err.code;
 	if (!ret) {
 		kp = (struct btrfs_key_ptr *)(nb->data + HDR_SIZE);
 		for (uint32_t i = 0; i < n; i++) {

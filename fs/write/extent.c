@@ -245,7 +245,7 @@ int free_tree_block(struct fs *fs, uint64_t owner, struct fs_block *b)
 	struct fs_wstate *w = fs->w;
 	struct walloc *a = walloc_find(fs, b->bytenr);
 	int applied = a && a->applied, level = fs_block_level(b);
-	struct wfree f = { b->bytenr, owner, level ? 0 : fs_block_owner(b), level, leaf_data_refs(fs, b->data) };
+	struct wfree f = { b->bytenr, owner, level ? 0 : fs_block_owner(b), level, leaf_data_refs(fs, b->data), 0 };
 
 	if (a) {
 		/* never written: forgotten, and its extent item (if already made) goes */
@@ -429,9 +429,9 @@ static int not_exclusive(struct fs *fs, const struct wfree *f)
 }
 
 /* The tree's inline TREE_BLOCK_REF (at offset at) taken out of the extent item of a
- * leaf that other trees keep using. A leaf its owner gives up is then reached through
- * other trees only: FULL_BACKREF, which changes no reference of its children (it
- * references no data). */
+ * leaf that other trees keep using (or of a lost block). A leaf its owner gives up is
+ * then reached through other trees only: FULL_BACKREF, which changes no reference of
+ * its children (it references no data). */
 static int drop_shared_ref(struct fs *fs, const struct wfree *f, const struct fs_key *key,
 			   uint8_t *item, uint32_t size, uint32_t at)
 {
@@ -483,8 +483,8 @@ static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 	}
 	/* a tree that shares the leaf with its owner gave its copy references of its own;
 	 * the owner leaving a leaf that references data would change those: not supported */
-	shared = !ret && f->leaf_owner && (f->owner != f->leaf_owner || !f->data) && mine == 1 && others &&
-		 ei.refs == 1 + (uint64_t)others;
+	shared = !ret && (f->lost || (f->leaf_owner && (f->owner != f->leaf_owner || !f->data))) && mine == 1 &&
+		 others && ei.refs == 1 + (uint64_t)others;
 	item = shared ? malloc(size) : NULL;
 	if (item)
 		memcpy(item, data, size);
@@ -494,7 +494,7 @@ static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 	if (shared)
 		return drop_shared_ref(fs, f, &key, item, size, at);
 	if (ei.refs != 1 || others || mine > 1 || (f->data && f->owner != f->leaf_owner) ||
-	    (ei.flags & BTRFS_BLOCK_FLAG_FULL_BACKREF && (!f->leaf_owner || f->data)))
+	    (ei.flags & BTRFS_BLOCK_FLAG_FULL_BACKREF && !f->lost && (!f->leaf_owner || f->data)))
 		return not_exclusive(fs, f);
 	if (!mine) {
 		/* the reference is a keyed TREE_BLOCK_REF item */

@@ -24,7 +24,9 @@ struct walloc {
 };
 /* A committed tree block given up by the running transaction; of a leaf, the owner its
  * header names and whether a file extent in it references data (0, 0 when unknown). */
-struct wfree { uint64_t bytenr, owner, leaf_owner; int level, data; };
+/* lost: a block that could not be read (repair): a tree may let go of it though others
+ * share it, the references it held are mended by the repair's next round. */
+struct wfree { uint64_t bytenr, owner, leaf_owner; int level, data, lost; };
 /* Space taken (+1) or given back (-1): block group used, free space tree, bytes_used. */
 struct wspace { uint64_t start, len; int sign; };
 /* A tree the transaction changed; moved: the root block changed since its root item
