@@ -427,6 +427,9 @@ void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *
 static const char *kernel_item_refusal(const struct fs_key *k, const uint8_t *data, uint32_t size, uint32_t sectorsize)
 {
 	struct fs_root_ref rr;
+	struct fs_inode_ref ir;
+	uint32_t pos = 0;
+	int ret;
 
 	switch (k->type) {
 	case BTRFS_INODE_ITEM_KEY:
@@ -454,6 +457,10 @@ static const char *kernel_item_refusal(const struct fs_key *k, const uint8_t *da
 	case BTRFS_ROOT_REF_KEY:
 	case BTRFS_ROOT_BACKREF_KEY:
 		return fs_root_ref(data, size, &rr) ? "invalid root ref" : NULL;
+	case BTRFS_INODE_REF_KEY:       /* names to its end, none cut short */
+		while ((ret = fs_inode_ref_next(data, size, &pos, &ir)) == 1)
+			;
+		return ret ? "invalid inode ref" : NULL;
 	}
 	return NULL;
 }
