@@ -12,7 +12,8 @@ Without "all", every fourth image (a different quarter each day)."""
 import os, re, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rescue_corpus import REF, images, sparse_sum, unpack  # noqa: E402
+from image_sum import content_sum  # noqa: E402
+from rescue_corpus import REF, images, unpack  # noqa: E402
 
 
 def ref_errors(img):
@@ -63,7 +64,7 @@ def main():
         img = os.path.join(tmp, "corpus.img")
         if not unpack(corpus, name, size, img):
             continue
-        before = sparse_sum(img)
+        before = content_sum(img)
         rc0, err0 = ref_errors(img)
         mounted0 = mounts(img, mnt) if size < (8 << 30) else None
         try:
@@ -72,7 +73,7 @@ def main():
             rc, out = r.returncode, (r.stdout + r.stderr).decode(errors="replace")
         except subprocess.TimeoutExpired:
             rc, out = 124, "timeout"
-        changed = sparse_sum(img) != before
+        changed = content_sum(img) != before
         if rc not in (0, 1) or re.search(r"Sanitizer|runtime error", out):
             fails.append("%s: exit %d: %s" % (name, rc, out.strip()[-300:]))
         elif not changed:

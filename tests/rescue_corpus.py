@@ -6,44 +6,16 @@ image byte for byte as it was; one that changes a clean image (the reference che
 passed on it) leaves it clean.
 usage: rescue_corpus.py BOX CORPUS_DIR TMPDIR [all]
 Without "all", each image gets two of the commands (a different pair per image)."""
-import hashlib, os, re, subprocess, sys
+import os, re, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from image_sum import content_sum  # noqa: E402
 
 COMMANDS = [["rescue", "zero-log"], ["rescue", "super-recover", "-y"], ["rescue", "fix-device-size"],
             ["rescue", "clear-uuid-tree"], ["rescue", "clear-space-cache", "v1"],
             ["rescue", "clear-space-cache", "v2"], ["rescue", "clear-ino-cache"],
             ["filesystem", "label", "@IMG@", "corpus"]]
 REF = os.environ.get("REF_BTRFS", "/usr/bin/btrfs")
-
-
-def data_regions(path):
-    """The data regions of a sparse file (holes skipped): (offset, bytes) pieces of
-    at most 1 MiB, then (size, None)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        end, pos = os.fstat(fd).st_size, 0
-        while pos < end:
-            try:
-                pos = os.lseek(fd, pos, os.SEEK_DATA)
-            except OSError:
-                break
-            stop = os.lseek(fd, pos, os.SEEK_HOLE)
-            while pos < stop:
-                chunk = os.pread(fd, min(1 << 20, stop - pos), pos)
-                if not chunk:
-                    break
-                yield pos, chunk
-                pos += len(chunk)
-        yield end, None
-    finally:
-        os.close(fd)
-
-
-def sparse_sum(path):
-    """sha256 of the data regions of a sparse file, with their offsets."""
-    h = hashlib.sha256()
-    for pos, chunk in data_regions(path):
-        h.update(b"%d:" % pos + chunk if chunk is not None else b"size %d" % pos)
-    return h.hexdigest()
 
 
 def images(corpus):
@@ -80,7 +52,7 @@ def main():
             img = os.path.join(tmp, "corpus.img")
             if not unpack(corpus, name, size, img):
                 break
-            before = sparse_sum(img)
+            before = content_sum(img)
             argv = [box, "btrfs"] + [img if a == "@IMG@" else a for a in cmd]
             if "@IMG@" not in cmd:
                 argv.append(img)
@@ -95,9 +67,9 @@ def main():
             ok_rcs = (0, 1, 2, 3, 4) if "super-recover" in cmd else (0, 1, 255) if "label" in cmd else (0, 1)
             if rc not in ok_rcs or re.search(r"Sanitizer|runtime error", err):
                 fails.append("%s: exit %d: %s" % (what, rc, err.strip()[-300:]))
-            elif rc not in (0, 2) and sparse_sum(img) != before:
+            elif rc not in (0, 2) and content_sum(img) != before:
                 fails.append("%s: failed (exit %d) but changed the image: %s" % (what, rc, err.strip()[-200:]))
-            elif rc in (0, 2) and clean and sparse_sum(img) != before:
+            elif rc in (0, 2) and clean and content_sum(img) != before:
                 c = subprocess.run([REF, "check", img], capture_output=True, timeout=300)
                 if c.returncode:
                     fails.append("%s: a clean image is no longer clean: %s" %

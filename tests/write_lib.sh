@@ -2,11 +2,12 @@
 #   fresh IMG [mkfs options]   a filesystem of the reference mkfs, filled by the kernel
 #   with_log IMG               one whose log tree holds fsync'ed data (as a power cut leaves it)
 #   valid IMG                  reference check passes and the kernel mounts it read-write
-#   sum FILE                   its sha256
+#   sum FILE                   a sha256 of its content (tests/image_sum.py: holes not read)
 #   detached IMG               waits until no loop device holds IMG (after an umount)
 MNT=$T/mnt
 mkdir -p "$MNT"
-sum() { sha256sum "$1" | cut -d' ' -f1; }
+IMAGE_SUM=$(pwd)/tests/image_sum.py
+sum() { python3 "$IMAGE_SUM" "$1"; }
 need() { t_need_loop && t_need_ref; }
 
 # valid IMG: the reference check passes and the kernel mounts it (read-write)

@@ -333,14 +333,16 @@ static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 		ck_err(c, key->objectid, 0, get_le64(&ri.bytenr), 0,
 		       "invalid level %u for root %llu", ri.level, (unsigned long long)key->objectid);
 	if ((get_le64(&ri.flags) & ~CK_ROOT_FLAGS) || get_le64(&ri.generation_v2) > c->super_gen + 1 ||
-	    get_le64(&ri.last_snapshot) > c->super_gen + 1 || ri.drop_level >= BTRFS_MAX_LEVEL) {
+	    get_le64(&ri.last_snapshot) > c->super_gen + 1 || ri.drop_level >= BTRFS_MAX_LEVEL ||
+	    (ri.drop_level == 0 && get_le64(&ri.drop_progress.objectid))) {
 		if (CFG_CHECK_REPAIR)
 			c->fix_key = *key;
 		ck_err_fix(c, CHECK_FIX_ROOT_FIELDS, key->objectid, 0, 0, 0,
-			   "root item of root %llu: flags 0x%llx, generation_v2 %llu, last_snapshot %llu, drop_level %u: the kernel refuses it",
+			   "root item of root %llu: flags 0x%llx, generation_v2 %llu, last_snapshot %llu, drop_level %u, drop_progress %llu: the kernel refuses it",
 			   (unsigned long long)key->objectid, (unsigned long long)get_le64(&ri.flags),
 			   (unsigned long long)get_le64(&ri.generation_v2),
-			   (unsigned long long)get_le64(&ri.last_snapshot), ri.drop_level);
+			   (unsigned long long)get_le64(&ri.last_snapshot), ri.drop_level,
+			   (unsigned long long)get_le64(&ri.drop_progress.objectid));
 	}
 	return 0;
 }

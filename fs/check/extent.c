@@ -424,8 +424,10 @@ void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *
 
 /* What the kernel's tree checker refuses in an item of any type, wherever it is (the
  * sizes of fixed items, where keyed back references point): NULL when nothing. */
-static const char *kernel_item_refusal(const struct fs_key *k, const uint8_t *data, uint32_t size, uint32_t sectorsize)
+static const char *kernel_item_refusal(const struct check_ctx *c, const struct fs_key *k, const uint8_t *data,
+				       uint32_t size)
 {
+	uint32_t sectorsize = c->fs->sectorsize;
 	struct fs_root_ref rr;
 	struct fs_inode_ref ir;
 	uint32_t pos = 0;
@@ -433,9 +435,11 @@ static const char *kernel_item_refusal(const struct fs_key *k, const uint8_t *da
 
 	switch (k->type) {
 	case BTRFS_INODE_ITEM_KEY:
-		return size != sizeof(struct btrfs_inode_item) ? "invalid inode item size" :
-		       k->offset || !(ck_valid_ino(k->objectid) || k->objectid == BTRFS_ROOT_TREE_DIR_OBJECTID ||
-				      k->objectid == BTRFS_FREE_INO_OBJECTID) ? "invalid inode item key" : NULL;
+		if (size != sizeof(struct btrfs_inode_item))
+			return "invalid inode item size";
+		return k->offset || !(ck_valid_ino(k->objectid) || k->objectid == BTRFS_ROOT_TREE_DIR_OBJECTID ||
+				      k->objectid == BTRFS_FREE_INO_OBJECTID) ? "invalid inode item key" :
+		       ck_inode_item_refusal((const void *)data, c->super_gen);
 	case BTRFS_ROOT_ITEM_KEY:
 		return size != sizeof(struct btrfs_root_item) && size != offsetof(struct btrfs_root_item, generation_v2) ?
 		       "invalid root item size" : NULL;
@@ -475,7 +479,7 @@ static void kernel_item_check(struct walk *w, const struct fs_block *b, uint32_t
 	const char *why;
 
 	if (ck_is_fstree(w->tree) || w->tree == BTRFS_DATA_RELOC_TREE_OBJECTID ||
-	    !(why = kernel_item_refusal(k, data, size, c->fs->sectorsize)))
+	    !(why = kernel_item_refusal(c, k, data, size)))
 		return;
 	if (CFG_CHECK_REPAIR)
 		c->fix_key = *k;

@@ -316,6 +316,22 @@ static int valid_mode(uint32_t mode)
 	return !(mode & ~(S_IFMT | 07777u)) && (mode_to_ftype(mode) != BTRFS_FT_UNKNOWN);
 }
 
+/* What the kernel's tree checker refuses in an inode item of any tree (a directory with
+ * more than one link, an unknown mode or flag, a generation from the future): NULL when
+ * nothing. */
+const char *ck_inode_item_refusal(const struct btrfs_inode_item *ii, uint64_t super_gen)
+{
+	uint32_t mode = get_le32(&ii->mode);
+
+	if (get_le64(&ii->generation) > super_gen + 1 || get_le64(&ii->transid) > super_gen + 1)
+		return "invalid inode generation";
+	if (!valid_mode(mode))
+		return "invalid inode mode";
+	if (S_ISDIR(mode) && get_le32(&ii->nlink) > 1)
+		return "invalid nlink for a directory";
+	return get_le64(&ii->flags) & ~INODE_FLAGS_KNOWN ? "invalid inode flags" : NULL;
+}
+
 static void inode_item(struct fsr *f, const uint8_t *data, uint32_t size)
 {
 	const struct btrfs_inode_item *ii = fs_inode_item(data, size);

@@ -156,6 +156,8 @@ static inline int ck_valid_ino(uint64_t ino)
 {
 	return ino >= BTRFS_FIRST_FREE_OBJECTID && ino <= BTRFS_LAST_FREE_OBJECTID;
 }
+/* Why the kernel's tree checker refuses an inode item's fields, NULL when it does not. */
+const char *ck_inode_item_refusal(const struct btrfs_inode_item *ii, uint64_t super_gen);
 /* A dir entry's location the kernel's tree checker accepts. */
 int ck_dir_location_ok(const struct fs_key *location);
 /* Whether a subvolume's tree holds items of key type (its log trees aside). */

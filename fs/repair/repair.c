@@ -830,8 +830,11 @@ static int fix_root_fields(struct rp *rp, const struct rp_fix *f)
 		put_le64(&ri->generation_v2, gen);
 	if (get_le64(&ri->last_snapshot) > gen)
 		put_le64(&ri->last_snapshot, gen);
-	if (ri->drop_level >= BTRFS_MAX_LEVEL)
+	/* a drop progress at level 0 (the kernel refuses it): no drop under way */
+	if (ri->drop_level >= BTRFS_MAX_LEVEL || ri->drop_level == 0) {
 		ri->drop_level = 0;
+		memset(&ri->drop_progress, 0, sizeof(ri->drop_progress));
+	}
 	say(rp, "root item of root %llu: flags, generations and drop level the kernel accepts",
 	    (unsigned long long)f->root);
 	return 0;

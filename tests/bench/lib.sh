@@ -37,7 +37,7 @@ BENCH_TIMEOUT=${BENCH_TIMEOUT:-1800}
 # make-big.sh: ../shared/bench beside the checkout (as for the conformance suite)
 BENCH_SHARED=${BENCH_SHARED:-$(cd "$(dirname "$0")/.." && pwd)/../shared/bench}
 [ -d "$BENCH_SHARED" ] || BENCH_SHARED=/work/shared/bench
-BENCH_TESTS=$(cd "$(dirname "$0")" && pwd)       # tests/ (rescue_corpus.py's data_regions)
+BENCH_TESTS=$(cd "$(dirname "$0")" && pwd)       # tests/ (image_sum.py's data_regions)
 BENCH_PREP=:
 BENCH_POST=:
 BENCH_STDOUT=/dev/null
@@ -136,7 +136,7 @@ bench_rewarm() {
 	[ -n "$BENCH_WARM_FILES" ] || return 0
 	timeout 600 python3 -c 'import sys
 sys.path.insert(0, sys.argv[1])
-from rescue_corpus import data_regions
+from image_sum import data_regions
 for name in sys.argv[2:]:
     for _ in data_regions(name):
         pass' "$BENCH_TESTS" $BENCH_WARM_FILES
