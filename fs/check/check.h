@@ -75,6 +75,8 @@ enum check_fix {
 	CHECK_FIX_ROOT_KEY,     /* the root item at key names no tree: moved to the key of the
 				 * tree its root block belongs to when that one has none, else
 				 * deleted */
+	CHECK_FIX_XATTR_LOCATION, /* the xattr item key of root has entries with a location
+				 * (the kernel wants none): zeroed */
 };
 
 /* What a problem is about. Fields that do not apply are 0. */

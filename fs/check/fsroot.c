@@ -462,6 +462,12 @@ static void dir_entry_sanity(struct fsr *f, const struct fs_key *key, const stru
 		ck_raw(f->c, f->root, key->objectid, "unknown location type %d in DIR_ITEM[%llu %llu]",
 		       de->location.type, (unsigned long long)key->objectid,
 		       (unsigned long long)key->offset);
+	} else if (xattr && (de->location.objectid || de->location.type || de->location.offset)) {
+		why = "has a location";         /* the kernel wants an xattr's all zeros */
+		if (CFG_CHECK_REPAIR && !*f->prefix) {
+			f->c->fix = CHECK_FIX_XATTR_LOCATION;
+			f->c->fix_key = *key;
+		}
 	}
 	if (why && !xattr)
 		fix_delete(f, key);

@@ -243,6 +243,7 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		/* fall through */
 	case CHECK_FIX_BAD_COPY:
 	case CHECK_FIX_ROOT_FIELDS:
+	case CHECK_FIX_XATTR_LOCATION:
 	case CHECK_FIX_CACHE_MODE:
 	case CHECK_FIX_CSUMS:
 	case CHECK_FIX_QGROUP:
@@ -932,6 +933,23 @@ static int fix_dev_extent(struct rp *rp, const struct rp_fix *f)
 	return 0;
 }
 
+/* The entries of an xattr item with a location (struct btrfs_dir_item's first 17 bytes,
+ * all zeros in an xattr's): zeroed. */
+static int fix_xattr_location(struct rp *rp, const struct rp_fix *f)
+{
+	uint32_t size, pos = 0, start = 0;
+	uint8_t *d = fs_item_mut(rp->fs, f->root, &f->key, &size);
+	struct fs_dir_entry de;
+
+	if (!d)
+		return rp->fs->err.code;
+	for (; fs_dir_entry_next(d, size, &pos, &de) == 1; start = pos)
+		memset(d + start, 0, sizeof(struct btrfs_disk_key));
+	say(rp, "cleared the location of xattr item [%llu %llu] of root %llu", (unsigned long long)f->key.objectid,
+	    (unsigned long long)f->key.offset, (unsigned long long)f->root);
+	return 0;
+}
+
 /* A qgroup's counts as the check found them (compressed or not: the same). */
 static int fix_qgroup(struct rp *rp, const struct rp_fix *f)
 {
@@ -1047,6 +1065,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_root_key(rp, f);
 	case CHECK_FIX_ROOT_FIELDS:
 		return fix_root_fields(rp, f);
+	case CHECK_FIX_XATTR_LOCATION:
+		return fix_xattr_location(rp, f);
 	case CHECK_FIX_BAD_COPY:
 		return fix_bad_copy(rp, f);
 	case CHECK_FIX_DELETE:
