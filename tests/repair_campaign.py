@@ -54,6 +54,13 @@ BASES = (  # name, mkfs options, quotas
     ("dup4k", ["-m", "dup", "-n", "4096"], False),
     ("quota", ["-m", "dup", "-n", "4096"], True),
 )
+EXTRA_BASES = (  # `bases --extra`: other layouts for longer campaigns
+    ("xxhash", ["-m", "dup", "--csum", "xxhash"], False),
+    ("sha256", ["-m", "single", "--csum", "sha256", "-n", "8192"], False),
+    ("holes", ["-m", "dup", "-O", "^no-holes"], False),
+    ("mixed", ["-M"], False),
+    ("node64k", ["-m", "dup", "-n", "65536"], True),
+)
 TIMEOUT = 120          # a repair step of these small filesystems taking longer hangs
 
 
@@ -142,7 +149,7 @@ def make_bases(args):
     os.makedirs(args.dir, exist_ok=True)
     mnt = tempfile.mkdtemp(prefix="campaign-mnt.")
     try:
-        for name, opts, quota in BASES:
+        for name, opts, quota in BASES + (EXTRA_BASES if args.extra else ()):
             img = os.path.join(args.dir, name + ".img")
             if os.path.exists(img + ".truth") or (args.only and name not in args.only.split(",")):
                 continue
@@ -575,6 +582,7 @@ def main():
     b.add_argument("--mkfs", default=shutil.which("mkfs.btrfs") or "mkfs.btrfs")
     b.add_argument("--btrfs", default=shutil.which("btrfs") or "btrfs")
     b.add_argument("--only", help="these bases only (NAME,...)")
+    b.add_argument("--extra", action="store_true", help="the other layouts too (EXTRA_BASES)")
     d = sub.add_parser("damage")
     d.add_argument("image")
     d.add_argument("cls", choices=CLASSES)

@@ -424,8 +424,8 @@ void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *
 
 /* What the kernel's tree checker refuses in an item of any type, wherever it is (the
  * sizes of fixed items, where keyed back references point): NULL when nothing. */
-static const char *kernel_item_refusal(const struct check_ctx *c, const struct fs_key *k, const uint8_t *data,
-				       uint32_t size)
+static const char *kernel_item_refusal(const struct check_ctx *c, uint64_t tree, const struct fs_key *k,
+				       const uint8_t *data, uint32_t size)
 {
 	uint32_t sectorsize = c->fs->sectorsize;
 	struct fs_root_ref rr;
@@ -439,6 +439,8 @@ static const char *kernel_item_refusal(const struct check_ctx *c, const struct f
 			return "invalid inode item size";
 		return k->offset || !(ck_valid_ino(k->objectid) || k->objectid == BTRFS_ROOT_TREE_DIR_OBJECTID ||
 				      k->objectid == BTRFS_FREE_INO_OBJECTID) ? "invalid inode item key" :
+		       /* a free space cache inode's fields: check_cache_inodes' */
+		       tree == BTRFS_ROOT_TREE_OBJECTID && ck_is_fstree(k->objectid) ? NULL :
 		       ck_inode_item_refusal((const void *)data, c->super_gen);
 	case BTRFS_ROOT_ITEM_KEY:
 		return size != sizeof(struct btrfs_root_item) && size != offsetof(struct btrfs_root_item, generation_v2) ?
@@ -479,7 +481,7 @@ static void kernel_item_check(struct walk *w, const struct fs_block *b, uint32_t
 	const char *why;
 
 	if (ck_is_fstree(w->tree) || w->tree == BTRFS_DATA_RELOC_TREE_OBJECTID ||
-	    !(why = kernel_item_refusal(c, k, data, size)))
+	    !(why = kernel_item_refusal(c, w->tree, k, data, size)))
 		return;
 	if (CFG_CHECK_REPAIR)
 		c->fix_key = *k;

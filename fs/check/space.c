@@ -721,23 +721,31 @@ int check_free_space(struct check_ctx *c)
 }
 
 /* Free space cache inodes live in the root tree under objectids of fs
- * trees; the reference checks their mode (it checks the fs roots). */
+ * trees; the reference checks their mode (it checks the fs roots), the kernel's
+ * tree checker the rest of an inode's fields too. */
 static int cache_inode_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
 			  uint32_t size, void *arg)
 {
 	const struct btrfs_inode_item *ii;
+	const char *why;
 
 	(void)arg;
 	if (key->objectid > BTRFS_LAST_FREE_OBJECTID)
 		return 1;
-	if (key->type != BTRFS_INODE_ITEM_KEY || !ck_is_fstree(key->objectid) ||
-	    !(ii = fs_inode_item(data, size)) || get_le32(&ii->mode) == CACHE_INODE_MODE)
+	if (key->type != BTRFS_INODE_ITEM_KEY || !ck_is_fstree(key->objectid) || !(ii = fs_inode_item(data, size)))
+		return 0;
+	why = ck_inode_item_refusal(ii, c->super_gen);
+	if (get_le32(&ii->mode) == CACHE_INODE_MODE && !why)
 		return 0;
 	c->fix_key = *key;
 	c->fix_value[0] = CACHE_INODE_MODE;
-	ck_err_fix(c, CHECK_FIX_CACHE_MODE, BTRFS_ROOT_TREE_OBJECTID, key->objectid, 0, 0,
-	       "free space cache inode %llu has invalid mode: has 0%o expect 0%o",
-	       (unsigned long long)key->objectid, get_le32(&ii->mode), CACHE_INODE_MODE);
+	if (get_le32(&ii->mode) != CACHE_INODE_MODE)
+		ck_err_fix(c, CHECK_FIX_CACHE_MODE, BTRFS_ROOT_TREE_OBJECTID, key->objectid, 0, 0,
+			   "free space cache inode %llu has invalid mode: has 0%o expect 0%o",
+			   (unsigned long long)key->objectid, get_le32(&ii->mode), CACHE_INODE_MODE);
+	else
+		ck_err_fix(c, CHECK_FIX_CACHE_MODE, BTRFS_ROOT_TREE_OBJECTID, key->objectid, 0, 0,
+			   "free space cache inode %llu: %s", (unsigned long long)key->objectid, why);
 	return 0;
 }
 

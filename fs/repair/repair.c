@@ -1009,11 +1009,21 @@ static int fix_cache_mode(struct rp *rp, const struct rp_fix *f)
 	uint32_t size;
 	struct btrfs_inode_item *ii = (void *)fs_item_mut(rp->fs, f->root, &f->key, &size);
 
+	uint64_t gen = get_le64(&rp->fs->sb.generation);
+
 	if (!ii || size < sizeof(*ii))
 		return ii ? 0 : rp->fs->err.code;
 	put_le32(&ii->mode, (uint32_t)f->value[0]);
-	say(rp, "reset the mode of free space cache inode %llu to 0%o", (unsigned long long)f->key.objectid,
-	    (unsigned)f->value[0]);
+	/* the rest as the kernel wants it (a generation not the cache's: the kernel makes
+	 * the cache again) */
+	put_le32(&ii->nlink, 1);
+	put_le64(&ii->flags, get_le64(&ii->flags) & INODE_FLAGS_KNOWN);
+	if (get_le64(&ii->generation) > gen)
+		put_le64(&ii->generation, gen);
+	if (get_le64(&ii->transid) > gen)
+		put_le64(&ii->transid, gen);
+	say(rp, "reset the mode of free space cache inode %llu to 0%o (and its fields the kernel refuses)",
+	    (unsigned long long)f->key.objectid, (unsigned)f->value[0]);
 	return 0;
 }
 
