@@ -3,7 +3,7 @@
 The image is parsed directly: superblock, system chunk array, chunk tree, root
 tree. Tree blocks are rewritten with a fresh checksum on every mirror that lies
 on this image (SINGLE, DUP, RAID1*); superblock changes go to every copy.
-Only what tests need: one device per image, crc32c/sha256/blake2b checksums."""
+Only what tests need: one device per image, crc32c/xxhash/sha256/blake2b checksums."""
 import hashlib
 import struct
 
@@ -137,9 +137,52 @@ for _i in range(256):
     crc32c.table.append(_c)
 
 
+_M64 = (1 << 64) - 1
+_XP1, _XP2, _XP3, _XP4, _XP5 = (11400714785074694791, 14029467366897019727, 1609587929392839161,
+                                9650029242287828579, 2870177450012600261)
+
+
+def _rotl64(x, r):
+    return ((x << r) | (x >> (64 - r))) & _M64
+
+
+def _xxh64_round(acc, lane):
+    return _rotl64((acc + lane * _XP2) & _M64, 31) * _XP1 & _M64
+
+
+def xxhash64(data, seed=0):
+    """XXH64 (the xxhash checksum: seed 0, stored little-endian)."""
+    n, pos = len(data), 0
+    if n >= 32:
+        v = [(seed + _XP1 + _XP2) & _M64, (seed + _XP2) & _M64, seed, (seed - _XP1) & _M64]
+        while pos + 32 <= n:
+            lanes = struct.unpack_from("<4Q", data, pos)
+            v = [_xxh64_round(a, b) for a, b in zip(v, lanes)]
+            pos += 32
+        h = (_rotl64(v[0], 1) + _rotl64(v[1], 7) + _rotl64(v[2], 12) + _rotl64(v[3], 18)) & _M64
+        for a in v:
+            h = ((h ^ _xxh64_round(0, a)) * _XP1 + _XP4) & _M64
+    else:
+        h = (seed + _XP5) & _M64
+    h = (h + n) & _M64
+    while pos + 8 <= n:
+        h = (_rotl64(h ^ _xxh64_round(0, struct.unpack_from("<Q", data, pos)[0]), 27) * _XP1 + _XP4) & _M64
+        pos += 8
+    if pos + 4 <= n:
+        h = (_rotl64(h ^ (struct.unpack_from("<I", data, pos)[0] * _XP1 & _M64), 23) * _XP2 + _XP3) & _M64
+        pos += 4
+    for b in data[pos:]:
+        h = _rotl64(h ^ (b * _XP5 & _M64), 11) * _XP1 & _M64
+    h = (h ^ (h >> 33)) * _XP2 & _M64
+    h = (h ^ (h >> 29)) * _XP3 & _M64
+    return h ^ (h >> 32)
+
+
 def checksum(csum_type, data):
     if csum_type == 0:
         return struct.pack("<I", crc32c(data))
+    if csum_type == 1:
+        return struct.pack("<Q", xxhash64(data))
     if csum_type == 2:
         return hashlib.sha256(data).digest()
     if csum_type == 3:
