@@ -838,6 +838,9 @@ static int settle_options(struct opts *o, int ndevs)
 	}
 	if (check_nodesize(cfg->nodesize, ss, cfg->mixed))
 		return -1;
+	/* as mkfs.btrfs 6.19 (and the kernel at its first mount): nodes larger than a page */
+	if (cfg->nodesize > (uint32_t)page)
+		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_BIG_METADATA;
 	if ((cfg->data_profile | cfg->meta_profile) & BTRFS_BLOCK_GROUP_RAID56_MASK) {
 		cfg->incompat |= BTRFS_FEATURE_INCOMPAT_RAID56;
 		msg_warn("RAID5/6 support has known problems is strongly discouraged\n"
