@@ -551,10 +551,11 @@ static int rewrite_extent(struct rp *rp, const struct rp_ext *e)
 /* ---- counters --------------------------------------------------------------------- */
 
 /* The block group item of a chunk that has none (its used counted after). */
-static int insert_bg(struct rp *rp, const struct fs_chunk *c)
+static int insert_bg(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 {
 	struct btrfs_block_group_item bg = { 0 };
 
+	put_le64(&bg.used, used);
 	put_le64(&bg.chunk_objectid, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
 	put_le64(&bg.flags, c->type);
 	say(rp, "added the block group item [%llu %llu] of its chunk", (unsigned long long)c->logical,
@@ -595,9 +596,10 @@ static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 	return 0;
 }
 
-/* The block group items of chunks that have none, first: the transaction's own space
- * accounting moves their used (counted after). */
-static int add_missing_bgs(struct rp *rp)
+/* The block group items of chunks that have none, first, with what the extent tree
+ * says they hold (used[]): the transaction's own space accounting moves it from there
+ * (frees of blocks in them too: a mixed block group's metadata). */
+static int add_missing_bgs(struct rp *rp, const uint64_t *used)
 {
 	struct fs *fs = rp->fs;
 	int ret = 0;
@@ -611,28 +613,22 @@ static int add_missing_bgs(struct rp *rp)
 		if (!ret && (ret = fs_lookup(fs, &root, &k, &p)) == 0)
 			fs_path_release(fs, &p);
 		if (ret == -ENOENT)
-			ret = insert_bg(rp, &fs->chunks[i]);
+			ret = insert_bg(rp, &fs->chunks[i], used[i]);
 	}
 	return ret;
 }
 
-/* Block group used and super bytes_used from the extent tree as the transaction has
- * it now: what the transaction changes later moves them from there. */
-static int recount_space(struct rp *rp)
+/* used[i]: the bytes of chunk i's extents in the extent tree as the transaction has
+ * it now. */
+static int count_used(struct fs *fs, uint64_t *used)
 {
-	struct fs *fs = rp->fs;
-	uint64_t *used = calloc((size_t)fs->num_chunks + 1, sizeof(*used)), total = 0;
 	struct fs_key k = { 0, 0, 0 };
 	struct fs_root root;
 	struct fs_path p;
-	int ret = !used ? fs_err(&fs->err, -ENOMEM, "out of memory") : add_missing_bgs(rp);
+	int ret = fs_root_lookup(fs, EXTENT_TREE, &root);
 
-	if (!ret)
-		ret = fs_tx_settle(fs);
-
+	memset(used, 0, (size_t)fs->num_chunks * sizeof(*used));
 	fs_path_init(&p);
-	if (!ret)
-		ret = fs_root_lookup(fs, EXTENT_TREE, &root);
 	for (ret = ret ? ret : fs_search(fs, &root, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
 		const struct fs_chunk *c;
 
@@ -642,16 +638,33 @@ static int recount_space(struct rp *rp)
 			used[c - fs->chunks] += k.type == BTRFS_EXTENT_ITEM_KEY ? k.offset : fs->nodesize;
 	}
 	fs_path_release(fs, &p);
-	for (int i = 0; ret >= 0 && i < fs->num_chunks; i++) {
+	return ret < 0 ? ret : 0;
+}
+
+/* Block group used and super bytes_used from the extent tree as the transaction has
+ * it now: what the transaction changes later moves them from there. */
+static int recount_space(struct rp *rp)
+{
+	struct fs *fs = rp->fs;
+	uint64_t *used = calloc((size_t)fs->num_chunks + 1, sizeof(*used)), total = 0;
+	int ret = !used ? fs_err(&fs->err, -ENOMEM, "out of memory") : count_used(fs, used);
+
+	if (!ret)
+		ret = add_missing_bgs(rp, used);
+	if (!ret)
+		ret = fs_tx_settle(fs);
+	if (!ret)
+		ret = count_used(fs, used);
+	for (int i = 0; !ret && i < fs->num_chunks; i++) {
 		ret = set_bg_used(rp, &fs->chunks[i], used[i]);
 		total += used[i];
 	}
-	if (ret >= 0 && get_le64(&fs->sb.bytes_used) != total) {
+	if (!ret && get_le64(&fs->sb.bytes_used) != total) {
 		say(rp, "reset super bytes used to %llu", (unsigned long long)total);
 		put_le64(&fs->sb.bytes_used, total);
 	}
 	free(used);
-	return ret < 0 ? ret : 0;
+	return ret;
 }
 
 /* Bytes of device extents of devid, and where the last one ends. */
