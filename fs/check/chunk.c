@@ -196,7 +196,7 @@ static int chunk_tree_item_cb(struct check_ctx *c, const struct fs_key *key, con
 }
 
 /* The chunk stripe a device extent stands for (found through its chunk). misplaced:
- * the extent names no device or overlaps the one before it (its key is suspect). */
+ * the extent names no device or its key is suspect (dev_extent_cb). */
 static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devid, uint64_t physical,
 			     uint64_t chunk_offset, uint64_t length, int misplaced)
 {
@@ -274,8 +274,10 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 		match_dev_extent(c, ds, devid, phys, get_le64(&de->chunk_offset), len, 1);
 		return 0;
 	}
-	misplaced = phys < d->last_end;
-	if (misplaced)
+	/* its key is suspect when it overlaps the one before, is not aligned or runs past
+	 * the device's end */
+	misplaced = phys < d->last_end || phys % c->fs->sectorsize || phys + len > d->total_bytes;
+	if (phys < d->last_end)
 		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
 		       "dev extent devid %llu physical offset %llu overlap with previous dev extent end %llu",
 		       devid, phys, (unsigned long long)d->last_end);
