@@ -77,6 +77,8 @@ enum check_fix {
 				 * deleted */
 	CHECK_FIX_XATTR_LOCATION, /* the xattr item key of root has entries with a location
 				 * (the kernel wants none): zeroed */
+	CHECK_FIX_REMAKE,       /* the tree value[0] is made anew from the rest (data whose
+				 * checksums are lost: the checksum tree) */
 };
 
 /* What a problem is about. Fields that do not apply are 0. */

@@ -443,11 +443,16 @@ static int check_coverage(struct check_ctx *c)
 				       (unsigned long long)r.start, (unsigned long long)r.len);
 			continue;
 		}
-		if (!covered)
-			ck_err(c, r.root, r.ino, r.start, r.len,
-			       "root %llu inode %llu: some csum missing for data [%llu %llu]",
-			       (unsigned long long)r.root, (unsigned long long)r.ino,
-			       (unsigned long long)r.start, (unsigned long long)r.len);
+		if (covered)
+			continue;
+		/* the kernel cannot read such data: the checksum tree is made anew (the lost
+		 * checksums from the data) */
+		if (CFG_CHECK_REPAIR)
+			c->fix_value[0] = BTRFS_CSUM_TREE_OBJECTID;
+		ck_err_fix(c, CHECK_FIX_REMAKE, r.root, r.ino, r.start, r.len,
+			   "root %llu inode %llu: some csum missing for data [%llu %llu]",
+			   (unsigned long long)r.root, (unsigned long long)r.ino,
+			   (unsigned long long)r.start, (unsigned long long)r.len);
 	}
 	ck_cursor_release(&cr.cu);
 	return ret;

@@ -193,6 +193,10 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		rp->fixable++;
 		return;
 	}
+	if (p->fix == CHECK_FIX_REMAKE && plan_rebuild(rp, p->value[0])) {
+		rp->fixable++;
+		return;
+	}
 
 	switch (p->fix) {
 	case CHECK_FIX_UNREADABLE:
@@ -257,6 +261,8 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		break;
 	case CHECK_FIX_SPACE_USED:
 		rp->space_used = 1;
+		break;
+	case CHECK_FIX_REMAKE:          /* a tree plan_rebuild does not make */
 		break;
 	case CHECK_FIX_DEVICES:
 		rp->devices = 1;
