@@ -1081,6 +1081,21 @@ static int index_claimed(const struct rp *rp, const struct rp_fix *f, uint64_t i
 	return 0;
 }
 
+/* Whether another inode has f's name in f's directory with its inode ref but without
+ * its dir item: a dir item of that name that alone names f's inode had its location
+ * damaged (it is the other inode's). */
+static int item_claimed(const struct rp *rp, const struct rp_fix *f)
+{
+	for (size_t i = 0; i < rp->nfixes; i++) {
+		const struct rp_fix *g = &rp->fixes[i];
+
+		if (g->kind == CHECK_FIX_NAME && g->root == f->root && g->key.objectid == f->key.objectid &&
+		    g->ino != f->ino && g->value[0] == f->value[0] && (g->value[1] & 1 << 16) && !(g->value[1] & 2 << 16))
+			return 1;
+	}
+	return 0;
+}
+
 static int fix_name1(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -1118,9 +1133,9 @@ static int fix_name1(struct rp *rp, const struct rp_fix *f)
 	kitem = (struct fs_key){ dir, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) };
 	if (index && !ref && !have)
 		return drop_index(rp, f->root, &kindex, f->ino);
-	if (item && !ref && !index && !have) {
-		say(rp, "Deleting dir item of %.*s in %llu root %llu: it names no inode", n.len, n.s,
-		    (unsigned long long)dir, (unsigned long long)f->root);
+	if (item && !ref && !index && (!have || item_claimed(rp, f))) {
+		say(rp, "Deleting dir item of %.*s in %llu root %llu: %s", n.len, n.s, (unsigned long long)dir,
+		    (unsigned long long)f->root, have ? "the name is another inode's" : "it names no inode");
 		ret = drop_entry(fs, f->root, &kitem, f->ino, &n);
 		return ret ? ret : grow_dir(fs, f->root, dir, -(int64_t)n.len);
 	}

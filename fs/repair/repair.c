@@ -914,8 +914,8 @@ static int fix_root_key(struct rp *rp, const struct rp_fix *f)
 	return fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID, &to, &ri, size);
 }
 
-/* An inode item keyed with an offset (the kernel wants 0): moved to offset 0, or deleted
- * when the inode has an item there. */
+/* An inode item keyed with an offset (the kernel wants 0): moved to offset 0; 1 when it
+ * cannot be (another size, or the inode has an item there): the caller deletes it. */
 static int fix_inode_key(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -927,15 +927,15 @@ static int fix_inode_key(struct rp *rp, const struct rp_fix *f)
 
 	if (!d)
 		return fs->err.code;
-	if (size == sizeof(ii))
-		memcpy(&ii, d, sizeof(ii));
-	ret = fs_item_delete(fs, f->root, &f->key);
-	if (!ret && size == sizeof(ii) && (ret = fs_item_insert(fs, f->root, &to, &ii, sizeof(ii))) == 0) {
-		say(rp, "moved the inode item of %llu in root %llu to key offset 0", (unsigned long long)to.objectid,
-		    (unsigned long long)f->root);
-		return 0;
-	}
-	return ret == -EEXIST ? 0 : ret;
+	if (size != sizeof(ii))
+		return 1;
+	memcpy(&ii, d, sizeof(ii));
+	ret = fs_item_insert(fs, f->root, &to, &ii, sizeof(ii));
+	if (ret)
+		return ret == -EEXIST ? 1 : ret;
+	say(rp, "moved the inode item of %llu in root %llu to key offset 0", (unsigned long long)to.objectid,
+	    (unsigned long long)f->root);
+	return fs_item_delete(fs, f->root, &f->key);
 }
 
 /* A device extent as long as its chunk's stripe. */
@@ -1101,8 +1101,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 	case CHECK_FIX_DELETE:
 		if (ck_is_fstree(f->root) && !ck_subvol_key_type(f->key.type))
 			return fix_unknown_item(rp, f);
-		if (f->key.type == BTRFS_INODE_ITEM_KEY && f->key.offset)
-			return fix_inode_key(rp, f);
+		if (f->key.type == BTRFS_INODE_ITEM_KEY && f->key.offset && (ret = fix_inode_key(rp, f)) != 1)
+			return ret;
 		say(rp, "Deleting bogus item [%llu,%u,%llu] of root %llu", (unsigned long long)f->key.objectid,
 		    f->key.type, (unsigned long long)f->key.offset, (unsigned long long)f->root);
 		ret = fs_item_delete(rp->fs, f->root, &f->key);
