@@ -960,8 +960,8 @@ static int fix_xattr_location(struct rp *rp, const struct rp_fix *f)
 	uint8_t *d = fs_item_mut(rp->fs, f->root, &f->key, &size);
 	struct fs_dir_entry de;
 
-	if (!d)
-		return rp->fs->err.code;
+	if (!d)         /* a corrupt one is deleted by then */
+		return rp->fs->err.code == -ENOENT ? 0 : rp->fs->err.code;
 	for (; fs_dir_entry_next(d, size, &pos, &de) == 1; start = pos)
 		memset(d + start, 0, sizeof(struct btrfs_disk_key));
 	say(rp, "cleared the location of xattr item [%llu %llu] of root %llu", (unsigned long long)f->key.objectid,
