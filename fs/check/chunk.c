@@ -245,7 +245,7 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 	const struct btrfs_dev_extent *de;
 	struct dev_state *d;
 	unsigned long long devid = key->objectid, phys = key->offset, len;
-	int misplaced;
+	int misplaced, past_end;
 
 	if (key->type != BTRFS_DEV_EXTENT_KEY)
 		return 0;
@@ -276,12 +276,13 @@ static int dev_extent_cb(struct check_ctx *c, const struct fs_key *key, const ui
 	}
 	/* its key is suspect when it overlaps the one before, is not aligned or runs past
 	 * the device's end */
-	misplaced = phys < d->last_end || phys % c->fs->sectorsize || phys + len > d->total_bytes;
+	past_end = phys > d->total_bytes || len > d->total_bytes - phys;       /* (no wrap past 2^64) */
+	misplaced = phys < d->last_end || phys % c->fs->sectorsize || past_end;
 	if (phys < d->last_end)
 		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
 		       "dev extent devid %llu physical offset %llu overlap with previous dev extent end %llu",
 		       devid, phys, (unsigned long long)d->last_end);
-	if (phys + len > d->total_bytes)
+	if (past_end)
 		ck_err_fix(c, CHECK_FIX_DEV_TREE, BTRFS_DEV_TREE_OBJECTID, 0, phys, len,
 		       "dev extent devid %llu physical offset %llu len %llu is beyond device boundary %llu",
 		       devid, phys, len, (unsigned long long)d->total_bytes);

@@ -1066,31 +1066,18 @@ static int drop_index(struct rp *rp, uint64_t root, const struct fs_key *key, ui
 	return ret ? ret : grow_dir(fs, root, key->objectid, -(int64_t)len);
 }
 
-/* Whether another name of f's directory, one without its dir index, has an inode ref
- * that claims index: the dir index there is that name's, and one that names f's inode
- * there had its key damaged. */
-static int index_claimed(const struct rp *rp, const struct rp_fix *f, uint64_t index)
+/* Whether another inode's name in f's directory has its inode ref but lacks the part
+ * missing (2 << 16 its dir item, 4 << 16 its dir index, as CHECK_FIX_NAME's value[1]):
+ * that name matched by its ref's index (*index) or, index NULL, by f's name hash. The
+ * part of f's name that is there is the other name's, with a damaged key or location. */
+static int name_claimed(const struct rp *rp, const struct rp_fix *f, uint64_t missing, const uint64_t *index)
 {
 	for (size_t i = 0; i < rp->nfixes; i++) {
 		const struct rp_fix *g = &rp->fixes[i];
 
 		if (g->kind == CHECK_FIX_NAME && g->root == f->root && g->key.objectid == f->key.objectid &&
-		    g->ino != f->ino && g->key.offset == index && (g->value[1] & 1 << 16) && !(g->value[1] & 4 << 16))
-			return 1;
-	}
-	return 0;
-}
-
-/* Whether another inode has f's name in f's directory with its inode ref but without
- * its dir item: a dir item of that name that alone names f's inode had its location
- * damaged (it is the other inode's). */
-static int item_claimed(const struct rp *rp, const struct rp_fix *f)
-{
-	for (size_t i = 0; i < rp->nfixes; i++) {
-		const struct rp_fix *g = &rp->fixes[i];
-
-		if (g->kind == CHECK_FIX_NAME && g->root == f->root && g->key.objectid == f->key.objectid &&
-		    g->ino != f->ino && g->value[0] == f->value[0] && (g->value[1] & 1 << 16) && !(g->value[1] & 2 << 16))
+		    g->ino != f->ino && (g->value[1] & 1 << 16) && !(g->value[1] & missing) &&
+		    (index ? g->key.offset == *index : g->value[0] == f->value[0]))
 			return 1;
 	}
 	return 0;
@@ -1109,7 +1096,7 @@ static int fix_name1(struct rp *rp, const struct rp_fix *f)
 	/* a ref whose index is not the one its dir item and dir index agree on is the
 	 * damaged part; else an index alone, or with a ref of another index, is */
 	if (ref && item && index && (v & REF_INDEX_UNMATCH) && !find_name(fs, f, &n) &&
-	    index_claimed(rp, f, f->value[2])) {
+	    name_claimed(rp, f, 4 << 16, &f->value[2])) {
 		say(rp, "moved dir index %llu of %.*s in %llu root %llu to %llu, its inode ref's (the other is "
 			"another name's)", (unsigned long long)f->value[2], n.len, n.s, (unsigned long long)dir,
 		    (unsigned long long)f->root, (unsigned long long)n.index);
@@ -1133,7 +1120,7 @@ static int fix_name1(struct rp *rp, const struct rp_fix *f)
 	kitem = (struct fs_key){ dir, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) };
 	if (index && !ref && !have)
 		return drop_index(rp, f->root, &kindex, f->ino);
-	if (item && !ref && !index && (!have || item_claimed(rp, f))) {
+	if (item && !ref && !index && (!have || name_claimed(rp, f, 2 << 16, NULL))) {
 		say(rp, "Deleting dir item of %.*s in %llu root %llu: %s", n.len, n.s, (unsigned long long)dir,
 		    (unsigned long long)f->root, have ? "the name is another inode's" : "it names no inode");
 		ret = drop_entry(fs, f->root, &kitem, f->ino, &n);

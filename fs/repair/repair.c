@@ -602,28 +602,6 @@ static int set_bg_used(struct rp *rp, const struct fs_chunk *c, uint64_t used)
 	return 0;
 }
 
-/* The block group items of chunks that have none, first, with what the extent tree
- * says they hold (used[]): the transaction's own space accounting moves it from there
- * (frees of blocks in them too: a mixed block group's metadata). */
-static int add_missing_bgs(struct rp *rp, const uint64_t *used)
-{
-	struct fs *fs = rp->fs;
-	int ret = 0;
-
-	for (int i = 0; i < fs->num_chunks && !ret; i++) {
-		struct fs_key k = { fs->chunks[i].logical, BTRFS_BLOCK_GROUP_ITEM_KEY, fs->chunks[i].length };
-		struct fs_root root;
-		struct fs_path p;
-
-		ret = fs_root_lookup(fs, fs_block_group_tree_id(fs), &root);
-		if (!ret && (ret = fs_lookup(fs, &root, &k, &p)) == 0)
-			fs_path_release(fs, &p);
-		if (ret == -ENOENT)
-			ret = insert_bg(rp, &fs->chunks[i], used[i]);
-	}
-	return ret;
-}
-
 /* used[i]: the bytes of chunk i's extents in the extent tree as the transaction has
  * it now. */
 static int count_used(struct fs *fs, uint64_t *used)
@@ -647,16 +625,40 @@ static int count_used(struct fs *fs, uint64_t *used)
 	return ret < 0 ? ret : 0;
 }
 
+/* The block group items of chunks that have none, first, with what the extent tree
+ * says they hold (counted into used[] when one is missing): the transaction's own space
+ * accounting moves it from there (frees of blocks in them too: a mixed block group's
+ * metadata). */
+static int add_missing_bgs(struct rp *rp, uint64_t *used)
+{
+	struct fs *fs = rp->fs;
+	int ret = 0, counted = 0;
+
+	for (int i = 0; i < fs->num_chunks && !ret; i++) {
+		struct fs_key k = { fs->chunks[i].logical, BTRFS_BLOCK_GROUP_ITEM_KEY, fs->chunks[i].length };
+		struct fs_root root;
+		struct fs_path p;
+
+		ret = fs_root_lookup(fs, fs_block_group_tree_id(fs), &root);
+		if (!ret && (ret = fs_lookup(fs, &root, &k, &p)) == 0)
+			fs_path_release(fs, &p);
+		if (ret != -ENOENT)
+			continue;
+		ret = counted++ ? 0 : count_used(fs, used);
+		if (!ret)
+			ret = insert_bg(rp, &fs->chunks[i], used[i]);
+	}
+	return ret;
+}
+
 /* Block group used and super bytes_used from the extent tree as the transaction has
  * it now: what the transaction changes later moves them from there. */
 static int recount_space(struct rp *rp)
 {
 	struct fs *fs = rp->fs;
 	uint64_t *used = calloc((size_t)fs->num_chunks + 1, sizeof(*used)), total = 0;
-	int ret = !used ? fs_err(&fs->err, -ENOMEM, "out of memory") : count_used(fs, used);
+	int ret = !used ? fs_err(&fs->err, -ENOMEM, "out of memory") : add_missing_bgs(rp, used);
 
-	if (!ret)
-		ret = add_missing_bgs(rp, used);
 	if (!ret)
 		ret = fs_tx_settle(fs);
 	if (!ret)
