@@ -2,7 +2,7 @@
 """Lost writes: tree blocks of a filesystem's last transaction that never reached the
 disk, so that their places hold what was there before (a cache that lied about a flush).
 
-usage: lost_write.py BEFORE AFTER MODE [--seed S] [--copy N]
+usage: lost_write.py BEFORE AFTER MODE [--seed S] [--copy N] [--trees ID,...]
   BEFORE  the image as it was before the last transaction(s) (a copy taken then)
   AFTER   the image after them: changed in place
   MODE    one   one block written by the last transaction
@@ -10,7 +10,8 @@ usage: lost_write.py BEFORE AFTER MODE [--seed S] [--copy N]
           half  a random half of them
           all   all of them (the superblock alone reached the disk)
 Every copy (DUP) of a chosen block gets BEFORE's bytes at its place (--copy N: copy N
-alone, counted from 1). Prints what it did."""
+alone, counted from 1); --trees: only blocks of these trees are lost. A BEFORE of zeros
+stands for places nothing was written to before. Prints what it did."""
 import argparse
 import os
 import random
@@ -46,12 +47,12 @@ def tree_blocks(fs):
     return out
 
 
-def lose(before, after, mode, rnd, copy=None):
+def lose(before, after, mode, rnd, copy=None, trees=None):
     """Takes away the writes of AFTER's last transaction as MODE says (of one copy when
-    copy is given); returns what it did."""
+    copy is given, of the trees given); returns what it did."""
     fs = bi.Fs(after)
     gen = fs.super_get("generation")
-    last = sorted(b for b in tree_blocks(fs) if b[2] == gen)
+    last = sorted(b for b in tree_blocks(fs) if b[2] == gen and (trees is None or b[1] in trees))
     if not last:
         return None
     if mode == "one":
@@ -83,8 +84,9 @@ def main():
     ap.add_argument("mode", choices=MODES)
     ap.add_argument("--seed", default="0")
     ap.add_argument("--copy", type=int)
+    ap.add_argument("--trees", type=lambda v: {int(t) for t in v.split(",")})
     a = ap.parse_args()
-    what = lose(a.before, a.after, a.mode, random.Random(a.seed), a.copy)
+    what = lose(a.before, a.after, a.mode, random.Random(a.seed), a.copy, a.trees)
     if not what:
         raise SystemExit("no tree block of the last generation")
     print(what)

@@ -90,6 +90,8 @@ void ck_fs_error(struct check_ctx *c, const struct fs_error *e, const struct fs_
 	if (CFG_CHECK_REPAIR && stale) {
 		c->fix_value[0] = wanted;
 		c->fix_value[1] = found;
+	} else if (CFG_CHECK_REPAIR) {
+		c->fix_value[0] = e->wanted_gen;        /* (found 0: nothing verified there) */
 	}
 	fs_error_format(e, buf, sizeof(buf));
 	ck_err(c, e->tree, 0, e->logical, 0, "%s", buf);

@@ -29,7 +29,9 @@ enum check_fix {
 	CHECK_FIX_NONE,         /* nothing it knows */
 	CHECK_FIX_UNREADABLE,   /* a tree block (bytenr) of root, reached through key, could not
 				 * be read: walks are incomplete (a subvolume's leaf is dropped);
-				 * another tree's block where a write was lost: value[] as RECOW */
+				 * another tree's block where a write was lost: value[] as RECOW;
+				 * a block that did not verify: value[0] the generation wanted
+				 * (0: not known), value[1] 0 */
 	CHECK_FIX_RECOW,        /* the blocks from root's root to key are copied anew (generations);
 				 * value[0] the generation wanted, value[1] the one found */
 	CHECK_FIX_EXTENT,       /* extent bytenr: its item and backrefs, from check_opts.extent */

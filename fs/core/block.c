@@ -155,6 +155,7 @@ int fs_block_check(const uint8_t *buf, const struct fs_block_ctx *ctx,
 	if (ret && err) {
 		err->logical = ctx->bytenr;
 		err->tree = error_tree((const struct btrfs_header *)buf, exp);
+		err->wanted_gen = exp ? exp->generation : 0;
 	}
 	return ret;
 }

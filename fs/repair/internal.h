@@ -30,6 +30,9 @@ struct rp {
 	int root_bad;                   /* a root tree block cannot be read */
 	int root_lost;                  /* a root tree leaf cannot be read nor salvaged */
 	int lost_write;                 /* a block holds an older one than its parent wants */
+	int newest_lost;                /* no copy of a block the last transaction wrote
+					 * verifies (a write that was lost where nothing was
+					 * before reads as zeros: the state before may be whole) */
 	int all_collected;              /* the last check gave every extent (check_opts.all_extents) */
 	int init_extent, init_csum;     /* --init-extent-tree, --init-csum-tree still to do */
 	uint64_t fixable;

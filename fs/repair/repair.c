@@ -204,7 +204,8 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		 * walks are incomplete (another tree's older block where a write was lost:
 		 * the state before may be whole) */
 		rp->unreadable = 1;
-		rp->lost_write |= p->value[1] < p->value[0];
+		rp->lost_write |= p->value[1] && p->value[1] < p->value[0];
+		rp->newest_lost |= !p->value[1] && p->value[0] == rp->fs->generation;
 		/* which trees there are waits for the root tree's leaf (as for root items) */
 		rp->root_bad |= p->root == BTRFS_ROOT_TREE_OBJECTID;
 		rp->roots |= rp->root_bad;
@@ -1332,8 +1333,46 @@ static int trees_whole(struct fs *fs, int all_trees)
 	return !bad && ret >= 0;
 }
 
+static int count_leaf_inodes(void *ctx, const struct fs_block *b)
+{
+	struct fs_key k;
+
+	for (uint32_t i = 0; i < fs_block_nritems(b); i++)
+		if (!fs_item_key(b, i, &k) && k.type == BTRFS_INODE_ITEM_KEY)
+			++*(uint64_t *)ctx;
+	return 0;
+}
+
+static void skip_error(void *ctx, const struct fs_error *err)
+{
+	(void)ctx;
+	(void)err;
+}
+
+uint64_t repair_count_inodes(struct fs *fs)
+{
+	struct fs_walk_ops ops = { NULL, count_leaf_inodes, skip_error };
+	struct fs_key k = { 0, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct fs_root r;
+	struct fs_path p;
+	uint64_t n = 0;
+
+	if (fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r))
+		return 0;
+	fs_path_init(&p);
+	for (int ret = fs_search(fs, &r, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		struct fs_root t;
+
+		fs_path_key(&p, &k);
+		if (k.type == BTRFS_ROOT_ITEM_KEY && ck_is_fstree(k.objectid) && !fs_root_lookup(fs, k.objectid, &t))
+			fs_tree_walk(fs, &t, &ops, &n);
+	}
+	fs_path_release(fs, &p);
+	return n;
+}
+
 struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_wopen_opts *opts,
-			      int all_trees, uint64_t *generation, struct fs_error *err)
+			      int all_trees, uint64_t min_inodes, uint64_t *generation, struct fs_error *err)
 {
 	struct fs_wopen_opts o = *opts;
 	struct btrfs_super_block sb;
@@ -1342,7 +1381,7 @@ struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_w
 
 	if (ret)
 		return NULL;
-	fs_err(err, -ENOENT, all_trees ? "no backup root has trees that can be read whole"
+	fs_err(err, -ENOENT, all_trees ? "no backup root has trees that can be read whole and as many inodes"
 				       : "no backup root has a root tree that can be read");
 	for (;;) {
 		uint64_t best = 0;
@@ -1360,13 +1399,23 @@ struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_w
 		tried = best;
 		o.open.backup_root = slot;
 		fs = fs_wopen(paths, n, &o, err);
-		if (fs && trees_whole(fs, all_trees)) {
+		if (fs && trees_whole(fs, all_trees) && repair_count_inodes(fs) >= min_inodes) {
 			*generation = best;
 			return fs;
 		}
 		if (fs)
 			fs_wclose(fs);
 	}
+}
+
+/* Blocks the last transaction wrote are lost (no copy verifies) and the repair in place
+ * cannot finish without them (it failed, or errors are left): the state before that
+ * transaction may be whole (repair_open_backup). */
+static int back_before_last(const struct rp *rp, const struct repair_opts *o, int ret,
+			    const struct check_stats *left)
+{
+	return rp->newest_lost && !o->adopt_root && !o->in_place &&
+	       (ret < 0 ? ret != -ENOMEM : left->errors != 0);
 }
 
 int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *r)
@@ -1394,6 +1443,7 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		/* blocks of a later transaction never reached the disk: the state before it
 		 * may be whole (repair_open_backup) */
 		r->need_backup = r->lost_writes = 1;
+		r->inodes = repair_count_inodes(fs);
 		goto out;
 	}
 	ret = fs_tx_begin(fs);
@@ -1450,6 +1500,10 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		r->last = r->first;
 		goto out;
 	}
+	if (back_before_last(&rp, o, ret, &r->last)) {
+		fs_tx_abort(fs);
+		goto out;
+	}
 	/* written when it is better: fewer errors (or problems it fixes), none new */
 	if (!ret && (rp.new_errors || !rp.changes ||
 		     (r->last.errors >= r->first.errors && rp.fixable >= fixable && !o->init_csum_tree &&
@@ -1476,6 +1530,13 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		r->last = r->first;
 	}
 out:
+	if (!r->written && !r->need_backup && !r->need_chunks && back_before_last(&rp, o, ret, &r->last)) {
+		r->need_backup = r->lost_writes = 1;
+		r->nothing = 0;
+		r->inodes = repair_count_inodes(fs);
+		r->last = r->first;
+		ret = 0;
+	}
 	free(rp.fixes);
 	free(rp.ext);
 	free(rp.refs);
