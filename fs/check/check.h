@@ -74,9 +74,9 @@ enum check_fix {
 	CHECK_FIX_ROOT_FIELDS,  /* the root item at key has flags, generations or a drop level
 				 * the kernel refuses: unknown flags cleared, the rest brought
 				 * within its generation */
-	CHECK_FIX_ROOT_KEY,     /* the root item at key names no tree: moved to the key of the
-				 * tree its root block belongs to when that one has none, else
-				 * deleted */
+	CHECK_FIX_ROOT_KEY,     /* the root item at key names no tree (or its key type is
+				 * another's): moved to the key of the tree its root block
+				 * belongs to when that one has none, else deleted */
 	CHECK_FIX_XATTR_LOCATION, /* the xattr item key of root has entries with a location
 				 * (the kernel wants none): zeroed */
 	CHECK_FIX_REMAKE,       /* the tree value[0] is made anew from the rest (data whose

@@ -422,6 +422,12 @@ void ck_leaf_packing(struct check_ctx *c, uint64_t tree, const struct fs_block *
 	}
 }
 
+/* A root item's two sizes: with the fields from generation_v2 on, or without them (v1). */
+static int root_item_sized(uint32_t size)
+{
+	return size == sizeof(struct btrfs_root_item) || size == offsetof(struct btrfs_root_item, generation_v2);
+}
+
 /* What the kernel's tree checker refuses in an item of any type, wherever it is (the
  * sizes of fixed items, where keyed back references point): NULL when nothing. */
 static const char *kernel_item_refusal(const struct check_ctx *c, uint64_t tree, const struct fs_key *k,
@@ -443,8 +449,7 @@ static const char *kernel_item_refusal(const struct check_ctx *c, uint64_t tree,
 		       tree == BTRFS_ROOT_TREE_OBJECTID && ck_is_fstree(k->objectid) ? NULL :
 		       ck_inode_item_refusal((const void *)data, c->super_gen);
 	case BTRFS_ROOT_ITEM_KEY:
-		return size != sizeof(struct btrfs_root_item) && size != offsetof(struct btrfs_root_item, generation_v2) ?
-		       "invalid root item size" : NULL;
+		return root_item_sized(size) ? NULL : "invalid root item size";
 	case BTRFS_DEV_ITEM_KEY:
 		return size != sizeof(struct btrfs_dev_item) || k->objectid != BTRFS_DEV_ITEMS_OBJECTID ?
 		       "invalid device item" : NULL;
@@ -485,7 +490,10 @@ static void kernel_item_check(struct walk *w, const struct fs_block *b, uint32_t
 		return;
 	if (CFG_CHECK_REPAIR)
 		c->fix_key = *k;
-	ck_err_fix(c, CHECK_FIX_DELETE, w->tree, 0, b->bytenr, 0,
+	/* a root item whose key type was damaged (a root item begins with an inode item):
+	 * given back the key of the tree its root block is, else deleted */
+	ck_fix(c, w->tree == BTRFS_ROOT_TREE_OBJECTID && root_item_sized(size) ? CHECK_FIX_ROOT_KEY : CHECK_FIX_DELETE);
+	ck_err(c, w->tree, 0, b->bytenr, 0,
 		   "corrupt leaf: root=%llu block=%llu slot=%u, %s (key %llu %u %llu, size %u)",
 		   (unsigned long long)w->tree, (unsigned long long)b->bytenr, slot, why,
 		   (unsigned long long)k->objectid, k->type, (unsigned long long)k->offset, size);

@@ -732,8 +732,10 @@ static int cache_inode_cb(struct check_ctx *c, const struct fs_key *key, const u
 	(void)arg;
 	if (key->objectid > BTRFS_LAST_FREE_OBJECTID)
 		return 1;
-	if (key->type != BTRFS_INODE_ITEM_KEY || !ck_is_fstree(key->objectid) || !(ii = fs_inode_item(data, size)))
+	/* (an inode item of another size is refused as a whole: the extent walk says it) */
+	if (key->type != BTRFS_INODE_ITEM_KEY || !ck_is_fstree(key->objectid) || size != sizeof(*ii))
 		return 0;
+	ii = (const struct btrfs_inode_item *)data;
 	why = ck_inode_item_refusal(ii, c->super_gen);
 	if (get_le32(&ii->mode) == CACHE_INODE_MODE && !why)
 		return 0;

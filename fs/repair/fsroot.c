@@ -1408,7 +1408,10 @@ int fix_lost_root(struct rp *rp, const struct rp_fix *f)
 	struct fs *fs = rp->fs;
 	uint64_t id = f->key.objectid, gen = f->value[0], now = (uint64_t)time(NULL);
 	struct btrfs_root_item ri;
+	struct fs_root r;
 
+	if (!fs_root_lookup(fs, id, &r))
+		return 0;       /* its own item is back under its key (fix_root_key) */
 	memset(&ri, 0, sizeof(ri));
 	put_le64(&ri.inode.generation, 1);
 	put_le64(&ri.inode.size, 3);

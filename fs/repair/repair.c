@@ -895,6 +895,7 @@ static int fix_root_key(struct rp *rp, const struct rp_fix *f)
 	struct fs *fs = rp->fs;
 	struct btrfs_root_item ri;
 	struct fs_key to;
+	char type[16] = "ROOT_ITEM";
 	uint32_t size;
 	const uint8_t *d = fs_item_mut(fs, BTRFS_ROOT_TREE_OBJECTID, &f->key, &size);
 	int ret;
@@ -911,8 +912,10 @@ static int fix_root_key(struct rp *rp, const struct rp_fix *f)
 		    f->key.type, (unsigned long long)f->key.offset);
 		return ret;
 	}
-	say(rp, "moved the root item at (%llu ROOT_ITEM %llu) to (%llu ROOT_ITEM %llu), its root block's tree",
-	    (unsigned long long)f->key.objectid, (unsigned long long)f->key.offset,
+	if (f->key.type != BTRFS_ROOT_ITEM_KEY)         /* (its key type damaged) */
+		snprintf(type, sizeof(type), "type %u", f->key.type);
+	say(rp, "moved the root item at (%llu %s %llu) to (%llu ROOT_ITEM %llu), its root block's tree",
+	    (unsigned long long)f->key.objectid, type, (unsigned long long)f->key.offset,
 	    (unsigned long long)to.objectid, (unsigned long long)to.offset);
 	return fs_item_insert(fs, BTRFS_ROOT_TREE_OBJECTID, &to, &ri, size);
 }
