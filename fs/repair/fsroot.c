@@ -488,6 +488,57 @@ static int mend_reg_extent(struct fs *fs, uint64_t root, const struct fs_key *ke
 	return 1;
 }
 
+/* Whether the data at logical has a checksum. */
+static int has_csum(struct fs *fs, uint64_t logical)
+{
+	struct fs_key k = { BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, logical };
+	struct fs_root r;
+	struct fs_path p;
+	uint32_t size;
+	int found = 0;
+
+	if (fs_root_lookup(fs, BTRFS_CSUM_TREE_OBJECTID, &r) || fs_search_le(fs, &r, &k, &p))
+		return 0;
+	fs_path_data(&p, &size);
+	fs_path_key(&p, &k);
+	found = k.objectid == BTRFS_EXTENT_CSUM_OBJECTID && k.type == BTRFS_EXTENT_CSUM_KEY &&
+		logical - k.offset < (uint64_t)fs_csum_item_count(size, fs->csum_size) * fs->sectorsize;
+	fs_path_release(fs, &p);
+	return found;
+}
+
+/* A compressed extent with checksums in a NODATASUM inode: the inode's flags are what is
+ * wrong (the kernel compresses no NODATASUM file and sums none of its data), they lose
+ * NODATASUM and NODATACOW. 1 when that was it (the inode's other extents then too), 0
+ * when the extent is to be mended. */
+static int extent_says_flags_wrong(struct rp *rp, const struct rp_fix *f, const struct btrfs_file_extent_item *fi,
+				   uint32_t size)
+{
+	const uint64_t wrong = INODE_FLAG_NODATASUM | INODE_FLAG_NODATACOW;
+	struct fs_key k = { f->key.objectid, BTRFS_INODE_ITEM_KEY, 0 };
+	struct btrfs_inode_item *ii;
+	uint32_t isize;
+	uint8_t *copy;
+	uint64_t flags;
+
+	if (rp->flags_mended_root == f->root && rp->flags_mended_ino == f->key.objectid)
+		return 1;
+	if (size != sizeof(*fi) || fi->type != BTRFS_FILE_EXTENT_REG || !fi->compression ||
+	    !get_le64(&fi->disk_bytenr) || !has_csum(rp->fs, get_le64(&fi->disk_bytenr)) ||
+	    item_copy(rp->fs, f->root, &k, &copy, &isize))
+		return 0;
+	flags = isize == sizeof(*ii) ? get_le64(&((struct btrfs_inode_item *)copy)->flags) : 0;
+	free(copy);
+	if (!(flags & INODE_FLAG_NODATASUM) || !(ii = (void *)fs_item_mut(rp->fs, f->root, &k, &isize)))
+		return 0;
+	put_le64(&ii->flags, flags & ~wrong);
+	rp->flags_mended_root = f->root;
+	rp->flags_mended_ino = f->key.objectid;
+	say(rp, "reset flags of inode %llu root %llu to 0x%llx: its data is compressed and has checksums",
+	    (unsigned long long)k.objectid, (unsigned long long)f->root, (unsigned long long)(flags & ~wrong));
+	return 1;
+}
+
 /* A malformed file extent item: mended from its extent when it is a regular or prealloc
  * one whose extent item names it, an uncompressed inline one from its size; else deleted
  * (a hole where its data was: the inode's size and bytes follow). */
@@ -495,10 +546,18 @@ int fix_file_extent(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
 	uint32_t size;
-	uint8_t *d = fs_item_mut(fs, f->root, &f->key, &size);
-	struct btrfs_file_extent_item *fi = (void *)d;
+	uint8_t *d;
+	struct btrfs_file_extent_item *fi;
 	int mended = 0, ret;
 
+	if (!(ret = item_copy(fs, f->root, &f->key, &d, &size))) {
+		ret = extent_says_flags_wrong(rp, f, (void *)d, size);
+		free(d);
+		if (ret)
+			return 0;
+	}
+	d = fs_item_mut(fs, f->root, &f->key, &size);
+	fi = (void *)d;
 	if (!d)
 		return fs->err.code == -ENOENT ? 0 : fs->err.code;
 	if (size >= FS_FILE_EXTENT_INLINE_START && fi->type == BTRFS_FILE_EXTENT_INLINE && !f->key.offset &&
@@ -556,25 +615,6 @@ static int guess_compression(struct fs *fs, uint64_t bytenr, uint64_t size, uint
 	free(in);
 	free(out);
 	return type;
-}
-
-/* Whether the data at logical has a checksum. */
-static int has_csum(struct fs *fs, uint64_t logical)
-{
-	struct fs_key k = { BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, logical };
-	struct fs_root r;
-	struct fs_path p;
-	uint32_t size;
-	int found = 0;
-
-	if (fs_root_lookup(fs, BTRFS_CSUM_TREE_OBJECTID, &r) || fs_search_le(fs, &r, &k, &p))
-		return 0;
-	fs_path_data(&p, &size);
-	fs_path_key(&p, &k);
-	found = k.objectid == BTRFS_EXTENT_CSUM_OBJECTID && k.type == BTRFS_EXTENT_CSUM_KEY &&
-		logical - k.offset < (uint64_t)fs_csum_item_count(size, fs->csum_size) * fs->sectorsize;
-	fs_path_release(fs, &p);
-	return found;
 }
 
 /* Bytes of the file a file extent item covers. */

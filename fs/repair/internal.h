@@ -30,6 +30,9 @@ struct rp {
 	int root_bad;                   /* a root tree block cannot be read */
 	int root_lost;                  /* a root tree leaf cannot be read nor salvaged */
 	int lost_write;                 /* a block holds an older one than its parent wants */
+	uint64_t flags_mended_root, flags_mended_ino;   /* the inode whose flags a compressed
+					 * extent with checksums put right (its other extents
+					 * need nothing) */
 	int newest_lost;                /* no copy of a block the last transaction wrote
 					 * verifies (a write that was lost where nothing was
 					 * before reads as zeros: the state before may be whole) */

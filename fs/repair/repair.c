@@ -1085,6 +1085,9 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 	case CHECK_FIX_DEV_EXTENT:
 		return fix_dev_extent(rp, f);
 	case CHECK_FIX_CSUMS:
+		/* (a nodatasum file's: its flags were what was wrong, fix_file_extent) */
+		if (f->ino && f->ino == rp->flags_mended_ino && f->root == rp->flags_mended_root)
+			return 0;
 		return drop_csums(rp, f);
 	case CHECK_FIX_NAME:
 		return fix_name(rp, f);
