@@ -291,8 +291,9 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 	leaf = malloc(rp->fs->nodesize);
 	if (!leaf)
 		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
-	/* another tree's older block where a write was lost holds nothing of this one */
-	if (f->value[1] >= f->value[0] && !salvage_leaf(rp->fs, f->bytenr, leaf, &dropped)) {
+	/* another tree's older block where a write was lost holds nothing of this one (a
+	 * block found with no generation did not verify: what verifies of it is salvaged) */
+	if ((!f->value[1] || f->value[1] >= f->value[0]) && !salvage_leaf(rp->fs, f->bytenr, leaf, &dropped)) {
 		adopt_parent_key(f->root, leaf, &f->key);
 		n = block_trees(rp->fs, f->bytenr, trees, 16);
 		ret = 0;
