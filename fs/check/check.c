@@ -302,11 +302,27 @@ static int root_key_ok(const struct fs_key *k)
 	       (!k->offset || ck_is_fstree(k->objectid) || k->objectid == BTRFS_DATA_RELOC_TREE_OBJECTID);
 }
 
+/* The level of a tree's root block where its root item says another (the block read as
+ * the item names it but for the level); -1 when they agree or the block does not read. */
+static int root_block_level(struct check_ctx *c, uint64_t id, const struct btrfs_root_item *ri)
+{
+	struct fs_block_expect exp = { get_le64(&ri->generation), -1, id, NULL };
+	struct fs_block *b;
+	int level;
+
+	if (!get_le64(&ri->bytenr) || !(b = fs_block_read(c->fs, get_le64(&ri->bytenr), &exp)))
+		return -1;
+	level = fs_block_level(b);
+	fs_block_put(c->fs, b);
+	return level == ri->level ? -1 : level;
+}
+
 static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uint8_t *data,
 			uint32_t size, void *arg)
 {
 	struct btrfs_root_item ri;
 	uint64_t gen;
+	int level;
 
 	(void)arg;
 	if (key->type == BTRFS_DIR_ITEM_KEY)
@@ -331,7 +347,17 @@ static int root_item_cb(struct check_ctx *c, const struct fs_key *key, const uin
 		       "invalid generation for root %llu, have %llu expect (0, %llu]",
 		       (unsigned long long)key->objectid, (unsigned long long)gen,
 		       (unsigned long long)c->super_gen);
-	if (ri.level >= BTRFS_MAX_LEVEL)
+	level = root_block_level(c, key->objectid, &ri);
+	if (CFG_CHECK_REPAIR && level >= 0) {
+		c->fix_key = *key;
+		c->fix_value[0] = (uint64_t)level;
+		c->fix_value[1] = 1;
+	}
+	if (level >= 0)
+		ck_err_fix(c, CHECK_FIX_ROOT_FIELDS, key->objectid, 0, get_le64(&ri.bytenr), 0,
+			   "root [%llu %llu] level %d does not match %u", (unsigned long long)key->objectid,
+			   (unsigned long long)key->offset, level, ri.level);
+	else if (ri.level >= BTRFS_MAX_LEVEL)
 		ck_err(c, key->objectid, 0, get_le64(&ri.bytenr), 0,
 		       "invalid level %u for root %llu", ri.level, (unsigned long long)key->objectid);
 	if ((get_le64(&ri.flags) & ~CK_ROOT_FLAGS) || get_le64(&ri.generation_v2) > c->super_gen + 1 ||

@@ -104,13 +104,12 @@ static int check_items(const uint8_t *buf, uint32_t nodesize, struct fs_error *e
 	return 0;
 }
 
-static int check_block(const uint8_t *buf, const struct fs_block_ctx *ctx,
-		       const struct fs_block_expect *exp, struct fs_error *err)
+/* Whether the block is one this filesystem wrote at this place: its checksum, address
+ * and fsid (what was there before anything was written, zeros, is none). */
+static int check_written_here(const uint8_t *buf, const struct fs_block_ctx *ctx, struct fs_error *err)
 {
 	const struct btrfs_header *h = (const void *)buf;
 	uint8_t csum[CSUM_MAX_SIZE];
-	struct fs_key first;
-	int ret;
 
 	if (!ctx->skip_csum) {
 		if (csum_compute(ctx->csum_type, buf + BTRFS_CSUM_START, ctx->nodesize - BTRFS_CSUM_START, csum))
@@ -123,6 +122,16 @@ static int check_block(const uint8_t *buf, const struct fs_block_ctx *ctx,
 			      (unsigned long long)get_le64(&h->bytenr));
 	if (ctx->fsid && memcmp(h->fsid, ctx->fsid, BTRFS_FSID_SIZE))
 		return fs_err(err, -EUCLEAN, "tree block fsid does not match the filesystem");
+	return 0;
+}
+
+static int check_block(const uint8_t *buf, const struct fs_block_ctx *ctx,
+		       const struct fs_block_expect *exp, struct fs_error *err)
+{
+	const struct btrfs_header *h = (const void *)buf;
+	struct fs_key first;
+	int ret;
+
 	if (h->level >= BTRFS_MAX_LEVEL)
 		return fs_err(err, -EUCLEAN, "bad tree block level %u", h->level);
 	if (!get_le64(&h->owner))
@@ -151,11 +160,14 @@ int fs_block_check(const uint8_t *buf, const struct fs_block_ctx *ctx,
 
 	if (ctx->nodesize < 4096 || ctx->nodesize > 65536)
 		return fs_err(err, -EINVAL, "bad nodesize %u", ctx->nodesize);
-	ret = check_block(buf, ctx, exp, err);
+	ret = check_written_here(buf, ctx, err);
+	if (ret && err)
+		err->wanted_gen = exp ? exp->generation : 0;
+	else if (!ret)
+		ret = check_block(buf, ctx, exp, err);
 	if (ret && err) {
 		err->logical = ctx->bytenr;
 		err->tree = error_tree((const struct btrfs_header *)buf, exp);
-		err->wanted_gen = exp ? exp->generation : 0;
 	}
 	return ret;
 }

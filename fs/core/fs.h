@@ -54,8 +54,9 @@ struct fs_error {
 	int has_key;
 	struct fs_key key;      /* item/key involved when has_key */
 	int mirror;             /* copy number involved, 0 if none */
-	uint64_t wanted_gen;    /* (a tree block that failed its checks) the generation its
-				 * parent pointer or root item wants; 0 if not known */
+	uint64_t wanted_gen;    /* (a tree block that is not one written at its place: bad
+				 * checksum, address or fsid) the generation its parent
+				 * pointer or root item wants; 0 if not known */
 	char msg[200];          /* the reason, e.g. "bad checksum" */
 };
 /* Record an error (replacing any earlier one) and return code; e may be NULL.

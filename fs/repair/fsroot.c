@@ -284,8 +284,18 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 	uint64_t trees[16] = { f->root };
 	uint8_t *leaf;
 	uint32_t dropped = 0;
-	int n, ret, level = block_level(rp->fs, f->bytenr);
+	int n, ret, level;
+	struct fs_root r;
+	struct fs_path p;
 
+	/* it reads now: what named it wrongly (its root item's level) was put right */
+	fs_path_init(&p);
+	ret = fs_root_lookup(rp->fs, f->root, &r);
+	ret = ret ? ret : fs_search(rp->fs, &r, &f->key, &p);
+	fs_path_release(rp->fs, &p);
+	if (ret >= 0)
+		return 0;
+	level = block_level(rp->fs, f->bytenr);
 	if (level > 0)          /* a node: made again from its children */
 		return rebuild_node(rp, f, level);
 	leaf = malloc(rp->fs->nodesize);

@@ -246,8 +246,11 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_DEV_EXTENT:
 		rp->devices = 1;
 		/* fall through */
-	case CHECK_FIX_BAD_COPY:
 	case CHECK_FIX_ROOT_FIELDS:
+		/* a tree read with the wrong level: the rest waits for it to read right */
+		rp->roots |= !!p->value[1];
+		/* fall through */
+	case CHECK_FIX_BAD_COPY:
 	case CHECK_FIX_XATTR_LOCATION:
 	case CHECK_FIX_CACHE_MODE:
 	case CHECK_FIX_CSUMS:
@@ -853,12 +856,14 @@ static int fix_root_fields(struct rp *rp, const struct rp_fix *f)
 		put_le64(&ri->generation_v2, gen);
 	if (get_le64(&ri->last_snapshot) > gen)
 		put_le64(&ri->last_snapshot, gen);
+	if (f->value[1])        /* the level of its root block (check: root_block_level) */
+		ri->level = (uint8_t)f->value[0];
 	/* a drop progress at level 0 (the kernel refuses it): no drop under way */
 	if (ri->drop_level >= BTRFS_MAX_LEVEL || ri->drop_level == 0) {
 		ri->drop_level = 0;
 		memset(&ri->drop_progress, 0, sizeof(ri->drop_progress));
 	}
-	say(rp, "root item of root %llu: flags, generations and drop level the kernel accepts",
+	say(rp, "root item of root %llu: level, flags, generations and drop level the kernel accepts",
 	    (unsigned long long)f->root);
 	return 0;
 }
@@ -1224,7 +1229,8 @@ static int rebuild(struct rp *rp)
  * is back by then, and its checksums stay. */
 static int fix_order(enum check_fix kind)
 {
-	return kind == CHECK_FIX_ROOT_ITEM || kind == CHECK_FIX_ROOT_LOST || kind == CHECK_FIX_ROOT_KEY ? 0 :
+	return kind == CHECK_FIX_ROOT_ITEM || kind == CHECK_FIX_ROOT_LOST || kind == CHECK_FIX_ROOT_KEY ||
+	       kind == CHECK_FIX_ROOT_FIELDS ? 0 :
 	       kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE || kind == CHECK_FIX_REPACK ? 1 :
 	       kind == CHECK_FIX_NAME || kind == CHECK_FIX_DELETE || kind == CHECK_FIX_SUBVOL ? 2 :
 	       kind == CHECK_FIX_CSUMS ? 4 : 3;
