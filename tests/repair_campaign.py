@@ -48,18 +48,19 @@ U64 = 1 << 64
 CLASSES = ("zero", "bitflip", "field", "delete", "lostwrite")
 TREE_NAMES = {1: "root", 2: "extent", 3: "chunk", 4: "dev", 5: "fs", 7: "csum", 8: "quota",
               9: "uuid", 10: "free-space", 11: "block-group", U64 - 9: "data-reloc"}
-BASES = (  # name, mkfs options, quotas
-    ("single", ["-m", "single", "-d", "single"], False),
-    ("dup", ["-m", "dup", "-d", "single"], False),
-    ("dup4k", ["-m", "dup", "-n", "4096"], False),
-    ("quota", ["-m", "dup", "-n", "4096"], True),
+BASES = (  # name, mkfs options, quotas, snapshots of the top subvolume (snapshot_rounds)
+    ("single", ["-m", "single", "-d", "single"], False, 0),
+    ("dup", ["-m", "dup", "-d", "single"], False, 0),
+    ("dup4k", ["-m", "dup", "-n", "4096"], False, 0),
+    ("quota", ["-m", "dup", "-n", "4096"], True, 0),
 )
 EXTRA_BASES = (  # `bases --extra`: other layouts for longer campaigns
-    ("xxhash", ["-m", "dup", "--csum", "xxhash"], False),
-    ("sha256", ["-m", "single", "--csum", "sha256", "-n", "8192"], False),
-    ("holes", ["-m", "dup", "-O", "^no-holes"], False),
-    ("mixed", ["-M"], False),
-    ("node64k", ["-m", "dup", "-n", "65536"], True),
+    ("xxhash", ["-m", "dup", "--csum", "xxhash"], False, 0),
+    ("sha256", ["-m", "single", "--csum", "sha256", "-n", "8192"], False, 0),
+    ("holes", ["-m", "dup", "-O", "^no-holes"], False, 0),
+    ("mixed", ["-M"], False, 0),
+    ("node64k", ["-m", "dup", "-n", "65536"], True, 0),
+    ("snaps", ["-m", "dup", "-n", "4096"], True, 5),
 )
 TIMEOUT = 120          # a repair step of these small filesystems taking longer hangs
 
@@ -128,6 +129,24 @@ def populate(root, rnd, btrfs):
     os.sync()
 
 
+def snapshot_rounds(root, rnd, btrfs, n):
+    """n snapshots of the top subvolume, files rewritten, removed and added between them:
+    trees that share blocks many ways (shared and full back references)."""
+    for r in range(n):
+        run([btrfs, "subvolume", "snapshot", root, os.path.join(root, "top%d" % r)])
+        d = os.path.join(root, "d%d" % (r % 6), "sub%d" % (r % 6 % 3))
+        names = sorted(os.listdir(d))
+        for name in names[r::7]:
+            with open(os.path.join(d, name), "r+b") as f:
+                f.write(rnd.randbytes(rnd.choice((10, 3000, 9000))))
+        for name in names[r + 3::11]:
+            os.unlink(os.path.join(d, name))
+        for i in range(rnd.randint(3, 12)):
+            with open(os.path.join(d, "r%dn%d" % (r, i)), "wb") as f:
+                f.write(rnd.randbytes(rnd.choice((50, 2000, 40000))))
+        os.sync()
+
+
 def truth_of(root):
     """{path: ["f", sha256] | ["l", target] | ["d"]} of everything under root."""
     out = {}
@@ -149,7 +168,7 @@ def make_bases(args):
     os.makedirs(args.dir, exist_ok=True)
     mnt = tempfile.mkdtemp(prefix="campaign-mnt.")
     try:
-        for name, opts, quota in BASES + (EXTRA_BASES if args.extra else ()):
+        for name, opts, quota, snapshots in BASES + (EXTRA_BASES if args.extra else ()):
             img = os.path.join(args.dir, name + ".img")
             if os.path.exists(img + ".truth") or (args.only and name not in args.only.split(",")):
                 continue
@@ -165,6 +184,7 @@ def make_bases(args):
                 if quota:
                     run([args.btrfs, "quota", "enable", mnt])
                 populate(mnt, random.Random(name), args.btrfs)
+                snapshot_rounds(mnt, random.Random(name), args.btrfs, snapshots)
                 truth = truth_of(mnt)
             finally:
                 run(["umount", mnt])

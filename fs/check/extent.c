@@ -476,6 +476,21 @@ static const char *kernel_item_refusal(const struct check_ctx *c, uint64_t tree,
 	return NULL;
 }
 
+/* The key types of the root tree's items: root items, refs and backrefs, the directory
+ * holding "default", free space cache inodes (their items, headers at type 0), orphans
+ * and balance's temporary item. */
+static int root_tree_type_known(uint8_t type)
+{
+	switch (type) {
+	case 0: case BTRFS_INODE_ITEM_KEY: case BTRFS_INODE_REF_KEY: case BTRFS_XATTR_ITEM_KEY:
+	case BTRFS_ORPHAN_ITEM_KEY: case BTRFS_DIR_ITEM_KEY: case BTRFS_DIR_INDEX_KEY:
+	case BTRFS_EXTENT_DATA_KEY: case BTRFS_ROOT_ITEM_KEY: case BTRFS_ROOT_BACKREF_KEY:
+	case BTRFS_ROOT_REF_KEY: case BTRFS_TEMPORARY_ITEM_KEY:
+		return 1;
+	}
+	return 0;
+}
+
 /* Items of the trees that are not subvolumes' the kernel would refuse: deleted by the
  * repair (what they stood for is made again from the rest, as for a lost item). A
  * subvolume's items have checks of their own. */
@@ -485,8 +500,10 @@ static void kernel_item_check(struct walk *w, const struct fs_block *b, uint32_t
 	struct check_ctx *c = w->c;
 	const char *why;
 
-	if (ck_is_fstree(w->tree) || w->tree == BTRFS_DATA_RELOC_TREE_OBJECTID ||
-	    !(why = kernel_item_refusal(c, w->tree, k, data, size)))
+	if (w->tree == BTRFS_ROOT_TREE_OBJECTID && !root_tree_type_known(k->type) && root_item_sized(size))
+		why = "a root item's size under a key type no root tree item has";
+	else if (ck_is_fstree(w->tree) || w->tree == BTRFS_DATA_RELOC_TREE_OBJECTID ||
+		 !(why = kernel_item_refusal(c, w->tree, k, data, size)))
 		return;
 	if (CFG_CHECK_REPAIR)
 		c->fix_key = *k;
