@@ -293,13 +293,15 @@ static void root_dir_item(struct check_ctx *c, const struct fs_key *key, const u
 /* A root item's key as the kernel looks for it: a tree's id; offset 0 for the global
  * trees (looked up exactly), a subvolume's id (or the data relocation tree's) for a
  * relocation tree, any offset for a subvolume (its snapshot generation) and the data
- * relocation tree. */
+ * relocation tree but the one the kernel searches with, (u64)-1 (it takes an item
+ * there for corruption). */
 static int root_key_ok(const struct fs_key *k)
 {
 	if (k->objectid == BTRFS_TREE_RELOC_OBJECTID)  /* (old kernels relocated the data one too) */
 		return ck_is_fstree(k->offset) || k->offset == BTRFS_DATA_RELOC_TREE_OBJECTID;
 	return ck_is_tree_id(k->objectid) &&
-	       (!k->offset || ck_is_fstree(k->objectid) || k->objectid == BTRFS_DATA_RELOC_TREE_OBJECTID);
+	       (!k->offset || ((ck_is_fstree(k->objectid) || k->objectid == BTRFS_DATA_RELOC_TREE_OBJECTID) &&
+			       k->offset != UINT64_MAX));
 }
 
 /* The level of a tree's root block where its root item says another (the block read as

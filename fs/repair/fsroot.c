@@ -275,6 +275,23 @@ static void adopt_parent_key(uint64_t tree, uint8_t *leaf, const struct fs_key *
 	fs_key_to_disk(&it[0].key, want);
 }
 
+/* The keys a leaf of root dropped at from held: up to the next key the tree has now. */
+static void note_hole(struct rp *rp, uint64_t root, const struct fs_key *from)
+{
+	struct rp_hole h = { root, *from, { UINT64_MAX, UINT8_MAX, UINT64_MAX } };
+	struct fs_root r;
+	struct fs_path p;
+
+	fs_path_init(&p);
+	if (!fs_root_lookup(rp->fs, root, &r) && fs_search(rp->fs, &r, from, &p) == 0)
+		fs_path_key(&p, &h.to);
+	fs_path_release(rp->fs, &p);
+	if (vec_reserve((void **)&rp->holes, &rp->cap_holes, rp->nholes + 1, sizeof(h)))
+		rp->nomem = 1;
+	else
+		rp->holes[rp->nholes++] = h;
+}
+
 /* A leaf of a subvolume or of the root tree no copy of which can be read: laid out
  * again when only its layout is wrong, in every tree that shares it; else a subvolume's
  * is dropped (what it held is lost), the root tree's kept (its root items are the
@@ -320,6 +337,8 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 		if (!ret)
 			say(rp, "dropped leaf %llu of root %llu: no copy of it can be read",
 			    (unsigned long long)f->bytenr, (unsigned long long)f->root);
+		if (!ret)
+			note_hole(rp, f->root, &f->key);
 	}
 	free(leaf);
 	return ret == -ENOENT ? 0 : ret;
@@ -705,15 +724,36 @@ static int put_file_extent(struct fs *fs, uint64_t root, uint64_t ino, uint64_t 
 	return ret ? ret : 1;
 }
 
-/* The file extent of back reference r of data extent x (gen: the extent's), when its
- * file can take it; 1 when made. */
+/* Whether back reference r of data extent x names a file extent lost with a leaf: no
+ * tree references the extent any more, or r's key is in a dropped leaf's keys and no
+ * file extent answers it (others, the snapshots', do). */
+static int ref_lost(const struct rp *rp, const struct check_extent *x, const struct fs_inline_ref *r)
+{
+	struct fs_key k = { r->objectid, BTRFS_EXTENT_DATA_KEY, r->file_offset };
+	size_t i;
+
+	if (!x->nrefs)
+		return 1;
+	for (i = 0; i < x->nrefs; i++)
+		if (x->refs[i].type == BTRFS_EXTENT_DATA_REF_KEY && x->refs[i].a == r->root &&
+		    x->refs[i].b == r->objectid && x->refs[i].c == r->file_offset)
+			return 0;
+	for (i = 0; i < rp->nholes; i++)
+		if (rp->holes[i].root == r->root && fs_key_cmp(&rp->holes[i].from, &k) <= 0 &&
+		    fs_key_cmp(&k, &rp->holes[i].to) < 0)
+			return 1;
+	return 0;
+}
+
+/* The file extent of back reference r of data extent x (gen: the extent's), when it was
+ * lost and its file can take it; 1 when made. */
 static int relink_ref(struct rp *rp, const struct check_extent *x, const struct fs_inline_ref *r, uint64_t gen)
 {
 	struct fs *fs = rp->fs;
 	int nodatasum, ret;
 
 	/* (file offsets end below 2^63, the kernel's largest file; the extent's range must fit) */
-	if (r->type != BTRFS_EXTENT_DATA_REF_KEY || r->count != 1 || r->file_offset % fs->sectorsize ||
+	if (r->type != BTRFS_EXTENT_DATA_REF_KEY || r->count != 1 || !ref_lost(rp, x, r) || r->file_offset % fs->sectorsize ||
 	    r->file_offset > (uint64_t)INT64_MAX - MAX_COMPRESSED - x->size ||
 	    !file_target(fs, r->root, r->objectid, &nodatasum))
 		return 0;
@@ -726,9 +766,9 @@ static int relink_ref(struct rp *rp, const struct check_extent *x, const struct 
 }
 
 /* Each back reference of data extent x that no file extent answers any more (a leaf of
- * the subvolume lost), inline or an item of its own, gets its file extent item again
- * when the file is there or can be made again (fix_inode: a named inode without its
- * item) and its range is free. Only whole-extent references are known (the item's
+ * the subvolume lost: ref_lost), inline or an item of its own, gets its file extent item
+ * again when the file is there or can be made again (fix_inode: a named inode without
+ * its item) and its range is free. Only whole-extent references are known (the item's
  * offset into the extent went with it). 1 when one was made, 0 none, <0 error. */
 int relink_data_extent(struct rp *rp, const struct check_extent *x)
 {
@@ -739,8 +779,8 @@ int relink_data_extent(struct rp *rp, const struct check_extent *x)
 	struct fs_path p;
 	int ret, err = 0, made = 0;
 
-	if (x->meta || x->nrefs || !x->found || x->bytenr % fs->sectorsize || x->size % fs->sectorsize ||
-	    x->size > MAX_DATA_EXTENT)
+	if (x->meta || (x->nrefs && !rp->nholes) || !x->found || x->bytenr % fs->sectorsize ||
+	    x->size % fs->sectorsize || x->size > MAX_DATA_EXTENT)
 		return 0;
 	if (fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &er) || fs_lookup(fs, &er, &k, &p))
 		return 0;

@@ -8,6 +8,9 @@
 /* A change at one place: a block copied anew, a root item, a device extent, checksums,
  * an inode, a name (the fields of the problem it comes from). */
 struct rp_fix { enum check_fix kind; uint64_t root, ino, bytenr, len, value[3]; struct fs_key key; };
+/* The keys [from, to) of a subvolume leaf dropped (fix_unreadable): back references into
+ * them are file extents it held (relink_data_extent). */
+struct rp_hole { uint64_t root; struct fs_key from, to; };
 struct rp_ext { struct check_extent x; size_t first_ref; int relinked; };
 
 struct rp {
@@ -36,6 +39,8 @@ struct rp {
 	int newest_lost;                /* no copy of a block the last transaction wrote
 					 * verifies (a write that was lost where nothing was
 					 * before reads as zeros: the state before may be whole) */
+	struct rp_hole *holes;          /* the leaves of subvolumes dropped */
+	size_t nholes, cap_holes;
 	int all_collected;              /* the last check gave every extent (check_opts.all_extents) */
 	int init_extent, init_csum;     /* --init-extent-tree, --init-csum-tree still to do */
 	uint64_t fixable;

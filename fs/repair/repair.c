@@ -888,7 +888,8 @@ static struct fs_key root_key_from_block(struct fs *fs, const struct fs_key *key
 	if (ret != -ENOENT && !(ret == 0 && owner == key->objectid && r.offset == key->offset))
 		return to;
 	to.objectid = owner;
-	to.offset = ck_is_fstree(owner) ? key->offset : 0;
+	/* (the kernel searches a subvolume's at (u64)-1: none may be there) */
+	to.offset = ck_is_fstree(owner) && key->offset != UINT64_MAX ? key->offset : 0;
 	return to;
 }
 
@@ -1246,14 +1247,17 @@ static int apply_fixes(struct rp *rp, int order)
 	return ret;
 }
 
-/* Each data extent nothing references gets back the file extents its back references
- * name (relink_data_extent); those are not rewritten after. */
+/* Each data extent whose back references name file extents a lost leaf held gets them
+ * back (relink_data_extent); those are not rewritten after. */
 static int relink_extents(struct rp *rp)
 {
 	int ret = 0;
 
 	for (size_t i = 0; i < rp->next && ret >= 0; i++) {
-		ret = relink_data_extent(rp, &rp->ext[i].x);
+		struct check_extent x = rp->ext[i].x;
+
+		x.refs = rp->refs + rp->ext[i].first_ref;       /* (the check's are gone) */
+		ret = relink_data_extent(rp, &x);
 		rp->ext[i].relinked = ret > 0;
 	}
 	return ret < 0 ? ret : 0;
@@ -1420,21 +1424,19 @@ struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_w
 	}
 }
 
-/* Blocks the last transaction wrote are lost (no copy verifies) and the repair in place
- * cannot finish without them (it failed, or errors are left): the state before that
- * transaction may be whole (repair_open_backup). */
-static int back_before_last(const struct rp *rp, const struct repair_opts *o, int ret,
-			    const struct check_stats *left)
+/* Blocks the last transaction wrote are lost (no copy verifies): the state before that
+ * transaction may be whole (repair_open_backup), and better than what the repair in place
+ * makes (it failed, left errors, or kept fewer inodes: repair_result.inodes). */
+static int back_before_last(const struct rp *rp, const struct repair_opts *o, int ret)
 {
-	return rp->newest_lost && !o->adopt_root && !o->in_place &&
-	       (ret < 0 ? ret != -ENOMEM : left->errors != 0);
+	return rp->newest_lost && !o->adopt_root && !o->in_place && ret != -ENOMEM;
 }
 
 int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *r)
 {
 	struct rp rp = { .fs = fs, .o = o, .first = 1, .init_extent = o->init_extent_tree,
 			 .init_csum = o->init_csum_tree };
-	uint64_t fixable, changes;
+	uint64_t fixable, changes, in_place_inodes = 0;
 	int ret, round = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -1512,7 +1514,11 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		r->last = r->first;
 		goto out;
 	}
-	if (back_before_last(&rp, o, ret, &r->last)) {
+	if (back_before_last(&rp, o, ret)) {
+		/* a backup root is taken when it has more inodes than the repair in place keeps
+		 * (done again in place otherwise) */
+		if (!ret && !r->last.errors)
+			in_place_inodes = repair_count_inodes(fs) + 1;
 		fs_tx_abort(fs);
 		goto out;
 	}
@@ -1542,10 +1548,10 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		r->last = r->first;
 	}
 out:
-	if (!r->written && !r->need_backup && !r->need_chunks && back_before_last(&rp, o, ret, &r->last)) {
+	if (!r->written && !r->need_backup && !r->need_chunks && back_before_last(&rp, o, ret)) {
 		r->need_backup = r->lost_writes = 1;
 		r->nothing = 0;
-		r->inodes = repair_count_inodes(fs);
+		r->inodes = in_place_inodes ? in_place_inodes : repair_count_inodes(fs);
 		r->last = r->first;
 		ret = 0;
 	}
@@ -1555,6 +1561,7 @@ out:
 	free(rp.sigs);
 	free(rp.left);
 	free(rp.said);
+	free(rp.holes);
 	return ret;
 }
 #endif

@@ -43,8 +43,9 @@ struct repair_result {
 					 * transaction that the repair could not do without
 					 * are lost: the backup root taken must have every
 					 * tree whole */
-	uint64_t inodes;                /* (with lost_writes) inode items the subvolume
-					 * trees have that can be read now */
+	uint64_t inodes;                /* (with lost_writes) inode items the backup root
+					 * taken must have at least: what can be read now,
+					 * one more than a repair in place keeps */
 };
 
 /* For a filesystem whose root tree cannot be read, or whose last transactions' writes
