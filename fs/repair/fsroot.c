@@ -569,9 +569,12 @@ static int extent_says_flags_wrong(struct rp *rp, const struct rp_fix *f, const 
 	return 1;
 }
 
-/* A malformed file extent item: mended from its extent when it is a regular or prealloc
- * one whose extent item names it, an uncompressed inline one from its size; else deleted
- * (a hole where its data was: the inode's size and bytes follow). */
+static int move_to_ref(struct rp *rp, const struct rp_fix *f, const struct btrfs_file_extent_item *fi);
+
+/* A malformed file extent item: keyed where no file extent can be (unaligned), moved to
+ * where its data extent's back reference puts it; mended from its extent when it is a
+ * regular or prealloc one whose extent item names it, an uncompressed inline one from its
+ * size; else deleted (a hole where its data was: the inode's size and bytes follow). */
 int fix_file_extent(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -580,12 +583,14 @@ int fix_file_extent(struct rp *rp, const struct rp_fix *f)
 	struct btrfs_file_extent_item *fi;
 	int mended = 0, ret;
 
-	if (!(ret = item_copy(fs, f->root, &f->key, &d, &size))) {
-		ret = extent_says_flags_wrong(rp, f, (void *)d, size);
-		free(d);
-		if (ret)
-			return 0;
-	}
+	if ((ret = item_copy(fs, f->root, &f->key, &d, &size)))
+		return ret == -ENOENT ? 0 : ret;
+	ret = extent_says_flags_wrong(rp, f, (void *)d, size);
+	if (!ret && size == sizeof(*fi) && f->key.offset % fs->sectorsize)
+		ret = move_to_ref(rp, f, (void *)d);
+	free(d);
+	if (ret)
+		return ret < 0 ? ret : 0;
 	d = fs_item_mut(fs, f->root, &f->key, &size);
 	fi = (void *)d;
 	if (!d)
@@ -770,44 +775,115 @@ static int relink_ref(struct rp *rp, const struct check_extent *x, const struct 
  * again when the file is there or can be made again (fix_inode: a named inode without
  * its item) and its range is free. Only whole-extent references are known (the item's
  * offset into the extent went with it). 1 when one was made, 0 none, <0 error. */
-int relink_data_extent(struct rp *rp, const struct check_extent *x)
+/* Calls fn for each back reference of the data extent at bytenr (size bytes), inline
+ * or an item of its own, with the extent's generation, until fn returns nonzero: that
+ * value (<0 an error), 0 when none did. */
+static int each_data_ref(struct fs *fs, uint64_t bytenr, uint64_t size,
+			 int (*fn)(void *ctx, const struct fs_inline_ref *r, uint64_t gen), void *ctx)
 {
-	struct fs *fs = rp->fs;
-	struct fs_key k = { x->bytenr, BTRFS_EXTENT_ITEM_KEY, x->size };
+	struct fs_key k = { bytenr, BTRFS_EXTENT_ITEM_KEY, size };
 	struct fs_extent_info ei = { 0 };
 	struct fs_root er;
 	struct fs_path p;
-	int ret, err = 0, made = 0;
+	int ret, stop = 0;
 
-	if (x->meta || (x->nrefs && !rp->nholes) || !x->found || x->bytenr % fs->sectorsize ||
-	    x->size % fs->sectorsize || x->size > MAX_DATA_EXTENT)
-		return 0;
 	if (fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &er) || fs_lookup(fs, &er, &k, &p))
 		return 0;
-	for (ret = 0; ret == 0; ret = err < 0 ? err : fs_next(fs, &p)) {
+	for (ret = 0; ret == 0 && !stop; ret = fs_next(fs, &p)) {
 		struct fs_inline_ref r;
-		uint32_t size, at;
-		const uint8_t *d = fs_path_data(&p, &size);
+		uint32_t len, at;
+		const uint8_t *d = fs_path_data(&p, &len);
 
 		fs_path_key(&p, &k);
-		if (k.objectid != x->bytenr)
+		if (k.objectid != bytenr)
 			break;
 		if (k.type == BTRFS_EXTENT_ITEM_KEY) {
-			if (fs_extent_item(d, size, k.type, &ei) || !(ei.flags & BTRFS_EXTENT_FLAG_DATA))
+			if (fs_extent_item(d, len, k.type, &ei) || !(ei.flags & BTRFS_EXTENT_FLAG_DATA))
 				break;
-			for (at = ei.refs_start; err >= 0 && fs_inline_ref_next(d, size, &at, &r) == 1;)
-				made |= (err = relink_ref(rp, x, &r, ei.generation)) > 0;
-		} else if (k.type == BTRFS_EXTENT_DATA_REF_KEY && size >= sizeof(struct btrfs_extent_data_ref)) {
+			for (at = ei.refs_start; !stop && fs_inline_ref_next(d, len, &at, &r) == 1;)
+				stop = fn(ctx, &r, ei.generation);
+		} else if (k.type == BTRFS_EXTENT_DATA_REF_KEY && len >= sizeof(struct btrfs_extent_data_ref)) {
 			const struct btrfs_extent_data_ref *dr = (const void *)d;
 
 			r = (struct fs_inline_ref){ .type = BTRFS_EXTENT_DATA_REF_KEY, .root = get_le64(&dr->root),
 						    .objectid = get_le64(&dr->objectid),
 						    .file_offset = get_le64(&dr->offset), .count = get_le32(&dr->count) };
-			made |= (err = relink_ref(rp, x, &r, ei.generation)) > 0;
+			stop = fn(ctx, &r, ei.generation);
 		}
 	}
 	fs_path_release(fs, &p);
-	return ret < 0 ? ret : made;
+	return ret < 0 ? ret : stop;
+}
+
+/* Where in (root, ino) a back reference puts a file extent that starts offset bytes into
+ * the data extent: an aligned place no file extent item of it holds (found). */
+struct ref_place { struct fs *fs; uint64_t root, ino, offset, found; };
+
+static int ref_place_free(void *ctx, const struct fs_inline_ref *r, uint64_t gen)
+{
+	struct ref_place *pl = ctx;
+	struct fs_key k = { pl->ino, BTRFS_EXTENT_DATA_KEY, r->file_offset + pl->offset };
+	uint8_t *d;
+	uint32_t size;
+
+	(void)gen;
+	if (r->type != BTRFS_EXTENT_DATA_REF_KEY || r->root != pl->root || r->objectid != pl->ino ||
+	    k.offset < r->file_offset || k.offset % pl->fs->sectorsize)
+		return 0;
+	if (!item_copy(pl->fs, pl->root, &k, &d, &size)) {
+		free(d);
+		return 0;
+	}
+	pl->found = k.offset;
+	return 1;
+}
+
+static int move_to_ref(struct rp *rp, const struct rp_fix *f, const struct btrfs_file_extent_item *fi)
+{
+	struct ref_place place = { rp->fs, f->root, f->key.objectid, get_le64(&fi->offset), 0 };
+	struct fs_key to = { f->key.objectid, BTRFS_EXTENT_DATA_KEY, 0 };
+	int ret;
+
+	if (fi->type == BTRFS_FILE_EXTENT_INLINE || !get_le64(&fi->disk_bytenr) ||
+	    each_data_ref(rp->fs, get_le64(&fi->disk_bytenr), get_le64(&fi->disk_num_bytes), ref_place_free,
+			  &place) != 1)
+		return 0;
+	to.offset = place.found;
+	/* (the range is free but for the item itself) */
+	if ((ret = fs_item_delete(rp->fs, f->root, &f->key)))
+		return ret;
+	if (!range_free(rp->fs, f->root, f->key.objectid, to.offset, get_le64(&fi->num_bytes)))
+		return fs_item_insert(rp->fs, f->root, &f->key, fi, sizeof(*fi));
+	if ((ret = fs_item_insert(rp->fs, f->root, &to, fi, sizeof(*fi))))
+		return ret;
+	rp->file_extents = 1;           /* the extent references follow in the next round */
+	say(rp, "moved file extent [%llu %llu] of root %llu to offset %llu, where its data extent's back "
+		"reference puts it", (unsigned long long)f->key.objectid, (unsigned long long)f->key.offset,
+	    (unsigned long long)f->root, (unsigned long long)to.offset);
+	return 1;
+}
+
+struct relink { struct rp *rp; const struct check_extent *x; int made; };
+
+static int relink_one(void *ctx, const struct fs_inline_ref *r, uint64_t gen)
+{
+	struct relink *rl = ctx;
+	int ret = relink_ref(rl->rp, rl->x, r, gen);
+
+	rl->made |= ret > 0;
+	return ret < 0 ? ret : 0;
+}
+
+int relink_data_extent(struct rp *rp, const struct check_extent *x)
+{
+	struct relink rl = { rp, x, 0 };
+	int ret;
+
+	if (x->meta || (x->nrefs && !rp->nholes) || !x->found || x->bytenr % rp->fs->sectorsize ||
+	    x->size % rp->fs->sectorsize || x->size > MAX_DATA_EXTENT)
+		return 0;
+	ret = each_data_ref(rp->fs, x->bytenr, x->size, relink_one, &rl);
+	return ret < 0 ? ret : rl.made;
 }
 
 /* ---- names -------------------------------------------------------------------------- */
