@@ -570,11 +570,14 @@ static int extent_says_flags_wrong(struct rp *rp, const struct rp_fix *f, const 
 }
 
 static int move_to_ref(struct rp *rp, const struct rp_fix *f, const struct btrfs_file_extent_item *fi);
+static int move_file_extent(struct rp *rp, const struct rp_fix *f, const void *d, uint32_t size, uint64_t to,
+			    uint64_t len, const char *why);
 
-/* A malformed file extent item: keyed where no file extent can be (unaligned), moved to
- * where its data extent's back reference puts it; mended from its extent when it is a
- * regular or prealloc one whose extent item names it, an uncompressed inline one from its
- * size; else deleted (a hole where its data was: the inode's size and bytes follow). */
+/* A malformed file extent item: keyed where no file extent can be (unaligned; an inline
+ * one not at 0), moved to where its data extent's back reference puts it (an inline one
+ * to 0); mended from its extent when it is a regular or prealloc one whose extent item
+ * names it, an uncompressed inline one from its size; else deleted (a hole where its
+ * data was: the inode's size and bytes follow). */
 int fix_file_extent(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -586,8 +589,11 @@ int fix_file_extent(struct rp *rp, const struct rp_fix *f)
 	if ((ret = item_copy(fs, f->root, &f->key, &d, &size)))
 		return ret == -ENOENT ? 0 : ret;
 	ret = extent_says_flags_wrong(rp, f, (void *)d, size);
+	fi = (void *)d;
 	if (!ret && size == sizeof(*fi) && f->key.offset % fs->sectorsize)
-		ret = move_to_ref(rp, f, (void *)d);
+		ret = move_to_ref(rp, f, fi);
+	else if (!ret && size > FS_FILE_EXTENT_INLINE_START && fi->type == BTRFS_FILE_EXTENT_INLINE && f->key.offset)
+		ret = move_file_extent(rp, f, d, size, 0, get_le64(&fi->ram_bytes), "the only place of an inline one");
 	free(d);
 	if (ret)
 		return ret < 0 ? ret : 0;
@@ -729,6 +735,17 @@ static int put_file_extent(struct fs *fs, uint64_t root, uint64_t ino, uint64_t 
 	return ret ? ret : 1;
 }
 
+/* Whether a file extent answers back reference r of data extent x (x->refs: what the
+ * trees reference). */
+static int ref_answered(const struct check_extent *x, const struct fs_inline_ref *r)
+{
+	for (size_t i = 0; i < x->nrefs; i++)
+		if (x->refs[i].type == BTRFS_EXTENT_DATA_REF_KEY && x->refs[i].a == r->root &&
+		    x->refs[i].b == r->objectid && x->refs[i].c == r->file_offset)
+			return 1;
+	return 0;
+}
+
 /* Whether back reference r of data extent x names a file extent lost with a leaf: no
  * tree references the extent any more, or r's key is in a dropped leaf's keys and no
  * file extent answers it (others, the snapshots', do). */
@@ -739,10 +756,8 @@ static int ref_lost(const struct rp *rp, const struct check_extent *x, const str
 
 	if (!x->nrefs)
 		return 1;
-	for (i = 0; i < x->nrefs; i++)
-		if (x->refs[i].type == BTRFS_EXTENT_DATA_REF_KEY && x->refs[i].a == r->root &&
-		    x->refs[i].b == r->objectid && x->refs[i].c == r->file_offset)
-			return 0;
+	if (ref_answered(x, r))
+		return 0;
 	for (i = 0; i < rp->nholes; i++)
 		if (rp->holes[i].root == r->root && fs_key_cmp(&rp->holes[i].from, &k) <= 0 &&
 		    fs_key_cmp(&k, &rp->holes[i].to) < 0)
@@ -770,11 +785,6 @@ static int relink_ref(struct rp *rp, const struct check_extent *x, const struct 
 	return ret;
 }
 
-/* Each back reference of data extent x that no file extent answers any more (a leaf of
- * the subvolume lost: ref_lost), inline or an item of its own, gets its file extent item
- * again when the file is there or can be made again (fix_inode: a named inode without
- * its item) and its range is free. Only whole-extent references are known (the item's
- * offset into the extent went with it). 1 when one was made, 0 none, <0 error. */
 /* Calls fn for each back reference of the data extent at bytenr (size bytes), inline
  * or an item of its own, with the extent's generation, until fn returns nonzero: that
  * value (<0 an error), 0 when none did. */
@@ -838,29 +848,36 @@ static int ref_place_free(void *ctx, const struct fs_inline_ref *r, uint64_t gen
 	return 1;
 }
 
+/* The file extent item at f's key (data d, size bytes, len bytes of the file) moved to
+ * file offset to, when the file has nothing in [to, to + len) but it; 1 when moved. */
+static int move_file_extent(struct rp *rp, const struct rp_fix *f, const void *d, uint32_t size, uint64_t to,
+			    uint64_t len, const char *why)
+{
+	struct fs_key k = { f->key.objectid, BTRFS_EXTENT_DATA_KEY, to };
+	int ret = fs_item_delete(rp->fs, f->root, &f->key);
+
+	if (ret)
+		return ret;
+	if (!range_free(rp->fs, f->root, f->key.objectid, to, len))
+		return fs_item_insert(rp->fs, f->root, &f->key, d, size);
+	if ((ret = fs_item_insert(rp->fs, f->root, &k, d, size)))
+		return ret;
+	rp->file_extents = 1;           /* the extent references follow in the next round */
+	say(rp, "moved file extent [%llu %llu] of root %llu to offset %llu, %s", (unsigned long long)f->key.objectid,
+	    (unsigned long long)f->key.offset, (unsigned long long)f->root, (unsigned long long)to, why);
+	return 1;
+}
+
 static int move_to_ref(struct rp *rp, const struct rp_fix *f, const struct btrfs_file_extent_item *fi)
 {
 	struct ref_place place = { rp->fs, f->root, f->key.objectid, get_le64(&fi->offset), 0 };
-	struct fs_key to = { f->key.objectid, BTRFS_EXTENT_DATA_KEY, 0 };
-	int ret;
 
 	if (fi->type == BTRFS_FILE_EXTENT_INLINE || !get_le64(&fi->disk_bytenr) ||
 	    each_data_ref(rp->fs, get_le64(&fi->disk_bytenr), get_le64(&fi->disk_num_bytes), ref_place_free,
 			  &place) != 1)
 		return 0;
-	to.offset = place.found;
-	/* (the range is free but for the item itself) */
-	if ((ret = fs_item_delete(rp->fs, f->root, &f->key)))
-		return ret;
-	if (!range_free(rp->fs, f->root, f->key.objectid, to.offset, get_le64(&fi->num_bytes)))
-		return fs_item_insert(rp->fs, f->root, &f->key, fi, sizeof(*fi));
-	if ((ret = fs_item_insert(rp->fs, f->root, &to, fi, sizeof(*fi))))
-		return ret;
-	rp->file_extents = 1;           /* the extent references follow in the next round */
-	say(rp, "moved file extent [%llu %llu] of root %llu to offset %llu, where its data extent's back "
-		"reference puts it", (unsigned long long)f->key.objectid, (unsigned long long)f->key.offset,
-	    (unsigned long long)f->root, (unsigned long long)to.offset);
-	return 1;
+	return move_file_extent(rp, f, fi, sizeof(*fi), place.found, get_le64(&fi->num_bytes),
+				"where its data extent's back reference puts it");
 }
 
 struct relink { struct rp *rp; const struct check_extent *x; int made; };
@@ -874,6 +891,11 @@ static int relink_one(void *ctx, const struct fs_inline_ref *r, uint64_t gen)
 	return ret < 0 ? ret : 0;
 }
 
+/* Each back reference of data extent x that no file extent answers any more (a leaf of
+ * the subvolume lost: ref_lost), inline or an item of its own, gets its file extent item
+ * again when the file is there or can be made again (fix_inode: a named inode without
+ * its item) and its range is free. Only whole-extent references are known (the item's
+ * offset into the extent went with it). 1 when one was made, 0 none, <0 error. */
 int relink_data_extent(struct rp *rp, const struct check_extent *x)
 {
 	struct relink rl = { rp, x, 0 };
@@ -884,6 +906,90 @@ int relink_data_extent(struct rp *rp, const struct check_extent *x)
 		return 0;
 	ret = each_data_ref(rp->fs, x->bytenr, x->size, relink_one, &rl);
 	return ret < 0 ? ret : rl.made;
+}
+
+/* The back references of a data extent of one file (root, ino): the one at offset
+ * (have), and those no file extent answers (n of them, the last in lost). */
+struct file_refs { const struct check_extent *x; uint64_t root, ino, offset; int have, n; struct fs_inline_ref lost; };
+
+static int file_ref(void *ctx, const struct fs_inline_ref *r, uint64_t gen)
+{
+	struct file_refs *fr = ctx;
+
+	(void)gen;
+	if (r->type != BTRFS_EXTENT_DATA_REF_KEY || r->root != fr->root || r->objectid != fr->ino)
+		return 0;
+	fr->have |= r->file_offset == fr->offset;
+	if (r->count == 1 && !ref_answered(fr->x, r))
+		fr->lost = *r, fr->n++;
+	return 0;
+}
+
+/* The file extent item of (root, ino) that references data extent bytenr with back
+ * reference offset ref (its key offset less its offset into the extent): -ENOENT if
+ * none. */
+static int find_file_extent(struct fs *fs, uint64_t root, uint64_t ino, uint64_t bytenr, uint64_t ref,
+			    struct fs_key *key, struct btrfs_file_extent_item *fi)
+{
+	struct fs_root r;
+	struct fs_path p;
+	int ret = fs_root_lookup(fs, root, &r), found = 0;
+
+	*key = (struct fs_key){ ino, BTRFS_EXTENT_DATA_KEY, 0 };
+	fs_path_init(&p);
+	for (ret = ret ? ret : fs_search(fs, &r, key, &p); ret == 0 && !found; ret = fs_next(fs, &p)) {
+		uint32_t size;
+		const uint8_t *d = fs_path_data(&p, &size);
+
+		fs_path_key(&p, key);
+		if (key->objectid != ino || key->type != BTRFS_EXTENT_DATA_KEY)
+			break;
+		memcpy(fi, d, size < sizeof(*fi) ? size : sizeof(*fi));
+		found = size == sizeof(*fi) && fi->type != BTRFS_FILE_EXTENT_INLINE && get_le64(&fi->disk_bytenr) == bytenr &&
+			key->offset - get_le64(&fi->offset) == ref;
+	}
+	fs_path_release(fs, &p);
+	return ret < 0 ? ret : found ? 0 : -ENOENT;
+}
+
+/* A file extent of data extent x past its file's end whose back reference the extent
+ * item lacks, while the item has one reference of that file that no file extent
+ * answers, inside the file: the file extent's key was damaged, not the reference. It is
+ * moved where the reference puts it (when that range is free); 1 when one was. */
+int move_misplaced_extent(struct rp *rp, const struct check_extent *x)
+{
+	struct fs *fs = rp->fs;
+
+	for (uint32_t i = 0; i < x->nrefs && !x->meta; i++) {
+		const struct check_ref *f = &x->refs[i];
+		struct file_refs fr = { x, f->a, f->b, f->c, 0, 0, { 0 } };
+		struct btrfs_inode_item *ii;
+		struct btrfs_file_extent_item fi;
+		struct rp_fix at = { .root = f->a };
+		uint64_t isize, to;
+		uint32_t size;
+		uint8_t *d;
+		int ret;
+
+		if (f->type != BTRFS_EXTENT_DATA_REF_KEY || f->count != 1 || !ck_is_fstree(f->a) ||
+		    (ret = each_data_ref(fs, x->bytenr, x->size, file_ref, &fr)) < 0)
+			continue;
+		if (fr.have || fr.n != 1 || find_file_extent(fs, f->a, f->b, x->bytenr, f->c, &at.key, &fi) ||
+		    item_copy(fs, f->a, &(struct fs_key){ f->b, BTRFS_INODE_ITEM_KEY, 0 }, &d, &size))
+			continue;
+		ii = (void *)d;
+		isize = size == sizeof(*ii) ? get_le64(&ii->size) : 0;
+		free(d);
+		to = fr.lost.file_offset + get_le64(&fi.offset);
+		if (at.key.offset / fs->sectorsize < (isize + fs->sectorsize - 1) / fs->sectorsize || to >= isize ||
+		    to < fr.lost.file_offset || to % fs->sectorsize)
+			continue;
+		ret = move_file_extent(rp, &at, &fi, sizeof(fi), to, get_le64(&fi.num_bytes),
+				       "where its data extent's back reference puts it (it was past the file's end)");
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* ---- names -------------------------------------------------------------------------- */

@@ -76,6 +76,7 @@ int fix_unknown_item(struct rp *rp, const struct rp_fix *f);
 /* A data extent nothing references any more gets back the file extent items its back
  * references name (1 when one was made). */
 int relink_data_extent(struct rp *rp, const struct check_extent *x);
+int move_misplaced_extent(struct rp *rp, const struct check_extent *x);
 /* A subvolume's link completed, its orphan item, its refs. */
 int fix_subvol(struct rp *rp, const struct rp_fix *f);
 /* A subvolume whose root item is lost: its root block, the highest (then newest) block

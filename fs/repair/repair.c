@@ -1248,7 +1248,8 @@ static int apply_fixes(struct rp *rp, int order)
 }
 
 /* Each data extent whose back references name file extents a lost leaf held gets them
- * back (relink_data_extent); those are not rewritten after. */
+ * back (relink_data_extent), one whose file extent's key was damaged has it moved back
+ * (move_misplaced_extent); those are not rewritten after. */
 static int relink_extents(struct rp *rp)
 {
 	int ret = 0;
@@ -1258,6 +1259,8 @@ static int relink_extents(struct rp *rp)
 
 		x.refs = rp->refs + rp->ext[i].first_ref;       /* (the check's are gone) */
 		ret = relink_data_extent(rp, &x);
+		if (!ret)
+			ret = move_misplaced_extent(rp, &x);
 		rp->ext[i].relinked = ret > 0;
 	}
 	return ret < 0 ? ret : 0;
