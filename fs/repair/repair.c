@@ -1271,6 +1271,12 @@ static int apply(struct rp *rp)
 	struct fs *fs = rp->fs;
 	int ret = 0;
 
+	/* a damaged free space tree is not kept in step with the fixes: it is made anew
+	 * from the extent tree as the round settles */
+	if (rp->fst) {
+		ret = fs_fst_rebuild(fs);
+		say(rp, "free space tree made anew");
+	}
 	/* root items and blocks first: which trees there are decides the rest; a walk
 	 * that could not see everything, or saw the wrong trees, is not a plan for the
 	 * others: the next round's check is */
@@ -1284,10 +1290,6 @@ static int apply(struct rp *rp)
 	if (ret || rp->unreadable || rp->roots)
 		return ret;
 	ret = rebuild(rp);
-	if (!ret && rp->fst) {
-		ret = fs_fst_rebuild(fs);
-		say(rp, "free space tree made anew");
-	}
 	/* extent refs follow file extents (those being mended change them) and the walk (one
 	 * that could not read blocks copied anew did not see their references) */
 	for (size_t i = 0; i < rp->next && !ret && !rp->file_extents && !rp->recow; i++)
