@@ -1271,16 +1271,17 @@ static int apply(struct rp *rp)
 	struct fs *fs = rp->fs;
 	int ret = 0;
 
-	/* a damaged free space tree is not kept in step with the fixes: it is made anew
-	 * from the extent tree as the round settles */
-	if (rp->fst) {
-		ret = fs_fst_rebuild(fs);
-		say(rp, "free space tree made anew");
-	}
 	/* root items and blocks first: which trees there are decides the rest; a walk
 	 * that could not see everything, or saw the wrong trees, is not a plan for the
 	 * others: the next round's check is */
 	for (int k = 0; k < 4; k++) {
+		/* a damaged free space tree (its root item put right by then) is not kept in
+		 * step with the fixes: it is made anew from the extent tree as the round
+		 * settles (a damaged extent tree is made anew first, with it) */
+		if (!ret && k == 1 && rp->fst && !rp->init_extent) {
+			ret = fs_fst_rebuild(fs);
+			say(rp, "free space tree made anew");
+		}
 		/* file extents a lost leaf held come back before the inodes are mended */
 		if (!ret && k == 2 && !(rp->unreadable || rp->roots || rp->file_extents || rp->recow))
 			ret = relink_extents(rp);
