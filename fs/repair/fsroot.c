@@ -89,21 +89,6 @@ static int item_cut(struct fs *fs, uint64_t tree, const struct fs_key *key, uint
 	return ret;
 }
 
-int fix_leaf(struct rp *rp, const struct rp_fix *f)
-{
-	uint8_t *d;
-	uint32_t size;
-	int ret = item_copy(rp->fs, f->root, &f->key, &d, &size);
-
-	if (ret)
-		return ret;
-	say(rp, "packed the items of leaf %llu of root %llu", (unsigned long long)f->bytenr,
-	    (unsigned long long)f->root);
-	ret = fs_item_replace(rp->fs, f->root, &f->key, d, size);
-	free(d);
-	return ret;
-}
-
 /* A copy of the leaf bytenr to salvage items from: one whose checksum is good (the
  * damage is in what it says), else one that is at least this leaf (its address, level
  * and filesystem: the damage is of the disk). */
@@ -124,6 +109,34 @@ static int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf)
 	return -EUCLEAN;
 }
 
+/* An item whose offset or size field was damaged shows in the chain btrfs packs item
+ * data in (each item's ends where the one before it starts, the first's at the leaf's
+ * end): the field that makes the chain whole again, through the item after it, is put
+ * back (the last item's is left: either field would do). */
+static void mend_item_chain(uint8_t *leaf, uint32_t nodesize)
+{
+	struct btrfs_item *it = (void *)(leaf + sizeof(struct btrfs_header));
+	uint32_t space = nodesize - sizeof(struct btrfs_header), expect = space;
+	uint32_t n = get_le32(&((struct btrfs_header *)leaf)->nritems);
+
+	if (n > space / sizeof(*it))
+		n = space / sizeof(*it);
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		uint32_t off = get_le32(&it[i].offset), size = get_le32(&it[i].size);
+		uint64_t next_end = (uint64_t)get_le32(&it[i + 1].offset) + get_le32(&it[i + 1].size);
+
+		if ((uint64_t)off + size == expect)
+			;
+		else if (size <= expect && next_end == expect - size)
+			put_le32(&it[i].offset, expect - size);         /* its offset was damaged */
+		else if (off < expect && next_end == off)
+			put_le32(&it[i].size, expect - off);            /* its size was */
+		else
+			return;
+		expect = get_le32(&it[i].offset);
+	}
+}
+
 /* The items of a damaged leaf that still read as items: inside the leaf, keys in order
  * (the longest run in order is kept: one damaged key does not take the others with
  * it), data not overlapping; laid out again from the end of the leaf as btrfs packs them.
@@ -141,6 +154,7 @@ static int salvage_leaf(struct fs *fs, uint64_t bytenr, uint8_t *leaf, uint32_t 
 
 	if (leaf_copy(fs, bytenr, leaf))
 		return -EUCLEAN;
+	mend_item_chain(leaf, fs->nodesize);
 	n = get_le32(&h->nritems);
 	if (n > space / sizeof(*it))
 		n = space / sizeof(*it);
@@ -292,16 +306,58 @@ static void note_hole(struct rp *rp, uint64_t root, const struct fs_key *from)
 		rp->holes[rp->nholes++] = h;
 }
 
+/* A leaf salvaged (salvage_leaf) put in place of the old one in every tree that has it. */
+static int put_salvaged(struct rp *rp, const struct rp_fix *f, uint8_t *leaf, uint32_t dropped)
+{
+	uint64_t trees[16] = { f->root };
+	int n, ret = 0;
+
+	adopt_parent_key(f->root, leaf, &f->key);
+	n = block_trees(rp->fs, f->bytenr, trees, 16);
+	for (int i = 0; i < (n ? n : 1) && !ret; i++)
+		ret = fs_tree_put_leaf(rp->fs, trees[i], &f->key, f->bytenr, leaf);
+	if (!ret)
+		say(rp, "laid out the items of leaf %llu anew, %u damaged item%s dropped",
+		    (unsigned long long)f->bytenr, dropped, dropped == 1 ? "" : "s");
+	return ret;
+}
+
+/* A leaf whose item data is not packed as btrfs packs it: laid out anew when every item
+ * is kept so (an item's damaged offset or size put back: salvage_leaf), else its items
+ * are packed as they read. */
+int fix_leaf(struct rp *rp, const struct rp_fix *f)
+{
+	uint8_t *d, *leaf = malloc(rp->fs->nodesize);
+	uint32_t size, dropped = 0;
+	int ret;
+
+	if (!leaf)
+		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
+	ret = salvage_leaf(rp->fs, f->bytenr, leaf, &dropped);
+	if (!ret && !dropped) {
+		ret = put_salvaged(rp, f, leaf, 0);
+		free(leaf);
+		return ret;
+	}
+	free(leaf);
+	if ((ret = item_copy(rp->fs, f->root, &f->key, &d, &size)))
+		return ret;
+	say(rp, "packed the items of leaf %llu of root %llu", (unsigned long long)f->bytenr,
+	    (unsigned long long)f->root);
+	ret = fs_item_replace(rp->fs, f->root, &f->key, d, size);
+	free(d);
+	return ret;
+}
+
 /* A leaf of a subvolume or of the root tree no copy of which can be read: laid out
  * again when only its layout is wrong, in every tree that shares it; else a subvolume's
  * is dropped (what it held is lost), the root tree's kept (its root items are the
  * subvolumes: rp->root_lost, the backup roots are the way then). */
 int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 {
-	uint64_t trees[16] = { f->root };
 	uint8_t *leaf;
 	uint32_t dropped = 0;
-	int n, ret, level;
+	int ret, level;
 	struct fs_root r;
 	struct fs_path p;
 
@@ -321,14 +377,7 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 	/* another tree's older block where a write was lost holds nothing of this one (a
 	 * block found with no generation did not verify: what verifies of it is salvaged) */
 	if ((!f->value[1] || f->value[1] >= f->value[0]) && !salvage_leaf(rp->fs, f->bytenr, leaf, &dropped)) {
-		adopt_parent_key(f->root, leaf, &f->key);
-		n = block_trees(rp->fs, f->bytenr, trees, 16);
-		ret = 0;
-		for (int i = 0; i < (n ? n : 1) && !ret; i++)
-			ret = fs_tree_put_leaf(rp->fs, trees[i], &f->key, f->bytenr, leaf);
-		if (!ret)
-			say(rp, "laid out the items of leaf %llu anew, %u damaged item%s dropped",
-			    (unsigned long long)f->bytenr, dropped, dropped == 1 ? "" : "s");
+		ret = put_salvaged(rp, f, leaf, dropped);
 	} else if (f->root == BTRFS_ROOT_TREE_OBJECTID) {
 		rp->root_lost = 1;
 		ret = 0;

@@ -250,12 +250,15 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		/* a tree read with the wrong level: the rest waits for it to read right */
 		rp->roots |= !!p->value[1];
 		/* fall through */
+	case CHECK_FIX_REPACK:
+		/* what the root tree's items say waits for their leaf laid out right */
+		rp->layout |= p->root == BTRFS_ROOT_TREE_OBJECTID;
+		/* fall through */
 	case CHECK_FIX_BAD_COPY:
 	case CHECK_FIX_XATTR_LOCATION:
 	case CHECK_FIX_CACHE_MODE:
 	case CHECK_FIX_CSUMS:
 	case CHECK_FIX_QGROUP:
-	case CHECK_FIX_REPACK:
 	case CHECK_FIX_SUBVOL:
 		add_fix(rp, p);
 		break;
@@ -392,7 +395,7 @@ static int run_check(struct rp *rp, struct check_stats *st)
 	struct check_opts co = rp->o->check;
 
 	rp->nfixes = rp->next = rp->nrefs = rp->nleft = 0;
-	rp->unreadable = rp->roots = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
+	rp->unreadable = rp->roots = rp->layout = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
 	rp->rebuild = rp->file_extents = rp->recow = rp->chunks = rp->root_bad = 0;
 	rp->all_collected = rp->init_extent;
 	rp->fixable = rp->new_errors = 0;
@@ -1230,9 +1233,10 @@ static int rebuild(struct rp *rp)
  * is back by then, and its checksums stay. */
 static int fix_order(enum check_fix kind)
 {
-	return kind == CHECK_FIX_ROOT_ITEM || kind == CHECK_FIX_ROOT_LOST || kind == CHECK_FIX_ROOT_KEY ||
+	return kind == CHECK_FIX_REPACK ? -1 :
+	       kind == CHECK_FIX_ROOT_ITEM || kind == CHECK_FIX_ROOT_LOST || kind == CHECK_FIX_ROOT_KEY ||
 	       kind == CHECK_FIX_ROOT_FIELDS ? 0 :
-	       kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE || kind == CHECK_FIX_REPACK ? 1 :
+	       kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE ? 1 :
 	       kind == CHECK_FIX_NAME || kind == CHECK_FIX_DELETE || kind == CHECK_FIX_SUBVOL ? 2 :
 	       kind == CHECK_FIX_CSUMS ? 4 : 3;
 }
@@ -1274,7 +1278,10 @@ static int apply(struct rp *rp)
 	/* root items and blocks first: which trees there are decides the rest; a walk
 	 * that could not see everything, or saw the wrong trees, is not a plan for the
 	 * others: the next round's check is */
-	for (int k = 0; k < 4; k++) {
+	/* leaves laid out as btrfs packs them first: their items read right then (those
+	 * of the root tree say which trees there are: the rest waits for a check) */
+	ret = apply_fixes(rp, -1);
+	for (int k = 0; k < 4 && !rp->layout; k++) {
 		/* a damaged free space tree (its root item put right by then) is not kept in
 		 * step with the fixes: it is made anew from the extent tree as the round
 		 * settles (a damaged extent tree is made anew first, with it) */
@@ -1288,7 +1295,7 @@ static int apply(struct rp *rp)
 		if (!ret && (k < 2 || !(rp->unreadable || rp->roots)))
 			ret = apply_fixes(rp, k);
 	}
-	if (ret || rp->unreadable || rp->roots)
+	if (ret || rp->unreadable || rp->roots || rp->layout)
 		return ret;
 	ret = rebuild(rp);
 	/* extent refs follow file extents (those being mended change them) and the walk (one
