@@ -848,7 +848,7 @@ static int each_data_ref(struct fs *fs, uint64_t bytenr, uint64_t size,
 
 	if (fs_root_lookup(fs, BTRFS_EXTENT_TREE_OBJECTID, &er) || fs_lookup(fs, &er, &k, &p))
 		return 0;
-	for (ret = 0; ret == 0 && !stop; ret = fs_next(fs, &p)) {
+	for (ret = 0; ret == 0 && !stop; ret = stop ? 0 : fs_next(fs, &p)) {
 		struct fs_inline_ref r;
 		uint32_t len, at;
 		const uint8_t *d = fs_path_data(&p, &len);
@@ -986,7 +986,7 @@ static int find_file_extent(struct fs *fs, uint64_t root, uint64_t ino, uint64_t
 
 	*key = (struct fs_key){ ino, BTRFS_EXTENT_DATA_KEY, 0 };
 	fs_path_init(&p);
-	for (ret = ret ? ret : fs_search(fs, &r, key, &p); ret == 0 && !found; ret = fs_next(fs, &p)) {
+	for (ret = ret ? ret : fs_search(fs, &r, key, &p); ret == 0 && !found; ret = found ? 0 : fs_next(fs, &p)) {
 		uint32_t size;
 		const uint8_t *d = fs_path_data(&p, &size);
 
