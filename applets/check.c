@@ -108,7 +108,7 @@ struct check_args {
 	int rebuild_chunks;             /* the chunk map came from a scan of the devices */
 	int use_backup;                 /* the root tree from the backup roots */
 	int lost_writes;                /* (for it) blocks of later transactions are lost */
-	uint64_t lost_writes_inodes;    /* the inodes that can be read without them */
+	uint64_t lost_writes_names;     /* the names a backup root must have then */
 	int in_place;                   /* no backup root is whole: lost writes mended in place */
 	const char *modifier;   /* the option that would write */
 	const char *undo, *clear_cache;
@@ -609,7 +609,7 @@ static int run_repair(struct fs *fs, struct check_args *a, const char *path, int
 		return NEED_CHUNKS;
 	} else if (!ret && r.need_backup) {
 		a->lost_writes = r.lost_writes;
-		a->lost_writes_inodes = r.inodes;
+		a->lost_writes_names = r.names;
 		printf(r.lost_writes ? "tree blocks the last transactions wrote are lost or hold older ones (writes "
 				       "that were lost): "
 				       "trying the backup roots\n"
@@ -682,7 +682,7 @@ static struct fs *open_for_repair(struct check_args *a, const char *path, const 
 
 		if (err.code)
 			msg_warn("cannot read the root tree: %s", fs_error_format(&err, ebuf, sizeof(ebuf)));
-		fs = repair_open_backup(&path, 1, wo, a->lost_writes, a->lost_writes_inodes, &gen, &err);
+		fs = repair_open_backup(&path, 1, wo, a->lost_writes, a->lost_writes_names, &gen, &err);
 		if (fs)
 			printf("using the root tree of generation %llu from the backup roots: what later "
 			       "transactions wrote is not in it\n", (unsigned long long)gen);

@@ -1043,6 +1043,52 @@ int move_misplaced_extent(struct rp *rp, const struct check_extent *x)
 
 /* ---- names -------------------------------------------------------------------------- */
 
+struct name_count { uint64_t n, skip; };
+
+static int count_leaf_names(void *ctx, const struct fs_block *b)
+{
+	struct name_count *nc = ctx;
+	struct fs_key k;
+
+	for (uint32_t i = 0; i < fs_block_nritems(b); i++)
+		if (!fs_item_key(b, i, &k) && k.type == BTRFS_DIR_INDEX_KEY && k.objectid != nc->skip)
+			nc->n++;
+	return 0;
+}
+
+static void skip_error(void *ctx, const struct fs_error *err)
+{
+	(void)ctx;
+	(void)err;
+}
+
+static uint64_t lookup_dir(struct fs *fs, uint64_t root, uint64_t dir, const struct name *n);
+
+uint64_t count_names(struct fs *fs)
+{
+	struct fs_walk_ops ops = { NULL, count_leaf_names, skip_error };
+	struct fs_key k = { 0, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct name lf = { .s = LOST_FOUND, .len = sizeof(LOST_FOUND) - 1, .type = BTRFS_FT_DIR };
+	struct name_count nc = { 0, 0 };
+	struct fs_root r;
+	struct fs_path p;
+
+	if (fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r))
+		return 0;
+	fs_path_init(&p);
+	for (int ret = fs_search(fs, &r, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		struct fs_root t;
+
+		fs_path_key(&p, &k);
+		if (k.type != BTRFS_ROOT_ITEM_KEY || !ck_is_fstree(k.objectid) || fs_root_lookup(fs, k.objectid, &t))
+			continue;
+		nc.skip = lookup_dir(fs, k.objectid, get_le64(&t.item.root_dirid), &lf);
+		fs_tree_walk(fs, &t, &ops, &nc);
+	}
+	fs_path_release(fs, &p);
+	return nc.n;
+}
+
 /* The entry of child named n in the dir item or dir index item at key: its position and
  * size in the item, or -ENOENT. */
 static int find_entry(struct fs *fs, uint64_t root, const struct fs_key *key, uint64_t child,

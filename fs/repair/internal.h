@@ -79,6 +79,10 @@ int fix_unknown_item(struct rp *rp, const struct rp_fix *f);
  * references name (1 when one was made). */
 int relink_data_extent(struct rp *rp, const struct check_extent *x);
 int move_misplaced_extent(struct rp *rp, const struct check_extent *x);
+/* The names in the directories of every subvolume tree (their dir index items) but
+ * lost+found's below its top directory, unreadable blocks skipped: how much of the
+ * filesystem is where it belongs. */
+uint64_t count_names(struct fs *fs);
 /* A subvolume's link completed, its orphan item, its refs. */
 int fix_subvol(struct rp *rp, const struct rp_fix *f);
 /* A subvolume whose root item is lost: its root block, the highest (then newest) block

@@ -1362,46 +1362,8 @@ static int trees_whole(struct fs *fs, int all_trees)
 	return !bad && ret >= 0;
 }
 
-static int count_leaf_inodes(void *ctx, const struct fs_block *b)
-{
-	struct fs_key k;
-
-	for (uint32_t i = 0; i < fs_block_nritems(b); i++)
-		if (!fs_item_key(b, i, &k) && k.type == BTRFS_INODE_ITEM_KEY)
-			++*(uint64_t *)ctx;
-	return 0;
-}
-
-static void skip_error(void *ctx, const struct fs_error *err)
-{
-	(void)ctx;
-	(void)err;
-}
-
-uint64_t repair_count_inodes(struct fs *fs)
-{
-	struct fs_walk_ops ops = { NULL, count_leaf_inodes, skip_error };
-	struct fs_key k = { 0, BTRFS_ROOT_ITEM_KEY, 0 };
-	struct fs_root r;
-	struct fs_path p;
-	uint64_t n = 0;
-
-	if (fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r))
-		return 0;
-	fs_path_init(&p);
-	for (int ret = fs_search(fs, &r, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
-		struct fs_root t;
-
-		fs_path_key(&p, &k);
-		if (k.type == BTRFS_ROOT_ITEM_KEY && ck_is_fstree(k.objectid) && !fs_root_lookup(fs, k.objectid, &t))
-			fs_tree_walk(fs, &t, &ops, &n);
-	}
-	fs_path_release(fs, &p);
-	return n;
-}
-
 struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_wopen_opts *opts,
-			      int all_trees, uint64_t min_inodes, uint64_t *generation, struct fs_error *err)
+			      int all_trees, uint64_t min_names, uint64_t *generation, struct fs_error *err)
 {
 	struct fs_wopen_opts o = *opts;
 	struct btrfs_super_block sb;
@@ -1410,7 +1372,7 @@ struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_w
 
 	if (ret)
 		return NULL;
-	fs_err(err, -ENOENT, all_trees ? "no backup root has trees that can be read whole and as many inodes"
+	fs_err(err, -ENOENT, all_trees ? "no backup root has trees that can be read whole and as many names"
 				       : "no backup root has a root tree that can be read");
 	for (;;) {
 		uint64_t best = 0;
@@ -1428,7 +1390,7 @@ struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_w
 		tried = best;
 		o.open.backup_root = slot;
 		fs = fs_wopen(paths, n, &o, err);
-		if (fs && trees_whole(fs, all_trees) && repair_count_inodes(fs) >= min_inodes) {
+		if (fs && trees_whole(fs, all_trees) && count_names(fs) >= min_names) {
 			*generation = best;
 			return fs;
 		}
@@ -1439,7 +1401,7 @@ struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_w
 
 /* Blocks the last transaction wrote are lost (no copy verifies): the state before that
  * transaction may be whole (repair_open_backup), and better than what the repair in place
- * makes (it failed, left errors, or kept fewer inodes: repair_result.inodes). */
+ * makes (it failed, left errors, or kept fewer names: repair_result.names). */
 static int back_before_last(const struct rp *rp, const struct repair_opts *o, int ret)
 {
 	return rp->newest_lost && !o->adopt_root && !o->in_place && ret != -ENOMEM;
@@ -1449,7 +1411,7 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 {
 	struct rp rp = { .fs = fs, .o = o, .first = 1, .init_extent = o->init_extent_tree,
 			 .init_csum = o->init_csum_tree };
-	uint64_t fixable, changes, in_place_inodes = 0;
+	uint64_t fixable, changes, in_place_names = 0;
 	int ret, round = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -1470,7 +1432,7 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		/* blocks of a later transaction never reached the disk: the state before it
 		 * may be whole (repair_open_backup) */
 		r->need_backup = r->lost_writes = 1;
-		r->inodes = repair_count_inodes(fs);
+		r->names = count_names(fs);
 		goto out;
 	}
 	ret = fs_tx_begin(fs);
@@ -1528,10 +1490,10 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 		goto out;
 	}
 	if (back_before_last(&rp, o, ret)) {
-		/* a backup root is taken when it has more inodes than the repair in place keeps
+		/* a backup root is taken when it has more names than the repair in place keeps
 		 * (done again in place otherwise) */
 		if (!ret && !r->last.errors)
-			in_place_inodes = repair_count_inodes(fs) + 1;
+			in_place_names = count_names(fs) + 1;
 		fs_tx_abort(fs);
 		goto out;
 	}
@@ -1564,7 +1526,7 @@ out:
 	if (!r->written && !r->need_backup && !r->need_chunks && back_before_last(&rp, o, ret)) {
 		r->need_backup = r->lost_writes = 1;
 		r->nothing = 0;
-		r->inodes = in_place_inodes ? in_place_inodes : repair_count_inodes(fs);
+		r->names = in_place_names ? in_place_names : count_names(fs);
 		r->last = r->first;
 		ret = 0;
 	}

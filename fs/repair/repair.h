@@ -43,22 +43,20 @@ struct repair_result {
 					 * transaction that the repair could not do without
 					 * are lost: the backup root taken must have every
 					 * tree whole */
-	uint64_t inodes;                /* (with lost_writes) inode items the backup root
-					 * taken must have at least: what can be read now,
-					 * one more than a repair in place keeps */
+	uint64_t names;                 /* (with lost_writes) the names in directories
+					 * (count_names) the backup root taken must have
+					 * at least: those that can be read now, one more
+					 * than a repair in place keeps */
 };
 
 /* For a filesystem whose root tree cannot be read, or whose last transactions' writes
  * are lost: opens it (fs_wopen, opts as given) with the newest of the superblock's
- * backup roots whose root tree (all_trees: every tree) reads whole and whose subvolume
- * trees have at least min_inodes inode items, the state of an earlier transaction
- * that copy-on-write left on the disk. NULL with err when none does; *generation gets
- * the generation of the root tree taken. */
+ * backup roots whose root tree (all_trees: every tree) reads whole and whose
+ * directories hold at least min_names names, the state of an earlier transaction that
+ * copy-on-write left on the disk. NULL with err when none does; *generation gets the
+ * generation of the root tree taken. */
 struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_wopen_opts *opts,
-			      int all_trees, uint64_t min_inodes, uint64_t *generation, struct fs_error *err);
-
-/* The inode items of every subvolume tree that can be read (unreadable blocks skipped). */
-uint64_t repair_count_inodes(struct fs *fs);
+			      int all_trees, uint64_t min_names, uint64_t *generation, struct fs_error *err);
 
 /* What the scan of repair_open_chunks found: chunks taken from their chunk items, made
  * from their block group and device extents, and block groups none could be made for
