@@ -310,8 +310,12 @@ static void note_hole(struct rp *rp, uint64_t root, const struct fs_key *from)
 static int put_salvaged(struct rp *rp, const struct rp_fix *f, uint8_t *leaf, uint32_t dropped)
 {
 	uint64_t trees[16] = { f->root };
+	struct btrfs_header *h = (void *)leaf;
 	int n, ret = 0;
 
+	/* an owner no block of the tree can have was damaged: the block is the tree's */
+	if (!fs_owner_fits(f->root, get_le64(&h->owner)))
+		put_le64(&h->owner, f->root);
 	adopt_parent_key(f->root, leaf, &f->key);
 	n = block_trees(rp->fs, f->bytenr, trees, 16);
 	for (int i = 0; i < (n ? n : 1) && !ret; i++)
@@ -795,9 +799,25 @@ static int ref_answered(const struct check_extent *x, const struct fs_inline_ref
 	return 0;
 }
 
-/* Whether back reference r of data extent x names a file extent lost with a leaf: no
- * tree references the extent any more, or r's key is in a dropped leaf's keys and no
- * file extent answers it (others, the snapshots', do). */
+/* A fix of this round mends or deletes an item of (root, ino): one that may give its
+ * file extent back (its type or fields damaged). */
+static int item_fix_planned(const struct rp *rp, uint64_t root, uint64_t ino)
+{
+	for (size_t i = 0; i < rp->nfixes; i++)
+		if (rp->fixes[i].root == root && rp->fixes[i].key.objectid == ino &&
+		    (rp->fixes[i].kind == CHECK_FIX_DELETE || rp->fixes[i].kind == CHECK_FIX_FILE_EXTENT))
+			return 1;
+	return 0;
+}
+
+struct facts;
+static int inode_facts(struct fs *fs, uint64_t root, uint64_t ino, struct facts *fa);
+static int extents_short(struct fs *fs, uint64_t root, uint64_t ino);
+
+/* Whether back reference r of data extent x names a file extent that was lost: no tree
+ * references the extent any more, or no file extent answers r (others, the snapshots',
+ * do) and r's key is in a dropped leaf's keys or its file's extents hold fewer bytes
+ * than its inode counts (an item of them deleted). */
 static int ref_lost(const struct rp *rp, const struct check_extent *x, const struct fs_inline_ref *r)
 {
 	struct fs_key k = { r->objectid, BTRFS_EXTENT_DATA_KEY, r->file_offset };
@@ -811,7 +831,8 @@ static int ref_lost(const struct rp *rp, const struct check_extent *x, const str
 		if (rp->holes[i].root == r->root && fs_key_cmp(&rp->holes[i].from, &k) <= 0 &&
 		    fs_key_cmp(&k, &rp->holes[i].to) < 0)
 			return 1;
-	return 0;
+	return ck_is_fstree(r->root) && ck_valid_ino(r->objectid) && !item_fix_planned(rp, r->root, r->objectid) &&
+	       extents_short(rp->fs, r->root, r->objectid);
 }
 
 /* The file extent of back reference r of data extent x (gen: the extent's), when it was
@@ -950,7 +971,7 @@ int relink_data_extent(struct rp *rp, const struct check_extent *x)
 	struct relink rl = { rp, x, 0 };
 	int ret;
 
-	if (x->meta || (x->nrefs && !rp->nholes) || !x->found || x->bytenr % rp->fs->sectorsize ||
+	if (x->meta || !x->found || x->bytenr % rp->fs->sectorsize ||
 	    x->size % rp->fs->sectorsize || x->size > MAX_DATA_EXTENT)
 		return 0;
 	ret = each_data_ref(rp->fs, x->bytenr, x->size, relink_one, &rl);
@@ -1875,6 +1896,14 @@ static int inode_facts(struct fs *fs, uint64_t root, uint64_t ino, struct facts 
 	}
 	fs_path_release(fs, &p);
 	return ret < 0 ? ret : 0;
+}
+
+/* The file extents of (root, ino) hold fewer bytes than its inode item counts. */
+static int extents_short(struct fs *fs, uint64_t root, uint64_t ino)
+{
+	struct facts fa;
+
+	return !inode_facts(fs, root, ino, &fa) && fa.have_item && get_le64(&fa.ii.nbytes) > fa.found_size;
 }
 
 static const uint32_t ftype_mode[] = {
