@@ -1390,7 +1390,7 @@ struct fs *repair_open_backup(const char *const *paths, int n, const struct fs_w
 		tried = best;
 		o.open.backup_root = slot;
 		fs = fs_wopen(paths, n, &o, err);
-		if (fs && trees_whole(fs, all_trees) && count_names(fs) >= min_names) {
+		if (fs && trees_whole(fs, all_trees) && (!min_names || count_names(fs) >= min_names)) {
 			*generation = best;
 			return fs;
 		}
