@@ -48,19 +48,21 @@ U64 = 1 << 64
 CLASSES = ("zero", "bitflip", "field", "delete", "lostwrite")
 TREE_NAMES = {1: "root", 2: "extent", 3: "chunk", 4: "dev", 5: "fs", 7: "csum", 8: "quota",
               9: "uuid", 10: "free-space", 11: "block-group", U64 - 9: "data-reloc"}
-BASES = (  # name, mkfs options, quotas, snapshots of the top subvolume (snapshot_rounds)
-    ("single", ["-m", "single", "-d", "single"], False, 0),
-    ("dup", ["-m", "dup", "-d", "single"], False, 0),
-    ("dup4k", ["-m", "dup", "-n", "4096"], False, 0),
-    ("quota", ["-m", "dup", "-n", "4096"], True, 0),
+BASES = (  # name, mkfs options, quotas, snapshots of the top subvolume (snapshot_rounds),
+           # files of one wide directory (wide_dir)
+    ("single", ["-m", "single", "-d", "single"], False, 0, 0),
+    ("dup", ["-m", "dup", "-d", "single"], False, 0, 0),
+    ("dup4k", ["-m", "dup", "-n", "4096"], False, 0, 0),
+    ("quota", ["-m", "dup", "-n", "4096"], True, 0, 0),
 )
 EXTRA_BASES = (  # `bases --extra`: other layouts for longer campaigns
-    ("xxhash", ["-m", "dup", "--csum", "xxhash"], False, 0),
-    ("sha256", ["-m", "single", "--csum", "sha256", "-n", "8192"], False, 0),
-    ("holes", ["-m", "dup", "-O", "^no-holes"], False, 0),
-    ("mixed", ["-M"], False, 0),
-    ("node64k", ["-m", "dup", "-n", "65536"], True, 0),
-    ("snaps", ["-m", "dup", "-n", "4096"], True, 5),
+    ("xxhash", ["-m", "dup", "--csum", "xxhash"], False, 0, 0),
+    ("sha256", ["-m", "single", "--csum", "sha256", "-n", "8192"], False, 0, 0),
+    ("holes", ["-m", "dup", "-O", "^no-holes"], False, 0, 0),
+    ("mixed", ["-M"], False, 0, 0),
+    ("node64k", ["-m", "dup", "-n", "65536"], True, 0, 0),
+    ("snaps", ["-m", "dup", "-n", "4096"], True, 5, 0),
+    ("wide", ["-m", "dup", "-n", "4096"], False, 1, 4000),
 )
 TIMEOUT = 120          # a repair step of these small filesystems taking longer hangs
 
@@ -147,6 +149,22 @@ def snapshot_rounds(root, rnd, btrfs, n):
         os.sync()
 
 
+def wide_dir(root, rnd, n):
+    """n small files (inline, a few with one data block) in one directory, some of them
+    hard links from a second one: trees of three levels with 4 KiB nodes."""
+    if not n:
+        return
+    w = os.path.join(root, "wide")
+    os.makedirs(os.path.join(w, "links"))
+    for i in range(n):
+        p = os.path.join(w, "w%05d" % i)
+        with open(p, "wb") as f:
+            f.write(rnd.randbytes(rnd.choice((0, 30, 200, 800, 5000))))
+        if i % 97 == 0:
+            os.link(p, os.path.join(w, "links", "l%05d" % i))
+    os.sync()
+
+
 def truth_of(root):
     """{path: ["f", sha256] | ["l", target] | ["d"]} of everything under root."""
     out = {}
@@ -168,7 +186,7 @@ def make_bases(args):
     os.makedirs(args.dir, exist_ok=True)
     mnt = tempfile.mkdtemp(prefix="campaign-mnt.")
     try:
-        for name, opts, quota, snapshots in BASES + (EXTRA_BASES if args.extra else ()):
+        for name, opts, quota, snapshots, wide in BASES + (EXTRA_BASES if args.extra else ()):
             img = os.path.join(args.dir, name + ".img")
             if os.path.exists(img + ".truth") or (args.only and name not in args.only.split(",")):
                 continue
@@ -184,6 +202,7 @@ def make_bases(args):
                 if quota:
                     run([args.btrfs, "quota", "enable", mnt])
                 populate(mnt, random.Random(name), args.btrfs)
+                wide_dir(mnt, random.Random(name), wide)
                 snapshot_rounds(mnt, random.Random(name), args.btrfs, snapshots)
                 truth = truth_of(mnt)
             finally:
