@@ -106,7 +106,7 @@ struct check_ref { uint64_t a, b, c, count; uint8_t type; };
 struct check_extent {
 	uint64_t bytenr, size;
 	uint64_t generation;    /* tree blocks: the block's; data: the item's (0 none) */
-	uint64_t flags;         /* of the extent item found (0: none) */
+	uint64_t flags;         /* tree blocks walked: as their children were found; else the item's (0: none) */
 	int found, meta, level;
 	uint32_t nrefs;         /* 0: nothing references it */
 	const struct check_ref *refs;

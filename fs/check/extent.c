@@ -26,12 +26,13 @@ struct xref {
 	uint64_t a, b, c;       /* root or parent; objectid; offset (data refs); head: generation */
 	uint64_t n;             /* head: extent size; ref: count */
 	uint64_t refs;          /* found head: refs of the extent item */
-	uint64_t flags;         /* found head: extent flags */
+	uint64_t flags;         /* head: the extent item's flags (wanted: as the walk expects them) */
 	uint8_t type;           /* XR_HEAD or the backref key type */
 	uint8_t src;            /* XR_FOUND / XR_WANT */
 	uint8_t level;
 	uint8_t meta;
-	uint8_t pad[4];
+	uint8_t owner_gone;     /* wanted head: FULL_BACKREF because its owner lost it */
+	uint8_t pad[3];
 };
 
 static int xref_cmp(const void *pa, const void *pb)
@@ -54,6 +55,7 @@ struct walk {
 	struct xsort *refs;
 	uint64_t tree;                  /* objectid of the tree being walked */
 	int dropping;                   /* a deleted tree partly dropped */
+	uint64_t last_snapshot, otransid;       /* of the tree being walked (its root item's) */
 	struct fs_key drop_key;
 	int drop_level;
 	uint64_t blocks;
@@ -130,28 +132,76 @@ static int seen_mark(struct check_ctx *c, uint64_t bytenr)
 }
 
 /* Flags of the extent item of tree block bytenr (0 when there is none). */
-static uint64_t tree_block_flags(struct check_ctx *c, uint64_t bytenr)
+/* The flags of tree block bytenr's extent item (0: none), and (owner_ref, when asked)
+ * whether one of its backrefs, inline or keyed, is a TREE_BLOCK_REF of tree owner. */
+static uint64_t tree_block_flags(struct check_ctx *c, uint64_t bytenr, uint64_t owner, int *owner_ref)
 {
 	struct fs_key k = { bytenr, 0, 0 }, found;
 	struct fs_extent_info ei;
+	struct fs_inline_ref ir;
 	struct fs_path p;
 	const uint8_t *data;
-	uint32_t size;
+	uint32_t size, pos;
 	uint64_t flags = 0;
+	int ret;
 
 	if (!c->have_extent_root)
 		return 0;
-	fs_path_init(&p);
-	if (fs_search(c->fs, &c->extent_root, &k, &p) == 0) {
+	for (ret = fs_search(c->fs, &c->extent_root, &k, &p); ret == 0; ret = owner_ref ? fs_next(c->fs, &p) : 1) {
 		fs_path_key(&p, &found);
 		data = fs_path_data(&p, &size);
-		if (found.objectid == bytenr &&
-		    (found.type == BTRFS_EXTENT_ITEM_KEY || found.type == BTRFS_METADATA_ITEM_KEY) &&
-		    fs_extent_item(data, size, found.type, &ei) == 0)
-			flags = ei.flags;
+		if (found.objectid != bytenr || !data)
+			break;
+		if (owner_ref && found.type == BTRFS_TREE_BLOCK_REF_KEY && found.offset == owner)
+			*owner_ref = 1;
+		if ((found.type != BTRFS_EXTENT_ITEM_KEY && found.type != BTRFS_METADATA_ITEM_KEY) ||
+		    fs_extent_item(data, size, found.type, &ei))
+			continue;
+		flags = ei.flags;
+		for (pos = ei.refs_start; owner_ref && fs_inline_ref_next(data, size, &pos, &ir) == 1;)
+			if (ir.type == BTRFS_TREE_BLOCK_REF_KEY && ir.offset == owner)
+				*owner_ref = 1;
 	}
 	fs_path_release(c->fs, &p);
 	return flags;
+}
+
+/* Whether an extent item's flags are those of a tree block. */
+static int tree_block_flags_valid(uint64_t flags)
+{
+	return (flags & BTRFS_EXTENT_FLAG_TREE_BLOCK) &&
+	       !(flags & ~(BTRFS_EXTENT_FLAG_TREE_BLOCK | BTRFS_BLOCK_FLAG_FULL_BACKREF));
+}
+
+/* Whether the children of tree block b (reached from the top of tree w->tree; root: it
+ * is that top) are referenced by b's address (FULL_BACKREF) rather than by its owner.
+ * Blocks of relocation always are. Else the extent item's flag says, except where it
+ * cannot be right. A subvolume's block below its top reached first from another tree
+ * than the one that made it (the header's owner: trees are walked oldest first, so
+ * that one does not reach it), older than the tree reaching it (a snapshot shares
+ * what exists when it is made), is when its owner no longer references it (it copied
+ * the block away while the snapshot shared it): *owner_gone, and so whatever the
+ * flags say. One newer than the tree reaching it has the wrong owner in its header:
+ * *owner_gone -1 (unless the flag says FULL_BACKREF: then trusted). A block reached
+ * from its owner after that tree's last snapshot was never shared, so never copied
+ * away: it is not. */
+static int full_backref(struct walk *w, const struct fs_block *b, int root, int *owner_gone)
+{
+	uint64_t owner = fs_block_owner(b), flags;
+	int derived = w->tree >= BTRFS_FIRST_FREE_OBJECTID && !root && owner != w->tree && !w->dropping;
+	int owner_ref = 0, valid;
+
+	*owner_gone = 0;
+	if (w->tree == BTRFS_TREE_RELOC_OBJECTID || (fs_block_flags(b) & BTRFS_HEADER_FLAG_RELOC))
+		return 1;
+	flags = tree_block_flags(w->c, b->bytenr, owner, derived ? &owner_ref : NULL);
+	valid = tree_block_flags_valid(flags);
+	if (derived && !owner_ref && (!w->otransid || fs_block_generation(b) <= w->otransid))
+		return *owner_gone = 1;
+	if (derived && !owner_ref && !(valid && (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF)))
+		*owner_gone = -1;
+	return valid && (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) &&
+	       (owner != w->tree || fs_block_generation(b) <= w->last_snapshot);
 }
 
 /* ---- the extent tree's side -------------------------------------------------- */
@@ -603,8 +653,7 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 	struct fs_block_expect exp = { gen, level, w->tree, first_key };
 	struct xref h = { .bytenr = bytenr, .type = XR_HEAD, .src = XR_WANT, .meta = 1 };
 	struct fs_block *b;
-	uint64_t flags;
-	int full, s;
+	int full = 0, s;
 
 	if (bytenr % c->fs->sectorsize) {
 		ck_err(c, w->tree, 0, bytenr, 0, "tree block %llu is not aligned to sectorsize %u",
@@ -623,6 +672,21 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 	h.level = (uint8_t)(level < 0 ? 0 : level);
 	b = fs_block_read(c->fs, bytenr, &exp);
 	h.c = b ? fs_block_generation(b) : 0;
+	if (b) {
+		int owner_gone;
+
+		full = full_backref(w, b, !first_key, &owner_gone);
+		h.flags = BTRFS_EXTENT_FLAG_TREE_BLOCK | (full ? BTRFS_BLOCK_FLAG_FULL_BACKREF : 0);
+		h.owner_gone = owner_gone > 0;
+		if (owner_gone < 0) {
+			/* the path to it copied anew: the copy is the tree's own */
+			ck_fix(c, CHECK_FIX_RECOW);
+			if (CFG_CHECK_REPAIR)
+				c->fix_key = *first_key;
+			ck_err(c, w->tree, 0, bytenr, b->size, "owner ref check failed [%llu %u]",
+			       (unsigned long long)bytenr, b->size);
+		}
+	}
 	emit(w, &h);
 	if (!b) {
 		struct fs_error e = c->fs->err;
@@ -655,11 +719,6 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 		       (unsigned long long)first_key->objectid, first_key->type,
 		       (unsigned long long)first_key->offset);
 	}
-	flags = tree_block_flags(c, bytenr);
-	full = (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) != 0;
-	if (!full && (w->tree == BTRFS_TREE_RELOC_OBJECTID ||
-		      (fs_block_flags(b) & BTRFS_HEADER_FLAG_RELOC)))
-		full = 1;
 	if (fs_block_level(b) == 0)
 		walk_leaf(w, b, full);
 	else
@@ -705,6 +764,8 @@ static int walk_root_item(struct check_ctx *c, const struct fs_key *key, const u
 	if (dropping != ra->dropping)
 		return 0;
 	ra->w->dropping = dropping;
+	ra->w->last_snapshot = get_le64(&ri.last_snapshot);
+	ra->w->otransid = get_le64(&ri.otransid);
 	if (dropping) {
 		fs_key_from_disk(&ra->w->drop_key, &ri.drop_progress);
 		ra->w->drop_level = ri.drop_level;
@@ -722,7 +783,8 @@ struct xgroup {
 	uint64_t bytenr;
 	uint64_t errors;                /* the check's count when the group began */
 	int found, want, damaged;
-	uint64_t fsize, frefs, fflags, wsize, fgen, wgen;
+	uint64_t fsize, frefs, fflags, wflags, wsize, fgen, wgen;
+	int owner_gone;
 	int fmeta, wmeta, flevel, wlevel;
 	uint64_t fsum, wsum;
 	int bad_refs;
@@ -804,7 +866,7 @@ static void finish_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_e
 {
 	struct check_extent x = {
 		g->bytenr, g->want ? g->wsize : g->fsize, g->fmeta || g->wmeta ? g->wgen : g->fgen,
-		g->fflags, g->found, g->want ? g->wmeta : g->fmeta, g->want ? g->wlevel : g->flevel,
+		g->wflags ? g->wflags : g->fflags, g->found, g->want ? g->wmeta : g->fmeta, g->want ? g->wlevel : g->flevel,
 		c->nxrefs, c->xrefs,
 	};
 
@@ -856,6 +918,15 @@ static void check_group(struct check_ctx *c, struct xgroup *g, uint64_t *prev_en
 		       "extent[%llu %llu] backref generation mismatch, wanted: %llu, have: %llu",
 		       (unsigned long long)g->bytenr, (unsigned long long)size,
 		       (unsigned long long)g->wgen, (unsigned long long)g->fgen);
+	if (g->want && g->wflags && tree_block_flags_valid(g->fflags) &&
+	    (g->wflags ^ g->fflags) & BTRFS_BLOCK_FLAG_FULL_BACKREF) {
+		if (g->owner_gone)
+			ck_err(c, 0, 0, g->bytenr, size, "owner ref check failed [%llu %llu]",
+			       (unsigned long long)g->bytenr, (unsigned long long)size);
+		else
+			ck_err(c, 0, 0, g->bytenr, size, "bad full backref, on [%llu]",
+			       (unsigned long long)g->bytenr);
+	}
 	if (g->want && g->wmeta != g->fmeta)
 		ck_err(c, 0, 0, g->bytenr, size, "extent [%llu %llu] is used as %s but its item says %s",
 		       (unsigned long long)g->bytenr, (unsigned long long)size,
@@ -935,6 +1006,8 @@ static int compare_refs(struct check_ctx *c, struct xsort *s)
 				if (r.n > g.wsize)
 					g.wsize = r.n;
 				g.wmeta = r.meta;
+				g.wflags = r.flags;
+				g.owner_gone = r.owner_gone;
 				g.wlevel = r.level;
 				g.wgen = r.c;
 			}

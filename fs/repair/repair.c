@@ -321,14 +321,15 @@ static void on_problem(void *ctx, const struct check_problem *p)
 }
 
 /* A tree block's backrefs name the tree its header names (among others, when it is
- * shared): else the header is the damage, and rewriting the item would not help. */
+ * shared), unless that tree copied it away (FULL_BACKREF): else the header is the
+ * damage, and rewriting the item would not help. */
 static int owner_named(struct fs *fs, const struct check_extent *x)
 {
 	struct fs_block *b;
 	uint64_t owner;
 	int named = 0;
 
-	if (!x->meta || !x->nrefs)
+	if (!x->meta || !x->nrefs || (x->flags & BTRFS_BLOCK_FLAG_FULL_BACKREF))
 		return 1;
 	b = fs_block_read(fs, x->bytenr, &FS_EXPECT_NONE);
 	if (!b)
