@@ -21,7 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { LR_INODE, LR_ORPHAN, LR_REF, LR_DIR_ITEM, LR_DIR_INDEX };
+/* LR_DIR_PAIR: a DIR_INDEX and the DIR_ITEM of the same name and child, one record */
+enum { LR_INODE, LR_ORPHAN, LR_REF, LR_DIR_ITEM, LR_DIR_INDEX, LR_DIR_PAIR };
 #define LR_NAME_KEEP 7    /* name prefix kept for messages: records stay 48 bytes */
 #define LR_HAVE_ITEM (1ULL << 31)       /* LR_INODE: the inode item exists */
 #define NAME_MAX_LEN 255
@@ -75,6 +76,22 @@ struct ino_state {
 	uint32_t errors;
 };
 
+/* The DIR_ITEM names of the directory being streamed, held back to meet their DIR_INDEX
+ * twins (a directory's DIR_ITEM keys, type 84, all come before its DIR_INDEX keys, 96):
+ * a pair goes to the sort as one record, half the names to sort. Those left unpaired
+ * go to the sort when the directory ends; past HELD_MAX names, at once. */
+#define HELD_MAX 4096
+#define HELD_SLOTS (2 * HELD_MAX)       /* open addressing, a power of two */
+enum { HELD_WAITING, HELD_PAIRED, HELD_ALONE };
+struct held_items {
+	uint64_t dir;
+	size_t n;
+	struct lrec *rec;               /* HELD_MAX */
+	uint8_t *state;                 /* HELD_MAX */
+	uint16_t *slot;                 /* HELD_SLOTS: index + 1 of a held record, 0 free */
+	uint16_t *slot_of;              /* HELD_MAX: where each held record's index is */
+};
+
 struct fsr {
 	struct check_ctx *c;
 	const struct fs_root *rootp;
@@ -91,6 +108,7 @@ struct fsr {
 	struct xsort *links, *ilinks, *xlinks;
 	struct lrec refs[REFS_KEPT];    /* the names of the inode being streamed */
 	int nrefs;
+	struct held_items held;
 	uint64_t leaf;                  /* block of the current item */
 	int err;
 	uint64_t items;
@@ -118,6 +136,98 @@ static void keep_ref(struct fsr *f, const struct lrec *r)
 		f->refs[f->nrefs++] = *r;
 	else
 		add_link(f, r);
+}
+
+static int held_alloc(struct held_items *h)
+{
+	if (h->rec)
+		return 0;
+	h->rec = malloc(HELD_MAX * sizeof(*h->rec));
+	h->state = malloc(HELD_MAX);
+	h->slot = calloc(HELD_SLOTS, sizeof(*h->slot));
+	h->slot_of = malloc(HELD_MAX * sizeof(*h->slot_of));
+	return h->rec && h->state && h->slot && h->slot_of ? 0 : -ENOMEM;
+}
+
+static void held_free(struct held_items *h)
+{
+	free(h->rec);
+	free(h->state);
+	free(h->slot);
+	free(h->slot_of);
+}
+
+/* The slot of the held name of r's child and hash, or the free slot where it goes. */
+static size_t held_find(const struct held_items *h, const struct lrec *r)
+{
+	size_t i = (size_t)((r->child * 0x9e3779b97f4a7c15ULL) ^ r->hash) & (HELD_SLOTS - 1);
+
+	while (h->slot[i]) {
+		const struct lrec *x = &h->rec[h->slot[i] - 1];
+
+		if (x->child == r->child && x->hash == r->hash)
+			break;
+		i = (i + 1) & (HELD_SLOTS - 1);
+	}
+	return i;
+}
+
+/* The held names that met no DIR_INDEX go to the sort; the table is emptied. */
+static void held_flush(struct fsr *f)
+{
+	struct held_items *h = &f->held;
+
+	for (size_t i = 0; i < h->n; i++) {
+		if (h->state[i] != HELD_PAIRED)
+			add_link(f, &h->rec[i]);
+		h->slot[h->slot_of[i]] = 0;
+	}
+	h->n = 0;
+}
+
+/* A DIR_ITEM name: held for its DIR_INDEX twin, or (a second one of the same child and
+ * hash: neither pairs; no room) to the sort. */
+static void hold_dir_item(struct fsr *f, const struct lrec *r)
+{
+	struct held_items *h = &f->held;
+	size_t i;
+
+	if (h->n && h->dir != r->parent)
+		held_flush(f);
+	if (h->n == HELD_MAX || held_alloc(h) < 0) {
+		add_link(f, r);
+		return;
+	}
+	h->dir = r->parent;
+	i = held_find(h, r);
+	if (h->slot[i]) {
+		h->state[h->slot[i] - 1] = HELD_ALONE;
+		add_link(f, r);
+		return;
+	}
+	h->rec[h->n] = *r;
+	h->state[h->n] = HELD_WAITING;
+	h->slot_of[h->n] = (uint16_t)i;
+	h->slot[i] = (uint16_t)++h->n;
+}
+
+/* A DIR_INDEX name to the sort, as a pair when its DIR_ITEM twin (the same name and type)
+ * is held. */
+static void add_dir_index(struct fsr *f, struct lrec *r)
+{
+	struct held_items *h = &f->held;
+
+	if (h->n && h->dir == r->parent) {
+		size_t i = held_find(h, r);
+		size_t k = h->slot[i] ? h->slot[i] - 1u : 0;
+
+		if (h->slot[i] && h->state[k] == HELD_WAITING && h->rec[k].ftype == r->ftype &&
+		    h->rec[k].name_len == r->name_len) {
+			h->state[k] = HELD_PAIRED;
+			r->kind = LR_DIR_PAIR;
+		}
+	}
+	add_to(f, f->xlinks, r);
 }
 
 /* The inode's record, then its names in order (an insertion sort: at most REFS_KEPT). */
@@ -273,6 +383,7 @@ static void inode_finish(struct fsr *f)
 	uint32_t e = in->errors;
 	struct lrec r = { .child = in->ino, .kind = LR_INODE };
 
+	held_flush(f);
 	if (!in->any)
 		return;
 	if (in->have_item && S_ISDIR(in->mode)) {
@@ -519,7 +630,10 @@ static void dir_entries(struct fsr *f, const struct fs_key *key, const uint8_t *
 		r.kind = key->type == BTRFS_DIR_ITEM_KEY ? LR_DIR_ITEM : LR_DIR_INDEX;
 		r.index = key->type == BTRFS_DIR_INDEX_KEY ? key->offset : 0;
 		fill_name(&r, de.name, de.name_len);
-		add_to(f, r.kind == LR_DIR_INDEX ? f->xlinks : f->links, &r);
+		if (r.kind == LR_DIR_INDEX)
+			add_dir_index(f, &r);
+		else if (f->links)
+			hold_dir_item(f, &r);
 	}
 	if (misnamed && ret >= 0) {     /* a damaged name: it comes back from the other halves */
 		fix_delete(f, key);
@@ -1036,6 +1150,7 @@ static int merge_links(struct fsr *f)
 		if (r.kind == LR_DIR_ITEM)
 			g.item++;
 		else {
+			g.item += r.kind == LR_DIR_PAIR;
 			g.index++;
 			g.dir_index = r.index;
 		}
@@ -1108,6 +1223,7 @@ static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 	xsort_free(f.links);
 	xsort_free(f.ilinks);
 	xsort_free(f.xlinks);
+	held_free(&f.held);
 	return ret < 0 && ret != -EIO && ret != -EUCLEAN ? ret : 0;
 }
 
