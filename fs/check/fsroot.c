@@ -138,6 +138,15 @@ static void keep_ref(struct fsr *f, const struct lrec *r)
 		add_link(f, r);
 }
 
+static void held_free(struct held_items *h)
+{
+	free(h->rec);
+	free(h->state);
+	free(h->slot);
+	free(h->slot_of);
+	*h = (struct held_items){ 0 };
+}
+
 static int held_alloc(struct held_items *h)
 {
 	if (h->rec)
@@ -146,15 +155,10 @@ static int held_alloc(struct held_items *h)
 	h->state = malloc(HELD_MAX);
 	h->slot = calloc(HELD_SLOTS, sizeof(*h->slot));
 	h->slot_of = malloc(HELD_MAX * sizeof(*h->slot_of));
-	return h->rec && h->state && h->slot && h->slot_of ? 0 : -ENOMEM;
-}
-
-static void held_free(struct held_items *h)
-{
-	free(h->rec);
-	free(h->state);
-	free(h->slot);
-	free(h->slot_of);
+	if (h->rec && h->state && h->slot && h->slot_of)
+		return 0;
+	held_free(h);
+	return -ENOMEM;
 }
 
 /* The slot of the held name of r's child and hash, or the free slot where it goes. */
