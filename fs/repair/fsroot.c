@@ -137,6 +137,63 @@ static void mend_item_chain(uint8_t *leaf, uint32_t nodesize)
 	}
 }
 
+/* Whether an item's data reads as what its key type holds, for the types of subvolume
+ * trees whose data tells them apart (other types: never). */
+static int data_fits_type(uint8_t type, const uint8_t *data, uint32_t size)
+{
+	struct fs_file_extent fe;
+	struct fs_dir_entry de;
+	struct fs_inode_ref r;
+	uint32_t pos = 0;
+
+	switch (type) {
+	case BTRFS_INODE_ITEM_KEY:
+		return size == sizeof(struct btrfs_inode_item);
+	case BTRFS_EXTENT_DATA_KEY:
+		return fs_file_extent(data, size, &fe) == 0;
+	case BTRFS_DIR_ITEM_KEY:
+	case BTRFS_DIR_INDEX_KEY:
+	case BTRFS_XATTR_ITEM_KEY:
+		return fs_dir_entry_next(data, size, &pos, &de) == 1;
+	case BTRFS_INODE_REF_KEY:
+		return fs_inode_ref_next(data, size, &pos, &r) == 1;
+	default:
+		return 0;
+	}
+}
+
+/* An item whose key alone breaks the order of its neighbours (which are in order) had
+ * its objectid damaged when one of theirs puts it between them and its data reads as
+ * its type's: that objectid is put back (the longest run in order would drop it). */
+static void mend_item_keys(uint8_t *leaf, uint32_t nodesize)
+{
+	struct btrfs_item *it = (void *)(leaf + sizeof(struct btrfs_header));
+	uint32_t space = nodesize - sizeof(struct btrfs_header);
+	uint32_t n = get_le32(&((struct btrfs_header *)leaf)->nritems);
+
+	if (n > space / sizeof(*it))
+		n = space / sizeof(*it);
+	for (uint32_t i = 1; i + 1 < n; i++) {
+		uint32_t off = get_le32(&it[i].offset), size = get_le32(&it[i].size);
+		struct fs_key a, k, b;
+
+		fs_key_from_disk(&a, &it[i - 1].key);
+		fs_key_from_disk(&k, &it[i].key);
+		fs_key_from_disk(&b, &it[i + 1].key);
+		if (fs_key_cmp(&a, &b) >= 0 || (fs_key_cmp(&a, &k) < 0 && fs_key_cmp(&k, &b) < 0) ||
+		    (uint64_t)off + size > space ||
+		    !data_fits_type(k.type, leaf + sizeof(struct btrfs_header) + off, size))
+			continue;
+		for (int side = 0; side < 2; side++) {
+			k.objectid = side ? b.objectid : a.objectid;
+			if (fs_key_cmp(&a, &k) < 0 && fs_key_cmp(&k, &b) < 0) {
+				fs_key_to_disk(&it[i].key, &k);
+				break;
+			}
+		}
+	}
+}
+
 /* The items of a damaged leaf that still read as items: inside the leaf, keys in order
  * (the longest run in order is kept: one damaged key does not take the others with
  * it), data not overlapping; laid out again from the end of the leaf as btrfs packs them.
@@ -155,6 +212,7 @@ static int salvage_leaf(struct fs *fs, uint64_t bytenr, uint8_t *leaf, uint32_t 
 	if (leaf_copy(fs, bytenr, leaf))
 		return -EUCLEAN;
 	mend_item_chain(leaf, fs->nodesize);
+	mend_item_keys(leaf, fs->nodesize);
 	n = get_le32(&h->nritems);
 	if (n > space / sizeof(*it))
 		n = space / sizeof(*it);
