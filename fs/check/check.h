@@ -81,6 +81,9 @@ enum check_fix {
 				 * (the kernel wants none): zeroed */
 	CHECK_FIX_REMAKE,       /* the tree value[0] is made anew from the rest (data whose
 				 * checksums are lost: the checksum tree) */
+	CHECK_FIX_KEY_RANGE,    /* the leaf bytenr of root whose first key is key holds keys
+				 * not below (value[0] value[1] value[2]), where the next leaf
+				 * starts: they go */
 };
 
 /* What a problem is about. Fields that do not apply are 0. */

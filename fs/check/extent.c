@@ -608,10 +608,14 @@ static int key_before(const struct fs_key *a, const struct fs_key *b)
 	return fs_key_cmp(a, b) < 0;
 }
 
-static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
-		       const struct fs_key *first_key);
+/* Where the keys of a block must end: the first key of the block after it (its parent's
+ * next pointer, or an ancestor's), at bytenr. */
+struct key_bound { struct fs_key key; uint64_t bytenr; };
 
-static void walk_node(struct walk *w, const struct fs_block *b, int full_backref)
+static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
+		       const struct fs_key *first_key, const struct key_bound *limit);
+
+static void walk_node(struct walk *w, const struct fs_block *b, int full_backref, const struct key_bound *limit)
 {
 	struct check_ctx *c = w->c;
 	uint32_t n = fs_block_nritems(b), i = 0;
@@ -633,21 +637,66 @@ static void walk_node(struct walk *w, const struct fs_block *b, int full_backref
 	}
 	for (; i < n; i++) {
 		struct fs_key key;
+		struct key_bound next;
 		uint64_t child = fs_node_blockptr(b, i);
 
 		fs_node_key(b, i, &key);
+		if (i + 1 < n) {
+			fs_node_key(b, i + 1, &next.key);
+			next.bytenr = fs_node_blockptr(b, i + 1);
+		}
 		if (w->dropping && level == w->drop_level && key_before(&key, &w->drop_key))
 			continue;
 		if (full_backref)
 			emit_ref(w, child, BTRFS_SHARED_BLOCK_REF_KEY, b->bytenr, 0, 0, 1, XR_WANT);
 		else
 			emit_ref(w, child, BTRFS_TREE_BLOCK_REF_KEY, fs_block_owner(b), 0, 0, 1, XR_WANT);
-		walk_block(w, child, fs_node_ptr_generation(b, i), level - 1, &key);
+		walk_block(w, child, fs_node_ptr_generation(b, i), level - 1, &key, i + 1 < n ? &next : limit);
 	}
 }
 
+/* The last key of b must be below the first key of the block after it, which the
+ * parent names: else searches never find the keys past it (a key damaged in place,
+ * its checksum made valid). The next block is read to see that it does start there (a
+ * parent's damaged key is another problem). A subvolume leaf loses those items
+ * (CHECK_FIX_KEY_RANGE, value[] the bound). */
+static void check_key_bound(struct walk *w, const struct fs_block *b, const struct fs_key *first_key,
+			    const struct key_bound *limit)
+{
+	struct check_ctx *c = w->c;
+	uint32_t n = fs_block_nritems(b);
+	struct fs_key last, next_first;
+	struct fs_block *next;
+	int level = fs_block_level(b);
+
+	if (!limit || !n)
+		return;
+	level ? fs_node_key(b, n - 1, &last) : fs_item_key(b, n - 1, &last);
+	if (fs_key_cmp(&last, &limit->key) < 0 || !(next = fs_block_read(c->fs, limit->bytenr, &FS_EXPECT_NONE)))
+		return;
+	if (fs_block_nritems(next))
+		fs_block_level(next) ? fs_node_key(next, 0, &next_first) : fs_item_key(next, 0, &next_first);
+	if (fs_block_nritems(next) && !fs_key_cmp(&next_first, &limit->key)) {
+		if (!level && ck_is_fstree(w->tree) && first_key) {
+			ck_fix(c, CHECK_FIX_KEY_RANGE);
+			if (CFG_CHECK_REPAIR) {
+				c->fix_key = *first_key;
+				c->fix_value[0] = limit->key.objectid;
+				c->fix_value[1] = limit->key.type;
+				c->fix_value[2] = limit->key.offset;
+			}
+		}
+		ck_err(c, w->tree, 0, b->bytenr, b->size,
+		       "tree block %llu: key (%llu %u %llu) is not below the first key of the next block (%llu %u %llu)",
+		       (unsigned long long)b->bytenr, (unsigned long long)last.objectid, last.type,
+		       (unsigned long long)last.offset, (unsigned long long)limit->key.objectid, limit->key.type,
+		       (unsigned long long)limit->key.offset);
+	}
+	fs_block_put(c->fs, next);
+}
+
 static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
-		       const struct fs_key *first_key)
+		       const struct fs_key *first_key, const struct key_bound *limit)
 {
 	struct check_ctx *c = w->c;
 	struct fs_block_expect exp = { gen, level, w->tree, first_key };
@@ -719,10 +768,11 @@ static void walk_block(struct walk *w, uint64_t bytenr, uint64_t gen, int level,
 		       (unsigned long long)first_key->objectid, first_key->type,
 		       (unsigned long long)first_key->offset);
 	}
+	check_key_bound(w, b, first_key, limit);
 	if (fs_block_level(b) == 0)
 		walk_leaf(w, b, full);
 	else
-		walk_node(w, b, full);
+		walk_node(w, b, full, limit);
 	fs_block_put(c->fs, b);
 }
 
@@ -743,7 +793,7 @@ static void walk_tree(struct walk *w, uint64_t tree, uint64_t bytenr, uint64_t g
 		emit_ref(w, bytenr, BTRFS_SHARED_BLOCK_REF_KEY, bytenr, 0, 0, 1, XR_WANT);
 	else
 		emit_ref(w, bytenr, BTRFS_TREE_BLOCK_REF_KEY, tree, 0, 0, 1, XR_WANT);
-	walk_block(w, bytenr, gen, level, NULL);
+	walk_block(w, bytenr, gen, level, NULL, NULL);
 }
 
 struct roots_arg {

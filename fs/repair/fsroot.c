@@ -411,6 +411,34 @@ int fix_leaf(struct rp *rp, const struct rp_fix *f)
 	return ret;
 }
 
+/* A subvolume leaf whose last keys are not below the first key of the leaf after it:
+ * searches never reach those items, they go (a name among them is made again from its
+ * other halves by the name checks). */
+int fix_key_range(struct rp *rp, const struct rp_fix *f)
+{
+	struct fs_key bound = { f->value[0], (uint8_t)f->value[1], f->value[2] }, k;
+	uint8_t *leaf = malloc(rp->fs->nodesize);
+	struct btrfs_header *h = (void *)leaf;
+	const struct btrfs_item *it = (const void *)(h + 1);
+	uint32_t n, kept;
+	int ret;
+
+	if (!leaf)
+		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
+	ret = leaf_copy(rp->fs, f->bytenr, leaf);
+	n = ret ? 0 : get_le32(&h->nritems);
+	/* the check verified the leaf: its keys are in order, the data packed from the end,
+	 * so the items at its end go with their data and the rest stays packed */
+	for (kept = n; kept && (fs_key_from_disk(&k, &it[kept - 1].key), fs_key_cmp(&k, &bound) >= 0);)
+		kept--;
+	if (!ret && kept && kept < n) {
+		put_le32(&h->nritems, kept);
+		ret = put_salvaged(rp, f, leaf, n - kept);
+	}
+	free(leaf);
+	return ret == -EUCLEAN ? 0 : ret;
+}
+
 /* A leaf of a subvolume or of the root tree no copy of which can be read: laid out
  * again when only its layout is wrong, in every tree that shares it; else a subvolume's
  * is dropped (what it held is lost), the root tree's kept (its root items are the

@@ -31,8 +31,9 @@ struct rp {
 					 * extent refs wait for a check that does */
 	int chunks;                     /* chunks are missing or wrong: repair_open_chunks */
 	int root_bad;                   /* a root tree block cannot be read */
-	int layout;                     /* a root tree leaf is laid out anew: what its
-					 * items say is for the next round's check */
+	int layout;                     /* a root tree leaf is laid out anew, or a leaf
+					 * loses keys past its bound: what their items say
+					 * is for the next round's check */
 	int root_lost;                  /* a root tree leaf cannot be read nor salvaged */
 	int lost_write;                 /* a block holds an older one than its parent wants */
 	uint64_t flags_mended_root, flags_mended_ino;   /* the inode whose flags a compressed
@@ -92,6 +93,7 @@ int find_lost_root(struct fs *fs, uint64_t id, uint64_t *bytenr, uint64_t *gen, 
 int fix_lost_root(struct rp *rp, const struct rp_fix *f);
 /* The leaf holding key laid out again, its items packed. */
 int fix_leaf(struct rp *rp, const struct rp_fix *f);
+int fix_key_range(struct rp *rp, const struct rp_fix *f);
 /* A leaf that cannot be read: mended when only its item offsets are wrong, else dropped. */
 int fix_unreadable(struct rp *rp, const struct rp_fix *f);
 /* fs/repair/node.c: a node (at level) that cannot be read, made again from its

@@ -262,6 +262,11 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_SUBVOL:
 		add_fix(rp, p);
 		break;
+	case CHECK_FIX_KEY_RANGE:
+		/* as a leaf laid out anew: the rest waits for a check of it */
+		rp->layout = 1;
+		add_fix(rp, p);
+		break;
 	case CHECK_FIX_DELETE:
 		rp->names = 1;
 		add_fix(rp, p);
@@ -1105,6 +1110,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_qgroup(rp, f);
 	case CHECK_FIX_REPACK:
 		return fix_leaf(rp, f);
+	case CHECK_FIX_KEY_RANGE:
+		return fix_key_range(rp, f);
 	case CHECK_FIX_SUBVOL:
 		return fix_subvol(rp, f);
 	case CHECK_FIX_ROOT_LOST:
@@ -1234,7 +1241,7 @@ static int rebuild(struct rp *rp)
  * is back by then, and its checksums stay. */
 static int fix_order(enum check_fix kind)
 {
-	return kind == CHECK_FIX_REPACK ? -1 :
+	return kind == CHECK_FIX_REPACK || kind == CHECK_FIX_KEY_RANGE ? -1 :
 	       kind == CHECK_FIX_ROOT_ITEM || kind == CHECK_FIX_ROOT_LOST || kind == CHECK_FIX_ROOT_KEY ||
 	       kind == CHECK_FIX_ROOT_FIELDS ? 0 :
 	       kind == CHECK_FIX_RECOW || kind == CHECK_FIX_UNREADABLE ? 1 :

@@ -114,18 +114,20 @@ int is_ours(const struct fs *fs, uint64_t bytenr)
 struct fs_block *cow_block(struct fs *fs, struct wroot *wr, struct fs_block *b)
 {
 	struct fs_block *nb;
+	int shared;
 
 	if (is_ours(fs, b->bytenr))
 		return b;
 	nb = alloc_tree_block(fs, wr->objectid, fs_block_level(b));
-	if (!nb || free_tree_block(fs, wr->objectid, b)) {
+	shared = nb ? share_cow(fs, wr->objectid, b) : -1;
+	if (shared < 0 || (!shared && free_tree_block(fs, wr->objectid, b))) {
 		fs_block_put(fs, nb);
 		fs_block_put(fs, b);
 		return NULL;
 	}
 	memcpy(nb->data + HDR_SIZE, b->data + HDR_SIZE, nb->size - HDR_SIZE);
 	put_le32(&hdr(nb)->nritems, fs_block_nritems(b));
-	if (copy_data_refs(fs, b->data, wr->objectid)) {
+	if (!shared && copy_data_refs(fs, b->data, wr->objectid)) {
 		fs_block_put(fs, nb);
 		nb = NULL;
 	}
@@ -608,17 +610,30 @@ static void name_first_key(struct fs_path *p, int level, const struct fs_key *fi
 	}
 }
 
-/* A new block holding the leaf image `leaf`, which takes the place of the block bytenr
- * (freed with the data references it held, which the new one holds): NULL with fs->err. */
+/* tree lets go of the committed leaf bytenr for a new one: when it reads and snapshots
+ * share it, its references follow the kernel's rules (share_cow: 1); else it is freed
+ * with the data references it held, which the new one holds (0). */
+static int leaf_let_go(struct fs *fs, uint64_t tree, uint64_t bytenr, const uint8_t *leaf)
+{
+	struct fs_block *old = fs_block_read(fs, bytenr, &(struct fs_block_expect){ 0, 0, 0, NULL });
+	int ret = old ? share_cow(fs, tree, old) : 0;
+
+	fs_block_put(fs, old);
+	if (ret)
+		return ret;
+	ret = free_tree_extent(fs, &(struct wfree){ bytenr, tree, get_le64(&((const struct btrfs_header *)leaf)->owner),
+						  0, leaf_data_refs(fs, leaf), 0 });
+	return ret ? ret : copy_data_refs(fs, leaf, tree);
+}
+
+/* A new block holding the leaf image `leaf`, which takes the place of the block bytenr:
+ * NULL with fs->err. (References the new image lacks are the next check's to mend.) */
 static struct fs_block *leaf_anew(struct fs *fs, uint64_t tree, uint64_t bytenr, const uint8_t *leaf)
 {
 	struct fs_block *nb = alloc_tree_block(fs, tree, 0);
-	int ret = nb ? free_tree_extent(fs, &(struct wfree){ bytenr, tree, get_le64(&((const struct btrfs_header *)leaf)->owner),
-							     0, leaf_data_refs(fs, leaf), 0 }) : fs->err.code;
+	int ret = nb ? leaf_let_go(fs, tree, bytenr, leaf) : fs->err.code;
 
-	if (!ret)
-		ret = copy_data_refs(fs, leaf, tree);
-	if (ret) {
+	if (ret < 0) {
 		fs_block_put(fs, nb);
 		return NULL;
 	}

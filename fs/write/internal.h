@@ -108,11 +108,6 @@ struct fs_block *alloc_tree_block(struct fs *fs, uint64_t owner, int level);
 int free_tree_block(struct fs *fs, uint64_t owner, struct fs_block *b);
 /* The extent of a committed tree block queued for the extent tree. */
 int free_tree_extent(struct fs *fs, const struct wfree *f);
-/* The file extents of the leaf blk that reference data: how many (0 for a node). */
-int leaf_data_refs(struct fs *fs, const uint8_t *blk);
-/* A copy of the leaf blk made for tree, which blk's owner shares with it (a snapshot):
- * the data its file extents reference gets a reference from tree. */
-int copy_data_refs(struct fs *fs, const uint8_t *blk, uint64_t tree);
 int walloc_init(struct fs *fs);
 /* The logical ranges of chunk c holding a superblock copy: never allocated. */
 int sb_stripes_add(struct fs *fs, const struct fs_chunk *c);
@@ -120,6 +115,17 @@ int run_refs(struct fs *fs, int *did);
 int run_space(struct fs *fs, int *did);
 struct walloc *walloc_find(const struct fs *fs, uint64_t bytenr);
 int wspace_add(struct fs *fs, uint64_t start, uint64_t len, int sign);
+
+/* refs.c */
+/* The file extents of the leaf blk that reference data: how many (0 for a node). */
+int leaf_data_refs(struct fs *fs, const uint8_t *blk);
+/* A copy of the leaf blk made for tree, which blk's owner shares with it (a snapshot):
+ * the data its file extents reference gets a reference from tree. */
+int copy_data_refs(struct fs *fs, const uint8_t *blk, uint64_t tree);
+/* tree copies its committed block b: when other trees share b (or shared it), the
+ * references of b's children are made right for b and the copy, and tree's reference
+ * to b goes at once: 1; 0: b is tree's alone (free it the usual way); <0 error. */
+int share_cow(struct fs *fs, uint64_t tree, const struct fs_block *b);
 
 /* fst.c: the free space tree for [start, start + len) of one block group. */
 int fst_change(struct fs *fs, uint64_t start, uint64_t len, int make_free);
