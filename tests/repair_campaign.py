@@ -29,6 +29,7 @@ Prints the table of the issue for each tool and the trials per damage class; exi
 when btrfsbox crashed or hung, made a trial worse, or its clean result was refused by
 the kernel."""
 import argparse
+import fcntl
 import hashlib
 import json
 import os
@@ -49,21 +50,23 @@ CLASSES = ("zero", "bitflip", "field", "delete", "lostwrite")
 TREE_NAMES = {1: "root", 2: "extent", 3: "chunk", 4: "dev", 5: "fs", 7: "csum", 8: "quota",
               9: "uuid", 10: "free-space", 11: "block-group", U64 - 9: "data-reloc"}
 BASES = (  # name, mkfs options, quotas, snapshots of the top subvolume (snapshot_rounds),
-           # files of one wide directory (wide_dir)
-    ("single", ["-m", "single", "-d", "single"], False, 0, 0),
-    ("dup", ["-m", "dup", "-d", "single"], False, 0, 0),
-    ("dup4k", ["-m", "dup", "-n", "4096"], False, 0, 0),
-    ("quota", ["-m", "dup", "-n", "4096"], True, 0, 0),
+           # files of one wide directory (wide_dir), shared and split data extents (reflinks)
+    ("single", ["-m", "single", "-d", "single"], False, 0, 0, False),
+    ("dup", ["-m", "dup", "-d", "single"], False, 0, 0, False),
+    ("dup4k", ["-m", "dup", "-n", "4096"], False, 0, 0, False),
+    ("quota", ["-m", "dup", "-n", "4096"], True, 0, 0, False),
 )
 EXTRA_BASES = (  # `bases --extra`: other layouts for longer campaigns
-    ("xxhash", ["-m", "dup", "--csum", "xxhash"], False, 0, 0),
-    ("sha256", ["-m", "single", "--csum", "sha256", "-n", "8192"], False, 0, 0),
-    ("holes", ["-m", "dup", "-O", "^no-holes"], False, 0, 0),
-    ("mixed", ["-M"], False, 0, 0),
-    ("node64k", ["-m", "dup", "-n", "65536"], True, 0, 0),
-    ("snaps", ["-m", "dup", "-n", "4096"], True, 5, 0),
-    ("wide", ["-m", "dup", "-n", "4096"], False, 1, 4000),
+    ("xxhash", ["-m", "dup", "--csum", "xxhash"], False, 0, 0, False),
+    ("sha256", ["-m", "single", "--csum", "sha256", "-n", "8192"], False, 0, 0, False),
+    ("holes", ["-m", "dup", "-O", "^no-holes"], False, 0, 0, False),
+    ("mixed", ["-M"], False, 0, 0, False),
+    ("node64k", ["-m", "dup", "-n", "65536"], True, 0, 0, False),
+    ("snaps", ["-m", "dup", "-n", "4096"], True, 5, 0, False),
+    ("wide", ["-m", "dup", "-n", "4096"], False, 1, 4000, False),
+    ("reflink", ["-m", "dup", "-n", "4096"], True, 1, 0, True),
 )
+FICLONE, FICLONERANGE = 0x40049409, 0x4020940d    # ioctls: _IOW(0x94, 9, int), _IOW(0x94, 13, struct file_clone_range)
 TIMEOUT = 120          # a repair step of these small filesystems taking longer hangs
 
 
@@ -165,6 +168,39 @@ def wide_dir(root, rnd, n):
     os.sync()
 
 
+def reflinks(root, rnd):
+    """Data extents that several files and offsets share (whole and partial clones),
+    extents split by writes into their middle (file extent offsets inside the extent),
+    preallocated ranges, partly written, and a compressed file cloned."""
+    r = os.path.join(root, "r")
+    os.mkdir(r)
+    for i in range(30):
+        src = os.path.join(r, "src%02d" % i)
+        with open(src, "wb") as f:
+            f.write(rnd.randbytes(rnd.choice((8192, 65536, 300000))))
+        os.sync()
+        size = os.path.getsize(src)
+        with open(src, "rb") as s, open(os.path.join(r, "whole%02d" % i), "wb") as d:
+            fcntl.ioctl(d.fileno(), FICLONE, s.fileno())
+        with open(src, "rb") as s, open(os.path.join(r, "part%02d" % i), "wb") as d:
+            d.truncate(size + 8192)     # a clone of the middle, past a hole
+            rng = struct.pack("<qQQQ", s.fileno(), 4096, (size - 4096) // 8192 * 4096, 8192)
+            fcntl.ioctl(d.fileno(), FICLONERANGE, rng)
+        with open(src, "r+b") as f:     # the source's extent split around a new write
+            f.seek(size // 2 // 4096 * 4096)
+            f.write(rnd.randbytes(4096))
+    for i in range(10):
+        p = os.path.join(r, "prealloc%d" % i)
+        with open(p, "wb") as f:
+            os.posix_fallocate(f.fileno(), 0, 1 << 20)
+            f.seek(rnd.choice((0, 4096, 12288)))
+            f.write(rnd.randbytes(5000))
+    z = os.path.join(root, "z", "c00")
+    with open(z, "rb") as s, open(os.path.join(r, "zclone"), "wb") as d:
+        fcntl.ioctl(d.fileno(), FICLONE, s.fileno())
+    os.sync()
+
+
 def truth_of(root):
     """{path: ["f", sha256] | ["l", target] | ["d"]} of everything under root."""
     out = {}
@@ -186,7 +222,7 @@ def make_bases(args):
     os.makedirs(args.dir, exist_ok=True)
     mnt = tempfile.mkdtemp(prefix="campaign-mnt.")
     try:
-        for name, opts, quota, snapshots, wide in BASES + (EXTRA_BASES if args.extra else ()):
+        for name, opts, quota, snapshots, wide, clones in BASES + (EXTRA_BASES if args.extra else ()):
             img = os.path.join(args.dir, name + ".img")
             if os.path.exists(img + ".truth") or (args.only and name not in args.only.split(",")):
                 continue
@@ -203,6 +239,8 @@ def make_bases(args):
                     run([args.btrfs, "quota", "enable", mnt])
                 populate(mnt, random.Random(name), args.btrfs)
                 wide_dir(mnt, random.Random(name), wide)
+                if clones:
+                    reflinks(mnt, random.Random(name))
                 snapshot_rounds(mnt, random.Random(name), args.btrfs, snapshots)
                 truth = truth_of(mnt)
             finally:
