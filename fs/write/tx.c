@@ -85,6 +85,10 @@ static int qgroup_status(struct fs *fs)
 	if (fs_root_lookup(fs, BTRFS_QUOTA_TREE_OBJECTID, &r))
 		return 0;               /* no quotas */
 	st = (struct btrfs_qgroup_status_item *)fs_item_mut(fs, BTRFS_QUOTA_TREE_OBJECTID, &k, &size);
+	/* a quota tree that cannot be read is left as it is (a repair makes it anew later in
+	 * the transaction): its status generation stays behind, which the kernel distrusts */
+	if (!st && (fs->err.code == -EUCLEAN || fs->err.code == -EIO))
+		return 0;
 	if (!st || size < sizeof(*st))
 		return st ? fs_err(&fs->err, -EUCLEAN, "qgroup status item too short") : fs->err.code;
 	put_le64(&st->generation, fs->w->transid);
