@@ -364,11 +364,51 @@ static void note_hole(struct rp *rp, uint64_t root, const struct fs_key *from)
 		rp->holes[rp->nholes++] = h;
 }
 
-/* A leaf salvaged (salvage_leaf) put in place of the old one in every tree that has it. */
+/* Whether subvolume tree reaches the leaf bytenr where key lies, through a node (of its
+ * own or one a snapshot shares with it). */
+static int tree_reaches_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr)
+{
+	struct fs_root r;
+	struct fs_block *b = NULL, *child;
+	int found = 0;
+
+	if (!fs_root_lookup(fs, tree, &r) && r.level >= 1)
+		b = fs_block_read(fs, r.bytenr, &(struct fs_block_expect){ r.generation, r.level, tree, NULL });
+	while (b) {
+		uint32_t n = fs_block_nritems(b), slot = 0;
+		struct fs_key k;
+
+		for (uint32_t i = 1; i < n && (fs_node_key(b, i, &k), fs_key_cmp(&k, key) <= 0); i++)
+			slot = i;
+		if (fs_block_level(b) == 1) {
+			found = n && fs_node_blockptr(b, slot) == bytenr;
+			break;
+		}
+		child = n ? fs_read_child(fs, b, slot, tree) : NULL;
+		fs_block_put(fs, b);
+		b = child;
+	}
+	fs_block_put(fs, b);
+	return found;
+}
+
+static int listed(const uint64_t *trees, int n, uint64_t tree)
+{
+	for (int i = 0; i < n; i++)
+		if (trees[i] == tree)
+			return 1;
+	return 0;
+}
+
+/* A leaf salvaged (salvage_leaf) put in place of the old one in every tree that has it:
+ * those its extent item names, and the subvolumes that reach it through a node they
+ * share (a snapshot and its source). */
 static int put_salvaged(struct rp *rp, const struct rp_fix *f, uint8_t *leaf, uint32_t dropped)
 {
 	uint64_t trees[16] = { f->root };
 	struct btrfs_header *h = (void *)leaf;
+	struct btrfs_root_item ri;
+	struct fs_key k = { 0, 0, 0 };
 	int n, ret = 0;
 
 	/* an owner no block of the tree can have was damaged: the block is the tree's */
@@ -376,8 +416,14 @@ static int put_salvaged(struct rp *rp, const struct rp_fix *f, uint8_t *leaf, ui
 		put_le64(&h->owner, f->root);
 	adopt_parent_key(f->root, leaf, &f->key);
 	n = block_trees(rp->fs, f->bytenr, trees, 16);
-	for (int i = 0; i < (n ? n : 1) && !ret; i++)
+	n = n ? n : 1;
+	for (int i = 0; i < n && !ret; i++)
 		ret = fs_tree_put_leaf(rp->fs, trees[i], &f->key, f->bytenr, leaf);
+	while (!ret && ck_is_fstree(f->root) && !fs_next_subvol_root(rp->fs, &k, &ri)) {
+		if (!listed(trees, n, k.objectid) && tree_reaches_leaf(rp->fs, k.objectid, &f->key, f->bytenr))
+			ret = fs_tree_put_leaf(rp->fs, k.objectid, &f->key, f->bytenr, leaf);
+		k = (struct fs_key){ k.objectid + 1, 0, 0 };
+	}
 	if (!ret)
 		say(rp, "laid out the items of leaf %llu anew, %u damaged item%s dropped",
 		    (unsigned long long)f->bytenr, dropped, dropped == 1 ? "" : "s");

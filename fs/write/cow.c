@@ -119,7 +119,7 @@ struct fs_block *cow_block(struct fs *fs, struct wroot *wr, struct fs_block *b)
 	if (is_ours(fs, b->bytenr))
 		return b;
 	nb = alloc_tree_block(fs, wr->objectid, fs_block_level(b));
-	shared = nb ? share_cow(fs, wr->objectid, b) : -1;
+	shared = nb ? share_cow(fs, wr->objectid, b->bytenr, b->data) : -1;
 	if (shared < 0 || (!shared && free_tree_block(fs, wr->objectid, b))) {
 		fs_block_put(fs, nb);
 		fs_block_put(fs, b);
@@ -610,13 +610,15 @@ static void name_first_key(struct fs_path *p, int level, const struct fs_key *fi
 	}
 }
 
-/* tree lets go of the committed leaf bytenr for a new one: when it reads and snapshots
- * share it, its references follow the kernel's rules (share_cow: 1); else it is freed
- * with the data references it held, which the new one holds (0). */
+/* tree lets go of the committed leaf bytenr for the new image `leaf`: when snapshots
+ * share it, its references follow the kernel's rules (share_cow: 1), its children those
+ * of the old block, or of the new image when the old one does not verify (every tree
+ * sharing it then puts the same salvaged image in its place); else it is freed with the
+ * data references it held, which the new one holds (0). */
 static int leaf_let_go(struct fs *fs, uint64_t tree, uint64_t bytenr, const uint8_t *leaf)
 {
 	struct fs_block *old = fs_block_read(fs, bytenr, &(struct fs_block_expect){ 0, 0, 0, NULL });
-	int ret = old ? share_cow(fs, tree, old) : 0;
+	int ret = share_cow(fs, tree, bytenr, old ? old->data : leaf);
 
 	fs_block_put(fs, old);
 	if (ret)

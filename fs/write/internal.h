@@ -122,10 +122,11 @@ int leaf_data_refs(struct fs *fs, const uint8_t *blk);
 /* A copy of the leaf blk made for tree, which blk's owner shares with it (a snapshot):
  * the data its file extents reference gets a reference from tree. */
 int copy_data_refs(struct fs *fs, const uint8_t *blk, uint64_t tree);
-/* tree copies its committed block b: when other trees share b (or shared it), the
- * references of b's children are made right for b and the copy, and tree's reference
- * to b goes at once: 1; 0: b is tree's alone (free it the usual way); <0 error. */
-int share_cow(struct fs *fs, uint64_t tree, const struct fs_block *b);
+/* tree copies its committed block bytenr, whose children are those of the image blk:
+ * when other trees share it (or shared it), the references of its children are made
+ * right for it and the copy, and tree's reference to it goes at once: 1; 0: the block
+ * is tree's alone (free it the usual way); <0 error. */
+int share_cow(struct fs *fs, uint64_t tree, uint64_t bytenr, const uint8_t *blk);
 
 /* fst.c: the free space tree for [start, start + len) of one block group. */
 int fst_change(struct fs *fs, uint64_t start, uint64_t len, int make_free);

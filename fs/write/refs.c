@@ -263,34 +263,42 @@ static int block_ref_change(struct fs *fs, uint64_t bytenr, int level, const str
 	return ret ? ret : wspace_add(fs, bytenr, fs->nodesize, -1);
 }
 
-/* Each child of the block b (tree blocks of a node, data of a leaf) gains or loses a
- * reference: by tree (by_parent 0) or by b as their parent. */
-static int children_refs(struct fs *fs, const struct fs_block *b, uint64_t tree, int by_parent, int sign)
+/* The header of the tree block image blk. */
+static const struct btrfs_header *header(const uint8_t *blk)
 {
-	int level = fs_block_level(b), ret;
+	return (const struct btrfs_header *)blk;
+}
+
+/* Each child of the block bytenr, image blk (tree blocks of a node, data of a leaf),
+ * gains or loses a reference: by tree (by_parent 0) or by the block as their parent. */
+static int children_refs(struct fs *fs, uint64_t bytenr, const uint8_t *blk, uint64_t tree, int by_parent, int sign)
+{
+	const struct btrfs_key_ptr *kp = (const void *)(blk + HDR_SIZE);
+	uint32_t n = get_le32(&header(blk)->nritems);
+	int level = header(blk)->level, ret;
 	struct wref ref;
 
 	if (!level) {
-		ref = by_parent ? (struct wref){ BTRFS_SHARED_DATA_REF_KEY, b->bytenr, 0, 0 } :
+		ref = by_parent ? (struct wref){ BTRFS_SHARED_DATA_REF_KEY, bytenr, 0, 0 } :
 				  (struct wref){ BTRFS_EXTENT_DATA_REF_KEY, tree, 0, 0 };
-		ret = each_data_ref(fs, b->data, &ref, sign);
+		ret = each_data_ref(fs, blk, &ref, sign);
 		return ret < 0 ? ret : 0;
 	}
-	ref = by_parent ? (struct wref){ BTRFS_SHARED_BLOCK_REF_KEY, b->bytenr, 0, 0 } :
+	ref = by_parent ? (struct wref){ BTRFS_SHARED_BLOCK_REF_KEY, bytenr, 0, 0 } :
 			  (struct wref){ BTRFS_TREE_BLOCK_REF_KEY, tree, 0, 0 };
-	for (uint32_t i = 0; i < fs_block_nritems(b); i++)
-		if ((ret = block_ref_change(fs, fs_node_blockptr(b, i), level - 1, &ref, sign)))
+	for (uint32_t i = 0; i < n && i < (fs->nodesize - HDR_SIZE) / PTR_SIZE; i++)
+		if ((ret = block_ref_change(fs, get_le64(&kp[i].blockptr), level - 1, &ref, sign)))
 			return ret;
 	return 0;
 }
 
-static int set_full_backref(struct fs *fs, const struct fs_block *b)
+static int set_full_backref(struct fs *fs, uint64_t bytenr, int level)
 {
 	struct fs_key key;
 	uint64_t refs, flags;
 	uint32_t size;
 	struct btrfs_extent_item *ei;
-	int ret = block_extent(fs, b->bytenr, fs_block_level(b), &key, &refs, &flags);
+	int ret = block_extent(fs, bytenr, level, &key, &refs, &flags);
 
 	if (ret)
 		return ret;
@@ -315,24 +323,24 @@ static int is_subvolume_tree(uint64_t tree)
  *  - any other tree: the copy's children get references by this tree; when this was
  *    the last tree using a FULL_BACKREF block, its children lose the references by it.
  * In both the tree's reference to the old block goes. */
-static int copy_shared(struct fs *fs, uint64_t tree, const struct fs_block *b, uint64_t refs, uint64_t flags)
+static int copy_shared(struct fs *fs, uint64_t tree, uint64_t bytenr, const uint8_t *blk, uint64_t refs,
+		       uint64_t flags)
 {
-	int ret;
+	int level = header(blk)->level, ret;
 
-	if (refs > 1 && fs_block_owner(b) == tree && !(flags & BTRFS_BLOCK_FLAG_FULL_BACKREF)) {
-		ret = children_refs(fs, b, tree, 1, 1);
+	if (refs > 1 && get_le64(&header(blk)->owner) == tree && !(flags & BTRFS_BLOCK_FLAG_FULL_BACKREF)) {
+		ret = children_refs(fs, bytenr, blk, tree, 1, 1);
 		if (!ret)
-			ret = set_full_backref(fs, b);
+			ret = set_full_backref(fs, bytenr, level);
 	} else {
-		ret = children_refs(fs, b, tree, 0, 1);
+		ret = children_refs(fs, bytenr, blk, tree, 0, 1);
 		if (!ret && refs == 1)
-			ret = children_refs(fs, b, tree, 1, -1);
+			ret = children_refs(fs, bytenr, blk, tree, 1, -1);
 	}
-	return ret ? ret : block_ref_change(fs, b->bytenr, fs_block_level(b),
-					    &(struct wref){ BTRFS_TREE_BLOCK_REF_KEY, tree, 0, 0 }, -1);
+	return ret ? ret : block_ref_change(fs, bytenr, level, &(struct wref){ BTRFS_TREE_BLOCK_REF_KEY, tree, 0, 0 }, -1);
 }
 
-int share_cow(struct fs *fs, uint64_t tree, const struct fs_block *b)
+int share_cow(struct fs *fs, uint64_t tree, uint64_t bytenr, const uint8_t *blk)
 {
 	struct search_settings s;
 	struct fs_key key;
@@ -342,12 +350,12 @@ int share_cow(struct fs *fs, uint64_t tree, const struct fs_block *b)
 	if (!is_subvolume_tree(tree))
 		return 0;
 	s = settings_aside(fs);
-	ret = block_extent(fs, b->bytenr, fs_block_level(b), &key, &refs, &flags);
+	ret = block_extent(fs, bytenr, header(blk)->level, &key, &refs, &flags);
 	if (ret == -ENOENT)     /* the queued free says so */
 		return settings_back(fs, s, 0);
 	if (!ret && refs == 1 && !(flags & BTRFS_BLOCK_FLAG_FULL_BACKREF))
 		return settings_back(fs, s, 0);
 	if (!ret)
-		ret = copy_shared(fs, tree, b, refs, flags);
+		ret = copy_shared(fs, tree, bytenr, blk, refs, flags);
 	return settings_back(fs, s, ret ? ret : 1);
 }
