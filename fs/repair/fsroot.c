@@ -1604,6 +1604,23 @@ static int name_claimed(const struct rp *rp, const struct rp_fix *f, uint64_t mi
 	return 0;
 }
 
+/* Whether another directory holds f's name (its hash, at the index of f's inode ref) as
+ * dir item and dir index without an inode ref (another fix of the round): f's ref, which
+ * has neither, names the wrong directory (its key damaged). */
+static int name_elsewhere(const struct rp *rp, const struct rp_fix *f)
+{
+	for (size_t i = 0; i < rp->nfixes; i++) {
+		const struct rp_fix *g = &rp->fixes[i];
+		uint64_t v = g->value[1];
+
+		if (g->kind == CHECK_FIX_NAME && g->root == f->root && g->ino == f->ino &&
+		    g->key.objectid != f->key.objectid && !(v & 1 << 16) && (v & 2 << 16) && (v & 4 << 16) &&
+		    g->value[0] == f->value[0] && g->value[2] == f->key.offset)
+			return 1;
+	}
+	return 0;
+}
+
 static int fix_name1(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -1656,6 +1673,12 @@ static int fix_name1(struct rp *rp, const struct rp_fix *f)
 		if (!ret && !index)
 			ret = add_entry(fs, f->root, &(struct fs_key){ dir, BTRFS_DIR_INDEX_KEY, n.index }, f->ino, &n);
 		return ret ? ret : grow_dir(fs, f->root, dir, index ? 0 : (int64_t)n.len);
+	}
+	if (ref && !item && !index && name_elsewhere(rp, f)) {
+		say(rp, "Deleting inode ref %.*s of inode %llu in %llu root %llu: another directory has the name "
+			"at its index (the ref's key is damaged; that one gets the ref)", n.len, n.s,
+		    (unsigned long long)f->ino, (unsigned long long)dir, (unsigned long long)f->root);
+		return drop_ref(fs, f->root, dir, f->ino, &n);
 	}
 	if (ref && !item && !index && index_taken(fs, f->root, dir, n.index)) {
 		say(rp, "Deleting inode ref %.*s of inode %llu in %llu root %llu: its index is another name's",
