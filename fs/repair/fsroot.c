@@ -1538,9 +1538,10 @@ static int reindex_ref(struct fs *fs, uint64_t root, uint64_t dir, uint64_t chil
 	return 0;
 }
 
-static int has_items(struct fs *fs, uint64_t root, uint64_t ino)
+/* Whether inode ino has items (of key type `type`; 0: of any type). */
+static int has_items(struct fs *fs, uint64_t root, uint64_t ino, uint8_t type)
 {
-	struct fs_key k = { ino, 0, 0 };
+	struct fs_key k = { ino, type, 0 };
 	struct fs_root r;
 	struct fs_path p;
 	int found = 0;
@@ -1548,10 +1549,27 @@ static int has_items(struct fs *fs, uint64_t root, uint64_t ino)
 	fs_path_init(&p);
 	if (!fs_root_lookup(fs, root, &r) && !fs_search(fs, &r, &k, &p)) {
 		fs_path_key(&p, &k);
-		found = k.objectid == ino;
+		found = k.objectid == ino && (!type || k.type == type);
 	}
 	fs_path_release(fs, &p);
 	return found;
+}
+
+/* Dir entry types whose inodes hold file extents. */
+static int holds_data(uint8_t type)
+{
+	return type == BTRFS_FT_REG_FILE || type == BTRFS_FT_SYMLINK;
+}
+
+/* The inode's mode gets the type of its names (BTRFS_FT_REG_FILE or SYMLINK). */
+static int remode(struct fs *fs, uint64_t root, uint64_t ino, uint8_t type)
+{
+	struct btrfs_inode_item *ii = inode_mut(fs, root, ino);
+
+	if (!ii)
+		return fs->err.code;
+	put_le32(&ii->mode, (get_le32(&ii->mode) & 07777) | (type == BTRFS_FT_SYMLINK ? S_IFLNK : S_IFREG));
+	return 0;
 }
 
 static int fix_name1(struct rp *rp, const struct rp_fix *f);
@@ -1653,7 +1671,7 @@ static int fix_name1(struct rp *rp, const struct rp_fix *f)
 	if (ret)
 		return ret == -ENOENT ? 0 : ret;
 	/* an inode with items but no inode item gets one made anew: it is there */
-	if (!have && has_items(fs, f->root, f->ino))
+	if (!have && has_items(fs, f->root, f->ino, 0))
 		have = 1, n.type = etype ? etype : BTRFS_FT_REG_FILE;
 	kitem = (struct fs_key){ dir, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) };
 	if (index && !ref && !have)
@@ -1695,6 +1713,12 @@ static int fix_name1(struct rp *rp, const struct rp_fix *f)
 		if (!ret && !index)
 			ret = add_entry(fs, f->root, &(struct fs_key){ dir, BTRFS_DIR_INDEX_KEY, n.index }, f->ino, &n);
 		return ret ? ret : grow_dir(fs, f->root, dir, (int64_t)n.len * (2 - item - index));
+	}
+	if (have && (v & REF_FILETYPE_UNMATCH) && !rp->imode && holds_data(etype) && !holds_data(itype) &&
+	    has_items(fs, f->root, f->ino, BTRFS_EXTENT_DATA_KEY)) {
+		say(rp, "reset the mode of inode %llu root %llu to the type of its names: it holds file extents",
+		    (unsigned long long)f->ino, (unsigned long long)f->root);
+		return remode(fs, f->root, f->ino, etype);
 	}
 	if (have && (v & REF_FILETYPE_UNMATCH) && !rp->imode) {
 		say(rp, "reset the type of %.*s in %llu root %llu to the inode's", n.len, n.s,
