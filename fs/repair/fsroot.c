@@ -473,6 +473,8 @@ int fix_key_range(struct rp *rp, const struct rp_fix *f)
 		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
 	ret = leaf_copy(rp->fs, f->bytenr, leaf);
 	n = ret ? 0 : get_le32(&h->nritems);
+	if (n > (rp->fs->nodesize - sizeof(*h)) / sizeof(*it))
+		n = 0;          /* (a copy that does not verify: not the leaf the check saw) */
 	/* the check verified the leaf: its keys are in order, the data packed from the end,
 	 * so the items at its end go with their data and the rest stays packed */
 	for (kept = n; kept && (fs_key_from_disk(&k, &it[kept - 1].key), fs_key_cmp(&k, &bound) >= 0);)
