@@ -162,9 +162,24 @@ static int data_fits_type(uint8_t type, const uint8_t *data, uint32_t size)
 	}
 }
 
+/* The key offset of a DIR_ITEM or XATTR_ITEM is the hash of its (first) name: the key
+ * with that offset, or k itself for other types. */
+static struct fs_key key_by_name(struct fs_key k, const uint8_t *data, uint32_t size)
+{
+	struct fs_dir_entry de;
+	uint32_t pos = 0;
+
+	if ((k.type == BTRFS_DIR_ITEM_KEY || k.type == BTRFS_XATTR_ITEM_KEY) &&
+	    fs_dir_entry_next(data, size, &pos, &de) == 1)
+		k.offset = ck_name_hash(de.name, de.name_len);
+	return k;
+}
+
 /* An item whose key alone breaks the order of its neighbours (which are in order) had
  * its objectid damaged when one of theirs puts it between them and its data reads as
- * its type's: that objectid is put back (the longest run in order would drop it). */
+ * its type's: that objectid is put back (the longest run in order would drop it). The
+ * key offset of a name item goes back to its name's hash first (damaged with it, or
+ * alone: the name would be refused). */
 static void mend_item_keys(uint8_t *leaf, uint32_t nodesize)
 {
 	struct btrfs_item *it = (void *)(leaf + sizeof(struct btrfs_header));
@@ -175,22 +190,27 @@ static void mend_item_keys(uint8_t *leaf, uint32_t nodesize)
 		n = space / sizeof(*it);
 	for (uint32_t i = 1; i + 1 < n; i++) {
 		uint32_t off = get_le32(&it[i].offset), size = get_le32(&it[i].size);
-		struct fs_key a, k, b;
+		const uint8_t *data = leaf + sizeof(struct btrfs_header) + off;
+		struct fs_key a, k, b, named, try[5];
 
 		fs_key_from_disk(&a, &it[i - 1].key);
 		fs_key_from_disk(&k, &it[i].key);
 		fs_key_from_disk(&b, &it[i + 1].key);
-		if (fs_key_cmp(&a, &b) >= 0 || (fs_key_cmp(&a, &k) < 0 && fs_key_cmp(&k, &b) < 0) ||
-		    (uint64_t)off + size > space ||
-		    !data_fits_type(k.type, leaf + sizeof(struct btrfs_header) + off, size))
+		if (fs_key_cmp(&a, &b) >= 0 || (uint64_t)off + size > space || !data_fits_type(k.type, data, size))
 			continue;
-		for (int side = 0; side < 2; side++) {
-			k.objectid = side ? b.objectid : a.objectid;
-			if (fs_key_cmp(&a, &k) < 0 && fs_key_cmp(&k, &b) < 0) {
-				fs_key_to_disk(&it[i].key, &k);
+		named = key_by_name(k, data, size);
+		if (fs_key_cmp(&a, &k) < 0 && fs_key_cmp(&k, &b) < 0 && !fs_key_cmp(&k, &named))
+			continue;
+		try[0] = try[1] = try[2] = named;
+		try[1].objectid = try[3].objectid = a.objectid;
+		try[2].objectid = try[4].objectid = b.objectid;
+		try[3].type = try[4].type = k.type;
+		try[3].offset = try[4].offset = k.offset;
+		for (int t = 0; t < 5; t++)
+			if (fs_key_cmp(&a, &try[t]) < 0 && fs_key_cmp(&try[t], &b) < 0) {
+				fs_key_to_disk(&it[i].key, &try[t]);
 				break;
 			}
-		}
 	}
 }
 
