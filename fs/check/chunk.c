@@ -195,8 +195,48 @@ static int chunk_tree_item_cb(struct check_ctx *c, const struct fs_key *key, con
 	return 0;
 }
 
+#define PROBE_BLOCKS 64
+
+/* How many of the first PROBE_BLOCKS tree blocks of a stripe of metadata chunk ch verify
+ * when the stripe starts at physical on the device (a copy of a SINGLE, DUP or RAID1*
+ * chunk: its block at stripe offset x has bytenr logical + x); -1: no such chunk. */
+static int chunk_blocks_at(struct fs *fs, const struct fs_chunk *ch, uint64_t devid, uint64_t physical)
+{
+	uint64_t whole = BTRFS_BLOCK_GROUP_RAID0 | BTRFS_BLOCK_GROUP_RAID10 | BTRFS_BLOCK_GROUP_RAID5 |
+			 BTRFS_BLOCK_GROUP_RAID6;
+	struct fs_device *dev = fs_device_by_id(fs, devid);
+	uint8_t *buf;
+	int found = 0;
+
+	if (!dev || (ch->type & whole) || !(ch->type & (BTRFS_BLOCK_GROUP_METADATA | BTRFS_BLOCK_GROUP_SYSTEM)) ||
+	    !(buf = malloc(fs->nodesize)))
+		return -1;
+	for (uint64_t x = 0; x < ch->length && x < (uint64_t)PROBE_BLOCKS * fs->nodesize; x += fs->nodesize) {
+		struct fs_block_ctx ctx = { fs->nodesize, fs->csum_type, fs->meta_uuid, ch->logical + x, 0 };
+
+		found += !fs_read_phys(dev, physical + x, buf, fs->nodesize) && !fs_block_check(buf, &ctx, NULL, NULL);
+	}
+	free(buf);
+	return found;
+}
+
+/* A device extent that names its chunk at another place on the device than the chunk's
+ * stripes there: either key may be damaged. The extent's is taken for damaged when none
+ * of the chunk's blocks verify at its place and they do at one of the chunk's stripes. */
+static int chunk_stripe_holds(struct check_ctx *c, const struct fs_chunk *ch, uint64_t devid, uint64_t physical)
+{
+	if (chunk_blocks_at(c->fs, ch, devid, physical) != 0)
+		return 0;
+	for (int s = 0; s < ch->num_stripes; s++)
+		if (ch->stripes[s].devid == devid && ch->stripes[s].offset != physical &&
+		    chunk_blocks_at(c->fs, ch, devid, ch->stripes[s].offset) > 0)
+			return 1;
+	return 0;
+}
+
 /* The chunk stripe a device extent stands for (found through its chunk). misplaced:
- * the extent names no device or its key is suspect (dev_extent_cb). */
+ * the extent names no device or its key is suspect (dev_extent_cb), or (found here) its
+ * chunk's blocks are where the chunk says, not where the extent does. */
 static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devid, uint64_t physical,
 			     uint64_t chunk_offset, uint64_t length, int misplaced)
 {
@@ -231,6 +271,8 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 	bg = ck_bg_find(c, chunk_offset);
 	if (bg && bg->start == chunk_offset && ds->bg_named)
 		ds->bg_named[bg - c->bgs] = 1;
+	if (ch && ch->logical == chunk_offset && !misplaced)
+		misplaced = chunk_stripe_holds(c, ch, devid, physical);
 	ck_err_fix(c, bg && bg->start == chunk_offset && !(misplaced && ch && ch->logical == chunk_offset) ?
 		      CHECK_FIX_CHUNKS : CHECK_FIX_DEV_TREE,
 		   BTRFS_DEV_TREE_OBJECTID, 0, chunk_offset, length,
