@@ -16,6 +16,7 @@
 
 static void ck_report(struct check_ctx *c, const struct check_problem *p)
 {
+	c->reported++;
 	if (!p->warning && !p->quiet) {
 		c->st->errors++;
 		c->st->stage_errors[p->stage]++;

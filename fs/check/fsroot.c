@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "util/csum/csum.h"
 #include "util/le.h"
+#include "util/vec.h"
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -73,6 +74,8 @@ struct ino_state {
 	uint64_t found_size;            /* dir: name lengths; file: what nbytes should be */
 	uint64_t extent_start, extent_end, first_gap;
 	int found_dir_item, found_file_extent;
+	int odd_names;                  /* an INODE_EXTREF or a ref item that did not parse */
+	uint64_t reported_before;       /* check_ctx.reported when the inode began */
 	uint32_t errors;
 };
 
@@ -92,6 +95,29 @@ struct held_items {
 	uint16_t *slot_of;              /* HELD_MAX: where each held record's index is */
 };
 
+/* The dir entry pairs waiting for their inode (which comes later in the tree: a child's
+ * number is mostly above its directory's). An inode with one name, nlink 1 and nothing
+ * wrong whose pair waits here sends no record at all: its name is whole (ref, dir item
+ * and dir index agree) and it is marked in `fast`. Pairs left go to the sort. */
+#define PENDING_MAX 16384
+#define PENDING_BITS 15
+#define PENDING_BUCKETS (1 << PENDING_BITS)    /* twice PENDING_MAX */
+struct pending_pairs {
+	size_t n;
+	struct lrec *rec;               /* PENDING_MAX, used ones have child != 0 */
+	int32_t *next;                  /* PENDING_MAX: the bucket chain, or the free list */
+	int32_t *bucket;                /* PENDING_BUCKETS: first index + 1, 0 none */
+	int32_t free;                   /* index + 1 of the first free record, 0 none */
+};
+
+/* The inodes that sent no records, as ranges of inode numbers in the order of the walk:
+ * the merge makes their records again when something else names them. */
+#define FAST_RANGES_MAX 262144
+struct fast_inodes {
+	struct { uint64_t first, last; } *r;
+	size_t n, room;
+};
+
 struct fsr {
 	struct check_ctx *c;
 	const struct fs_root *rootp;
@@ -109,6 +135,11 @@ struct fsr {
 	struct lrec refs[REFS_KEPT];    /* the names of the inode being streamed */
 	int nrefs;
 	struct held_items held;
+	struct pending_pairs pending;
+	struct fast_inodes fast;
+	uint64_t last_child;            /* merge: the inode of the last record */
+	struct lrec made[4];            /* merge: records made again for a fast inode */
+	int nmade, made_at;
 	uint64_t leaf;                  /* block of the current item */
 	int err;
 	uint64_t items;
@@ -189,6 +220,159 @@ static void held_flush(struct fsr *f)
 	h->n = 0;
 }
 
+/* ---- dir entry pairs waiting for their inode ---------------------------------------- */
+
+static void pending_free(struct pending_pairs *p)
+{
+	free(p->rec);
+	free(p->next);
+	free(p->bucket);
+	*p = (struct pending_pairs){ 0 };
+}
+
+static int pending_alloc(struct pending_pairs *p)
+{
+	if (p->rec)
+		return 0;
+	p->rec = malloc(PENDING_MAX * sizeof(*p->rec));
+	p->next = malloc(PENDING_MAX * sizeof(*p->next));
+	p->bucket = calloc(PENDING_BUCKETS, sizeof(*p->bucket));
+	if (!p->rec || !p->next || !p->bucket) {
+		pending_free(p);
+		return -ENOMEM;
+	}
+	for (int32_t i = 0; i < PENDING_MAX; i++)
+		p->next[i] = i + 1 < PENDING_MAX ? i + 2 : 0;
+	p->free = 1;
+	return 0;
+}
+
+static int32_t *pending_bucket(struct pending_pairs *p, uint64_t child)
+{
+	return &p->bucket[(child * 0x9e3779b97f4a7c15ULL) >> (64 - PENDING_BITS)];
+}
+
+/* Takes record i out of the chain link points into: to the sort, or (to_sort 0: its
+ * inode took it) nowhere. */
+static void pending_drop(struct fsr *f, int32_t *link, int32_t i, int to_sort)
+{
+	struct pending_pairs *p = &f->pending;
+
+	*link = p->next[i];
+	if (to_sort)
+		add_to(f, f->xlinks, &p->rec[i]);
+	p->next[i] = p->free;
+	p->free = i + 1;
+	p->n--;
+}
+
+/* The waiting pairs of children outside [lo, hi] go to the sort. */
+static void pending_flush(struct fsr *f, uint64_t lo, uint64_t hi)
+{
+	struct pending_pairs *p = &f->pending;
+
+	for (size_t b = 0; p->n && b < PENDING_BUCKETS; b++)
+		for (int32_t *link = &p->bucket[b]; *link;) {
+			int32_t i = *link - 1;
+
+			if (p->rec[i].child < lo || p->rec[i].child > hi)
+				pending_drop(f, link, i, 1);
+			else
+				link = &p->next[i];
+		}
+}
+
+/* Room in a full table: the pairs whose inode has passed go, then the half with the
+ * higher children (their inodes come last). The highest child kept. */
+static uint64_t pending_make_room(struct fsr *f)
+{
+	struct pending_pairs *p = &f->pending;
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	pending_flush(f, f->in.ino + 1, UINT64_MAX);
+	for (size_t i = 0; p->n == PENDING_MAX && i < PENDING_MAX; i++) {
+		lo = p->rec[i].child < lo ? p->rec[i].child : lo;
+		hi = p->rec[i].child > hi ? p->rec[i].child : hi;
+	}
+	if (p->n < PENDING_MAX)
+		return UINT64_MAX;
+	pending_flush(f, 0, lo + (hi - lo) / 2);
+	return lo + (hi - lo) / 2;
+}
+
+/* A DIR_INDEX and DIR_ITEM pair waits for its inode, unless that inode has passed or
+ * it would not be kept. */
+static void pending_add(struct fsr *f, const struct lrec *r)
+{
+	struct pending_pairs *p = &f->pending;
+	int32_t i, *b;
+
+	if (r->child <= f->in.ino || pending_alloc(p) < 0 ||
+	    (p->n == PENDING_MAX && r->child > pending_make_room(f)) || p->n == PENDING_MAX) {
+		add_to(f, f->xlinks, r);
+		return;
+	}
+	i = p->free - 1;
+	p->free = p->next[i];
+	p->rec[i] = *r;
+	b = pending_bucket(p, r->child);
+	p->next[i] = *b;
+	*b = i + 1;
+	p->n++;
+}
+
+/* The waiting pair of inode ref's name, of file type ftype, taken: 1, or 0 none. */
+static int pending_take(struct fsr *f, const struct lrec *ref, uint8_t ftype)
+{
+	struct pending_pairs *p = &f->pending;
+
+	for (int32_t *link = p->rec ? pending_bucket(p, ref->child) : NULL; link && *link; link = &p->next[*link - 1]) {
+		const struct lrec *x = &p->rec[*link - 1];
+
+		if (x->child == ref->child && x->parent == ref->parent && x->hash == ref->hash &&
+		    x->index == ref->index && x->ftype == ftype && x->name_len == ref->name_len) {
+			pending_drop(f, link, *link - 1, 0);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Whether ino can join the fast inodes (they are kept in the order of the walk). */
+static int fast_room(struct fast_inodes *s, uint64_t ino)
+{
+	if (s->n && s->r[s->n - 1].last >= ino)
+		return 0;
+	if (s->n && s->r[s->n - 1].last + 1 == ino)
+		return 1;
+	return s->n < FAST_RANGES_MAX && !vec_reserve(&s->r, &s->room, s->n + 1, sizeof(*s->r));
+}
+
+static void fast_add(struct fast_inodes *s, uint64_t ino)
+{
+	if (s->n && s->r[s->n - 1].last + 1 == ino) {
+		s->r[s->n - 1].last = ino;
+		return;
+	}
+	s->r[s->n].first = s->r[s->n].last = ino;
+	s->n++;
+}
+
+static int fast_has(const struct fast_inodes *s, uint64_t ino)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->r[mid].last < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->r[lo].first <= ino;
+}
+
 /* A DIR_ITEM name: held for its DIR_INDEX twin, or (a second one of the same child and
  * hash: neither pairs; no room) to the sort. */
 static void hold_dir_item(struct fsr *f, const struct lrec *r)
@@ -231,7 +415,10 @@ static void add_dir_index(struct fsr *f, struct lrec *r)
 			r->kind = LR_DIR_PAIR;
 		}
 	}
-	add_to(f, f->xlinks, r);
+	if (r->kind == LR_DIR_PAIR && f->links)
+		pending_add(f, r);
+	else
+		add_to(f, f->xlinks, r);
 }
 
 /* The inode's record, then its names in order (an insertion sort: at most REFS_KEPT). */
@@ -381,6 +568,20 @@ static void report_inode(struct fsr *f, uint64_t ino, uint32_t errors, uint32_t 
 
 /* ---- streaming: one inode --------------------------------------------------------- */
 
+/* An inode with nothing wrong, nlink 1 and one name whose dir entry pair waits: it sends
+ * no record (struct pending_pairs). r: its record. */
+static int fast_inode(struct fsr *f, const struct lrec *r)
+{
+	const struct ino_state *in = &f->in;
+
+	if (r->index != (LR_HAVE_ITEM | (uint64_t)in->mode << 32) || in->nlink != 1 || f->nrefs != 1 ||
+	    in->odd_names || f->c->reported != in->reported_before || in->ino == f->root_dirid ||
+	    !fast_room(&f->fast, in->ino) || !pending_take(f, &f->refs[0], r->ftype))
+		return 0;
+	fast_add(&f->fast, in->ino);
+	return 1;
+}
+
 static void inode_finish(struct fsr *f)
 {
 	struct ino_state *in = &f->in;
@@ -414,7 +615,10 @@ static void inode_finish(struct fsr *f)
 	r.index = e | (in->have_item ? LR_HAVE_ITEM : 0) | (uint64_t)in->mode << 32;
 	r.nlink = in->nlink;
 	r.ftype = mode_to_ftype(in->mode);
-	add_inode_links(f, &r);
+	if (fast_inode(f, &r))
+		f->nrefs = 0;
+	else
+		add_inode_links(f, &r);
 }
 
 static void inode_start(struct fsr *f, uint64_t ino)
@@ -422,6 +626,7 @@ static void inode_start(struct fsr *f, uint64_t ino)
 	inode_finish(f);
 	memset(&f->in, 0, sizeof(f->in));
 	f->in.ino = ino;
+	f->in.reported_before = f->c->reported;
 	f->in.extent_start = (uint64_t)-1;
 	f->in.first_gap = (uint64_t)-1;
 }
@@ -501,6 +706,7 @@ static void inode_refs(struct fsr *f, const struct fs_key *key, const uint8_t *d
 	uint32_t pos = 0;
 	int ret;
 
+	f->in.odd_names |= key->type == BTRFS_INODE_EXTREF_KEY;
 	for (;;) {
 		struct lrec r = { .child = key->objectid, .kind = LR_REF };
 
@@ -535,6 +741,7 @@ static void inode_refs(struct fsr *f, const struct fs_key *key, const uint8_t *d
 		}
 		keep_ref(f, &r);
 	}
+	f->in.odd_names |= ret < 0;
 	if (ret < 0)
 		fix_delete(f, key);     /* its names are made again from the dir entries */
 	if (ret < 0)
@@ -1084,11 +1291,57 @@ static void finish_links(struct fsr *f, struct inode_links *il, int *root_dir_se
 		       (unsigned long long)il->ino);
 }
 
-/* The next record of the three sorted streams. */
+/* The records a fast inode would have sent (its item, its ref and its dir entry pair),
+ * made again from its items into f->made when other records name it. */
+static int remake_fast(struct fsr *f, uint64_t ino)
+{
+	struct fs *fs = f->c->fs;
+	struct fs_key k = { ino, BTRFS_INODE_ITEM_KEY, 0 };
+	const struct btrfs_inode_item *ii;
+	struct fs_inode_ref ref;
+	struct lrec *m = f->made;
+	const uint8_t *data;
+	uint32_t size, pos = 0;
+	struct fs_path p;
+	int ret;
+
+	fs_path_init(&p);
+	ret = fs_lookup(fs, f->rootp, &k, &p);
+	if (!ret && (data = fs_path_data(&p, &size)) && (ii = fs_inode_item(data, size))) {
+		uint32_t mode = get_le32(&ii->mode);
+
+		m[0] = (struct lrec){ .child = ino, .kind = LR_INODE, .nlink = get_le32(&ii->nlink),
+				      .index = LR_HAVE_ITEM | (uint64_t)mode << 32, .ftype = mode_to_ftype(mode) };
+	} else if (!ret) {
+		ret = -EUCLEAN;
+	}
+	fs_path_release(fs, &p);
+	k = (struct fs_key){ ino, BTRFS_INODE_REF_KEY, (uint64_t)-1 };
+	fs_path_init(&p);
+	if (!ret)
+		ret = fs_search_le(fs, f->rootp, &k, &p);
+	if (!ret && (data = fs_path_data(&p, &size)) && fs_inode_ref_next(data, size, &pos, &ref) == 1) {
+		fs_path_key(&p, &k);
+		m[1] = (struct lrec){ .child = ino, .kind = LR_REF, .parent = k.offset, .index = ref.index };
+		fill_name(&m[1], ref.name, ref.name_len);
+		m[2] = m[1];
+		m[2].kind = LR_DIR_PAIR;
+		m[2].ftype = m[0].ftype;
+		f->nmade = 3;
+		f->made_at = 0;
+	} else if (!ret) {
+		ret = -EUCLEAN;
+	}
+	fs_path_release(fs, &p);
+	return ret;
+}
+
+/* The next record of the three sorted streams and of the records made again. */
 static int next_link(struct fsr *f, struct lrec *r)
 {
 	struct xsort *from[3] = { f->links, f->ilinks, f->xlinks }, *min = f->links;
 	const struct lrec *least = xsort_peek(min);
+	int ret;
 
 	for (int i = 1; i < 3; i++) {
 		const struct lrec *p = xsort_peek(from[i]);
@@ -1098,7 +1351,24 @@ static int next_link(struct fsr *f, struct lrec *r)
 			min = from[i];
 		}
 	}
-	return xsort_next(min, r);
+	if (f->made_at < f->nmade && (!least || lrec_cmp(&f->made[f->made_at], least) <= 0)) {
+		*r = f->made[f->made_at++];
+		return 1;
+	}
+	ret = xsort_next(min, r);
+	if (ret != 1 || r->child == f->last_child)
+		return ret;
+	f->last_child = r->child;
+	if (r->kind != LR_INODE && fast_has(&f->fast, r->child) && !remake_fast(f, r->child)) {
+		/* r goes among them, in order */
+		int at = f->nmade++;
+
+		for (; at > 0 && lrec_cmp(r, &f->made[at - 1]) < 0; at--)
+			f->made[at] = f->made[at - 1];
+		f->made[at] = *r;
+		*r = f->made[f->made_at++];
+	}
+	return ret;
 }
 
 static int merge_links(struct fsr *f)
@@ -1216,6 +1486,7 @@ static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 	f.ilinks = link_sorter(c);
 	f.xlinks = link_sorter(c);
 	ret = f.links && f.ilinks && f.xlinks ? walk_root(&f, root) : -ENOMEM;
+	pending_flush(&f, 1, 0);
 	if (ret >= 0 || ret == -EIO || ret == -EUCLEAN)
 		ret = xsort_finish(f.links);
 	if (ret >= 0)
@@ -1228,6 +1499,8 @@ static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 	xsort_free(f.ilinks);
 	xsort_free(f.xlinks);
 	held_free(&f.held);
+	pending_free(&f.pending);
+	free(f.fast.r);
 	return ret < 0 && ret != -EIO && ret != -EUCLEAN ? ret : 0;
 }
 

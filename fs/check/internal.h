@@ -38,6 +38,7 @@ struct check_ctx {
 	const struct check_opts *o;
 	struct check_stats *st;
 	enum check_stage stage;
+	uint64_t reported;              /* problems reported so far (errors, warnings, fixes) */
 	uint64_t super_gen;
 	int no_holes, skinny;
 	struct fs_root root_tree, extent_root, csum_root;
