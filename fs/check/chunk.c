@@ -199,7 +199,8 @@ static int chunk_tree_item_cb(struct check_ctx *c, const struct fs_key *key, con
 
 /* How many of the first PROBE_BLOCKS tree blocks of a stripe of metadata chunk ch verify
  * when the stripe starts at physical on the device (a copy of a SINGLE, DUP or RAID1*
- * chunk: its block at stripe offset x has bytenr logical + x); -1: no such chunk. */
+ * chunk: its block at stripe offset x has bytenr logical + x); -1: not a chunk whose
+ * blocks can be found so (data, striped, or on no known device). */
 static int chunk_blocks_at(struct fs *fs, const struct fs_chunk *ch, uint64_t devid, uint64_t physical)
 {
 	uint64_t whole = BTRFS_BLOCK_GROUP_RAID0 | BTRFS_BLOCK_GROUP_RAID10 | BTRFS_BLOCK_GROUP_RAID5 |

@@ -104,7 +104,7 @@ struct held_items {
 #define PENDING_BUCKETS (1 << PENDING_BITS)    /* twice PENDING_MAX */
 struct pending_pairs {
 	size_t n;
-	struct lrec *rec;               /* PENDING_MAX, used ones have child != 0 */
+	struct lrec *rec;               /* PENDING_MAX, each in a bucket chain or free */
 	int32_t *next;                  /* PENDING_MAX: the bucket chain, or the free list */
 	int32_t *bucket;                /* PENDING_BUCKETS: first index + 1, 0 none */
 	int32_t free;                   /* index + 1 of the first free record, 0 none */
@@ -282,8 +282,9 @@ static void pending_flush(struct fsr *f, uint64_t lo, uint64_t hi)
 		}
 }
 
-/* Room in a full table: the pairs whose inode has passed go, then the half with the
- * higher children (their inodes come last). The highest child kept. */
+/* Room in a full table: the pairs whose inode has passed go, else the half with the
+ * higher children (their inodes come last). Returns the highest child still kept
+ * (UINT64_MAX: any). */
 static uint64_t pending_make_room(struct fsr *f)
 {
 	struct pending_pairs *p = &f->pending;
