@@ -104,10 +104,11 @@ struct held_items {
 #define PENDING_BUCKETS (1 << PENDING_BITS)    /* twice PENDING_MAX */
 struct pending_pairs {
 	size_t n;
-	struct lrec *rec;               /* PENDING_MAX, each in a bucket chain or free */
+	struct lrec *rec;               /* PENDING_MAX, in a bucket chain or free (child 0) */
 	int32_t *next;                  /* PENDING_MAX: the bucket chain, or the free list */
 	int32_t *bucket;                /* PENDING_BUCKETS: first index + 1, 0 none */
 	int32_t free;                   /* index + 1 of the first free record, 0 none */
+	int given_up;                   /* no room made: the pairs go to the sort */
 };
 
 /* The inodes that sent no records, as ranges of inode numbers in the order of the walk:
@@ -234,7 +235,7 @@ static int pending_alloc(struct pending_pairs *p)
 {
 	if (p->rec)
 		return 0;
-	p->rec = malloc(PENDING_MAX * sizeof(*p->rec));
+	p->rec = calloc(PENDING_MAX, sizeof(*p->rec));
 	p->next = malloc(PENDING_MAX * sizeof(*p->next));
 	p->bucket = calloc(PENDING_BUCKETS, sizeof(*p->bucket));
 	if (!p->rec || !p->next || !p->bucket) {
@@ -252,22 +253,18 @@ static int32_t *pending_bucket(struct pending_pairs *p, uint64_t child)
 	return &p->bucket[(child * 0x9e3779b97f4a7c15ULL) >> (64 - PENDING_BITS)];
 }
 
-/* Takes record i out of the chain link points into: to the sort, or (to_sort 0: its
- * inode took it) nowhere. */
-static void pending_drop(struct fsr *f, int32_t *link, int32_t i, int to_sort)
+/* The waiting pair at *link (index i) out of the table. */
+static void pending_unlink(struct pending_pairs *p, int32_t *link, int32_t i)
 {
-	struct pending_pairs *p = &f->pending;
-
 	*link = p->next[i];
-	if (to_sort)
-		add_to(f, f->xlinks, &p->rec[i]);
 	p->next[i] = p->free;
 	p->free = i + 1;
+	p->rec[i].child = 0;
 	p->n--;
 }
 
-/* The waiting pairs of children outside [lo, hi] go to the sort. */
-static void pending_flush(struct fsr *f, uint64_t lo, uint64_t hi)
+/* The waiting pairs whose inode has passed go to the sort. */
+static void pending_flush_passed(struct fsr *f)
 {
 	struct pending_pairs *p = &f->pending;
 
@@ -275,41 +272,48 @@ static void pending_flush(struct fsr *f, uint64_t lo, uint64_t hi)
 		for (int32_t *link = &p->bucket[b]; *link;) {
 			int32_t i = *link - 1;
 
-			if (p->rec[i].child < lo || p->rec[i].child > hi)
-				pending_drop(f, link, i, 1);
-			else
+			if (p->rec[i].child > f->in.ino) {
 				link = &p->next[i];
+				continue;
+			}
+			add_to(f, f->xlinks, &p->rec[i]);
+			pending_unlink(p, link, i);
 		}
 }
 
-/* Room in a full table: the pairs whose inode has passed go, else the half with the
- * higher children (their inodes come last). Returns the highest child still kept
- * (UINT64_MAX: any). */
-static uint64_t pending_make_room(struct fsr *f)
+/* Every waiting pair to the sort, in the table's order (mostly the order they came in:
+ * the sort's runs stay mostly in order), and the table freed. given_up: for this tree. */
+static void pending_flush_all(struct fsr *f, int given_up)
 {
 	struct pending_pairs *p = &f->pending;
-	uint64_t lo = UINT64_MAX, hi = 0;
 
-	pending_flush(f, f->in.ino + 1, UINT64_MAX);
-	for (size_t i = 0; p->n == PENDING_MAX && i < PENDING_MAX; i++) {
-		lo = p->rec[i].child < lo ? p->rec[i].child : lo;
-		hi = p->rec[i].child > hi ? p->rec[i].child : hi;
-	}
-	if (p->n < PENDING_MAX)
-		return UINT64_MAX;
-	pending_flush(f, 0, lo + (hi - lo) / 2);
-	return lo + (hi - lo) / 2;
+	for (size_t i = 0; p->rec && i < PENDING_MAX; i++)
+		if (p->rec[i].child)
+			add_to(f, f->xlinks, &p->rec[i]);
+	pending_free(p);
+	p->given_up = given_up;
+}
+
+/* Room in a full table: the pairs whose inode has passed go. Too few of those (a
+ * directory of more names than the table holds, or directories made long before their
+ * files): the table is given up for this tree, its pairs go to the sort. */
+static void pending_make_room(struct fsr *f)
+{
+	pending_flush_passed(f);
+	if (f->pending.n > PENDING_MAX / 4 * 3)
+		pending_flush_all(f, 1);
 }
 
 /* A DIR_INDEX and DIR_ITEM pair waits for its inode, unless that inode has passed or
- * it would not be kept. */
+ * there is no room. */
 static void pending_add(struct fsr *f, const struct lrec *r)
 {
 	struct pending_pairs *p = &f->pending;
 	int32_t i, *b;
 
-	if (r->child <= f->in.ino || pending_alloc(p) < 0 ||
-	    (p->n == PENDING_MAX && r->child > pending_make_room(f)) || p->n == PENDING_MAX) {
+	if (!p->given_up && p->n == PENDING_MAX)
+		pending_make_room(f);
+	if (r->child <= f->in.ino || p->given_up || pending_alloc(p) < 0) {
 		add_to(f, f->xlinks, r);
 		return;
 	}
@@ -332,7 +336,7 @@ static int pending_take(struct fsr *f, const struct lrec *ref, uint8_t ftype)
 
 		if (x->child == ref->child && x->parent == ref->parent && x->hash == ref->hash &&
 		    x->index == ref->index && x->ftype == ftype && x->name_len == ref->name_len) {
-			pending_drop(f, link, *link - 1, 0);
+			pending_unlink(p, link, *link - 1);
 			return 1;
 		}
 	}
@@ -1487,7 +1491,7 @@ static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 	f.ilinks = link_sorter(c);
 	f.xlinks = link_sorter(c);
 	ret = f.links && f.ilinks && f.xlinks ? walk_root(&f, root) : -ENOMEM;
-	pending_flush(&f, 1, 0);
+	pending_flush_all(&f, 0);
 	if (ret >= 0 || ret == -EIO || ret == -EUCLEAN)
 		ret = xsort_finish(f.links);
 	if (ret >= 0)
@@ -1500,7 +1504,6 @@ static int check_one_root(struct check_ctx *c, const struct fs_root *root)
 	xsort_free(f.ilinks);
 	xsort_free(f.xlinks);
 	held_free(&f.held);
-	pending_free(&f.pending);
 	free(f.fast.r);
 	return ret < 0 && ret != -EIO && ret != -EUCLEAN ? ret : 0;
 }
