@@ -236,8 +236,9 @@ static int chunk_stripe_holds(struct check_ctx *c, const struct fs_chunk *ch, ui
 }
 
 /* The chunk stripe a device extent stands for (found through its chunk). misplaced:
- * the extent names no device or its key is suspect (dev_extent_cb), or (found here) its
- * chunk's blocks are where the chunk says, not where the extent does. */
+ * the extent names no device or its key is suspect (dev_extent_cb), or (found here, for
+ * the repair's choice) its chunk's blocks are where the chunk says, not where the extent
+ * does. */
 static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devid, uint64_t physical,
 			     uint64_t chunk_offset, uint64_t length, int misplaced)
 {
@@ -272,7 +273,7 @@ static void match_dev_extent(struct check_ctx *c, struct devs *ds, uint64_t devi
 	bg = ck_bg_find(c, chunk_offset);
 	if (bg && bg->start == chunk_offset && ds->bg_named)
 		ds->bg_named[bg - c->bgs] = 1;
-	if (ch && ch->logical == chunk_offset && !misplaced)
+	if (CFG_CHECK_REPAIR && ch && ch->logical == chunk_offset && !misplaced)
 		misplaced = chunk_stripe_holds(c, ch, devid, physical);
 	ck_err_fix(c, bg && bg->start == chunk_offset && !(misplaced && ch && ch->logical == chunk_offset) ?
 		      CHECK_FIX_CHUNKS : CHECK_FIX_DEV_TREE,
