@@ -390,9 +390,10 @@ static int drop_tree_ref(struct fs *fs, const struct wfree *f)
 		}
 	}
 	/* a tree that shares the leaf with its owner gave its copy references of its own;
-	 * the owner leaving a leaf that references data would change those: not supported */
+	 * the owner leaving a leaf that references data would change those: not supported.
+	 * (The others' references are inline or keyed items: ei.refs counts both.) */
 	shared = !ret && (f->lost || (f->leaf_owner && (f->owner != f->leaf_owner || !f->data))) && mine == 1 &&
-		 others && ei.refs == 1 + (uint64_t)others;
+		 ei.refs > 1;
 	item = shared ? malloc(size) : NULL;
 	if (item)
 		memcpy(item, data, size);
