@@ -2190,7 +2190,8 @@ static int inline_ram(struct fs *fs, uint64_t root, uint64_t ino)
 
 /* The size of a file whose inode item was lost (made with size end): where its data
  * ends, less the zeros after the last byte that is not one in its last sector (the
- * kernel writes a file's last sector out with zeros past its end). */
+ * kernel writes a file's last sector out with zeros past its end). Not for a file held
+ * inline: its extent's length is its size, trailing zeros and all. */
 static int trim_lost_file(struct fs *fs, uint64_t root, uint64_t ino, uint64_t end)
 {
 	uint64_t ss = fs->sectorsize, from = (end - 1) / ss * ss;
@@ -2243,7 +2244,7 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 		    (unsigned long long)ino);
 		ret = new_inode(fs, root, ino, mode | 0755, ino == top || !links ? 1 : links,
 				mode == S_IFDIR ? fa.dir_names : mode == S_IFREG ? fa.end : fa.found_size, fa.found_size);
-		if (!ret && mode == S_IFREG && fa.end)
+		if (!ret && mode == S_IFREG && fa.end && fa.normal_extents)
 			ret = trim_lost_file(fs, root, ino, fa.end);
 		if (!ret && ino != top && !links)
 			ret = link_lost(rp, root, top, ino, BTRFS_FT_REG_FILE + (mode == S_IFDIR));
