@@ -1644,9 +1644,10 @@ static int name_claimed(const struct rp *rp, const struct rp_fix *f, uint64_t mi
 	return 0;
 }
 
-/* Whether another directory holds f's name (its hash, at the index of f's inode ref) as
- * dir item and dir index without an inode ref (another fix of the round): f's ref, which
- * has neither, names the wrong directory (its key damaged). */
+/* Whether f's inode has another name (another fix of the round) held as dir item and
+ * dir index without an inode ref: in another directory with f's name (its hash) at the
+ * index of f's inode ref, or in f's directory. f's ref, which has neither, is that
+ * name's ref with its key (directory) or its name and index damaged. */
 static int name_elsewhere(const struct rp *rp, const struct rp_fix *f)
 {
 	for (size_t i = 0; i < rp->nfixes; i++) {
@@ -1654,8 +1655,9 @@ static int name_elsewhere(const struct rp *rp, const struct rp_fix *f)
 		uint64_t v = g->value[1];
 
 		if (g->kind == CHECK_FIX_NAME && g->root == f->root && g->ino == f->ino &&
-		    g->key.objectid != f->key.objectid && !(v & 1 << 16) && (v & 2 << 16) && (v & 4 << 16) &&
-		    g->value[0] == f->value[0] && g->value[2] == f->key.offset)
+		    !(v & 1 << 16) && (v & 2 << 16) && (v & 4 << 16) &&
+		    (g->key.objectid == f->key.objectid ||
+		     (g->value[0] == f->value[0] && g->value[2] == f->key.offset)))
 			return 1;
 	}
 	return 0;
@@ -1715,8 +1717,8 @@ static int fix_name1(struct rp *rp, const struct rp_fix *f)
 		return ret ? ret : grow_dir(fs, f->root, dir, index ? 0 : (int64_t)n.len);
 	}
 	if (ref && !item && !index && name_elsewhere(rp, f)) {
-		say(rp, "Deleting inode ref %.*s of inode %llu in %llu root %llu: another directory has the name "
-			"at its index (the ref's key is damaged; that one gets the ref)", n.len, n.s,
+		say(rp, "Deleting inode ref %.*s of inode %llu in %llu root %llu: the inode's name without a ref "
+			"is this ref's, damaged (that name gets the ref)", n.len, n.s,
 		    (unsigned long long)f->ino, (unsigned long long)dir, (unsigned long long)f->root);
 		return drop_ref(fs, f->root, dir, f->ino, &n);
 	}
