@@ -177,9 +177,9 @@ static struct fs_key key_by_name(struct fs_key k, const uint8_t *data, uint32_t 
 
 /* An item whose key alone breaks the order of its neighbours (which are in order) had
  * its objectid damaged when one of theirs puts it between them and its data reads as
- * its type's: that objectid is put back (the longest run in order would drop it). The
- * key offset of a name item goes back to its name's hash first (damaged with it, or
- * alone: the name would be refused). */
+ * its type's: that objectid is put back (the longest run in order would drop it). A
+ * name item's key offset goes back to its name's hash first (damaged with the objectid:
+ * the name would be refused). */
 static void mend_item_keys(uint8_t *leaf, uint32_t nodesize)
 {
 	struct btrfs_item *it = (void *)(leaf + sizeof(struct btrfs_header));
@@ -198,9 +198,9 @@ static void mend_item_keys(uint8_t *leaf, uint32_t nodesize)
 		fs_key_from_disk(&b, &it[i + 1].key);
 		if (fs_key_cmp(&a, &b) >= 0 || (uint64_t)off + size > space || !data_fits_type(k.type, data, size))
 			continue;
-		named = key_by_name(k, data, size);
-		if (fs_key_cmp(&a, &k) < 0 && fs_key_cmp(&k, &b) < 0 && !fs_key_cmp(&k, &named))
+		if (fs_key_cmp(&a, &k) < 0 && fs_key_cmp(&k, &b) < 0)
 			continue;
+		named = key_by_name(k, data, size);
 		try[0] = try[1] = try[2] = named;
 		try[1].objectid = try[3].objectid = a.objectid;
 		try[2].objectid = try[4].objectid = b.objectid;
