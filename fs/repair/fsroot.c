@@ -79,6 +79,12 @@ static int item_cut(struct fs *fs, uint64_t tree, const struct fs_key *key, uint
 
 	if (ret)
 		return ret;
+	if (pos > size || len > size - pos) {
+		free(d);
+		return fs_err(&fs->err, -EUCLEAN, "item (%llu %u %llu): %u bytes at %u past its %u",
+			      (unsigned long long)key->objectid, key->type, (unsigned long long)key->offset, len,
+			      pos, size);
+	}
 	if (pos + len >= size && !pos) {
 		ret = fs_item_delete(fs, tree, key);
 	} else {
@@ -1523,15 +1529,15 @@ static int drop_ref(struct fs *fs, uint64_t root, uint64_t dir, uint64_t child, 
 {
 	struct fs_key k = { child, BTRFS_INODE_REF_KEY, dir };
 	struct fs_inode_ref r;
-	uint32_t size, pos = 0;
+	uint32_t size, pos = 0, at = 0;
 	uint8_t *d;
 	int ret = item_copy(fs, root, &k, &d, &size);
 
-	while (!ret && (ret = fs_inode_ref_next(d, size, &pos, &r)) == 1)
+	while (!ret && (at = pos, ret = fs_inode_ref_next(d, size, &pos, &r)) == 1)
 		if (r.name_len == n->len && !memcmp(r.name, n->s, n->len))
 			break;
 	if (ret == 1)
-		ret = item_cut(fs, root, &k, pos - REF_SIZE - n->len, REF_SIZE + n->len);
+		ret = item_cut(fs, root, &k, at, pos - at);
 	if (ret >= 0)
 		free(d);
 	return ret < 0 ? ret : 0;
