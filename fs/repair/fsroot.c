@@ -196,13 +196,16 @@ static void mend_item_keys(uint8_t *leaf, uint32_t nodesize)
 		n = space / sizeof(*it);
 	for (uint32_t i = 1; i + 1 < n; i++) {
 		uint32_t off = get_le32(&it[i].offset), size = get_le32(&it[i].size);
-		const uint8_t *data = leaf + sizeof(struct btrfs_header) + off;
+		const uint8_t *data;
 		struct fs_key a, k, b, named, try[5];
 
 		fs_key_from_disk(&a, &it[i - 1].key);
 		fs_key_from_disk(&k, &it[i].key);
 		fs_key_from_disk(&b, &it[i + 1].key);
-		if (fs_key_cmp(&a, &b) >= 0 || (uint64_t)off + size > space || !data_fits_type(k.type, data, size))
+		if (fs_key_cmp(&a, &b) >= 0 || (uint64_t)off + size > space)
+			continue;
+		data = leaf + sizeof(struct btrfs_header) + off;
+		if (!data_fits_type(k.type, data, size))
 			continue;
 		if (fs_key_cmp(&a, &k) < 0 && fs_key_cmp(&k, &b) < 0)
 			continue;
