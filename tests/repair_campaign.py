@@ -14,14 +14,18 @@ block group, uuid, quota, data reloc): zero (a tree block zeroed on every copy),
 bitflip (bits flipped inside a leaf, checksum made valid), field (an item field or key
 set to another value, checksum valid), delete (an item deleted, checksum valid),
 lostwrite (a transaction of changes made through the kernel, then some of its tree
-blocks given back what their places held before it: tests/lost_write.py).
+blocks given back what their places held before it: tests/lost_write.py); with
+--corrupt-block, corrupt (a damage made by btrfs-corrupt-block itself: an inode, file
+extent, dir item, block group, key or item offset field, a deleted item or checksum, an
+extent record, a tree block's generation or keys).
 
 usage: repair_campaign.py bases DIR [--mkfs MKFS] [--btrfs BTRFS] [--only NAME,...]
            base images: SINGLE and DUP metadata, 16 KiB and 4 KiB nodes, quotas; files of all
            sizes, inline files, hard links, xattrs, symlinks, a sparse file, zstd compressed
            files, a subvolume and a snapshot of it sharing extents (root, kernel, loop)
        repair_campaign.py run --box BIN --bases DIR --work DIR [-n N] [--seed S]
-           [--ref BTRFS] [--judge BTRFS] [--classes zero,bitflip,field,delete,lostwrite] [--trees ...]
+           [--ref BTRFS] [--judge BTRFS] [--classes zero,bitflip,field,delete,lostwrite[,corrupt]]
+           [--trees ...] [--corrupt-block BTRFS-CORRUPT-BLOCK]
            [--keep] [--only N,...] [--log FILE]
        repair_campaign.py damage IMAGE CLASS [--tree TREE] [--seed S]   one damage
        repair_campaign.py files IMAGE TRUTH   a kernel mount's files against the truth
@@ -324,10 +328,72 @@ def lost_writes(img, rnd):
     return what and "lost writes, mode-%s tree blocks: %s" % (mode, what)
 
 
-def damage(img, cls, rnd, trees=None):
+def leaf_items(fs, trees=None):
+    """[(tree id, key)] of every item in the leaves of the trees (all when None)."""
+    out = []
+    for tree, logical, level in tree_blocks(fs):
+        if level == 0 and (trees is None or tree_name(tree) in trees):
+            blk = fs.read_block(logical)
+            out.extend((tree, blk.key(s)) for s in range(blk.nritems))
+    return out
+
+
+def corrupt_block(img, rnd, tool, trees=None):
+    """One damage made by btrfs-corrupt-block (tool), as the reference's tests make them."""
+    fs = bi.Fs(img)
+    items = leaf_items(fs, trees)
+    if not items:
+        return None
+    keystr = lambda k: "%d,%d,%d" % k
+    of = lambda tree, typ: [k for t, k in items if t == tree and k[1] == typ]
+    ops = []
+    inodes = [k for k in of(5, 1) if k[0] >= 256]
+    if inodes:
+        k = rnd.choice(inodes)
+        ops.append(["-i", str(k[0]), "-f", rnd.choice(("isize", "nbytes", "nlink", "generation", "transid",
+                                                       "block_group", "mode", "uid", "gid"))])
+    extents = of(5, 108)
+    if extents:
+        k = rnd.choice(extents)
+        ops.append(["-i", str(k[0]), "-x", str(k[2]), "-f", rnd.choice(("disk_bytenr", "type"))])
+    names = [(t, k) for t, k in items if k[1] in (84, 96) and (t == 5 or t >= 256)]
+    if names:
+        t, k = rnd.choice(names)
+        ops.append(["-D", keystr(k), "-r", str(t), "-f", rnd.choice(("name", "location_objectid"))])
+    t, k = rnd.choice(items)
+    ops.append(["-K", keystr(k), "-r", str(t), "-f", rnd.choice(("objectid", "type", "offset"))])
+    t, k = rnd.choice(items)
+    ops.append(["-I", keystr(k), "-r", str(t), "-f", "offset"])
+    t, k = rnd.choice(items)
+    ops.append(["-d", "-K", keystr(k), "-r", str(t)])
+    groups = [k for t, k in items if k[1] == 192]
+    if groups:
+        ops.append(["--block-group", str(rnd.choice(groups)[0]), "-f", rnd.choice(("used", "flags", "chunk_objectid"))])
+    records = [k for t, k in items if t == 2 and k[1] in (168, 169)]
+    if records:
+        ops.append(["-e", "-l", str(rnd.choice(records)[0])])
+    sums = [k for t, k in items if t == 7 and k[1] == 128]
+    if sums:
+        ops.append(["-C", str(rnd.choice(sums)[2])])
+    blocks = [b for b in tree_blocks(fs) if trees is None or tree_name(b[0]) in trees]
+    tree, logical, _ = rnd.choice(blocks)
+    ops.append(["-m", str(logical), "-f", rnd.choice(("generation", "shift_items"))])
+    op = rnd.choice(ops)
+    rc, out = run([tool] + op + [img])
+    if rc:
+        return None
+    where = {"-i": 5, "-D": None, "-m": tree}.get(op[0])
+    tree = int(op[op.index("-r") + 1]) if "-r" in op else where if where is not None else 2
+    # (the table groups by the word before " tree block")
+    return "btrfs-corrupt-block %s: %s tree block" % (" ".join(op), tree_name(tree))
+
+
+def damage(img, cls, rnd, trees=None, corrupt_tool=None):
     """Applies one damage of class cls; returns what was done, or None when no target."""
     if cls == "lostwrite":
         return lost_writes(img, rnd)
+    if cls == "corrupt":
+        return corrupt_block(img, rnd, corrupt_tool, trees)
     fs = bi.Fs(img)
     blocks = [b for b in tree_blocks(fs) if trees is None or tree_name(b[0]) in trees]
     if cls != "zero":
@@ -552,7 +618,7 @@ def trial(args, n, rnd, bases, mnt, log):
     desc = None
     for _ in range(20):
         copy(base, img0)
-        desc = damage(img0, cls, rnd, args.trees)
+        desc = damage(img0, cls, rnd, args.trees, args.corrupt_block)
         if desc:
             break
     if not desc:
@@ -613,6 +679,8 @@ def table(results, tools):
 
 def run_campaign(args):
     args.classes = args.classes.split(",")
+    if "corrupt" in args.classes and not args.corrupt_block:
+        raise SystemExit("the corrupt class needs --corrupt-block")
     args.trees = set(args.trees.split(",")) if args.trees else None
     args.tools = [("btrfsbox", [os.path.abspath(args.box), "btrfs"])]
     if args.ref:
@@ -688,6 +756,7 @@ def main():
     r.add_argument("--ref")
     r.add_argument("--judge", default=shutil.which("btrfs") or "btrfs")
     r.add_argument("--classes", default=",".join(CLASSES))
+    r.add_argument("--corrupt-block", help="btrfs-corrupt-block, for the corrupt class")
     r.add_argument("--trees")
     r.add_argument("--log")
     r.add_argument("--keep", action="store_true", help="keep each damaged image as WORK/trialN.img")

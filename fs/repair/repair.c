@@ -1284,8 +1284,9 @@ static int apply(struct rp *rp)
 	int ret = 0;
 
 	/* root items and blocks first: which trees there are decides the rest; a walk
-	 * that could not see everything, or saw the wrong trees, is not a plan for the
-	 * others: the next round's check is */
+	 * that could not see everything (a block unreadable, or one read only once
+	 * copied anew: its generation wrong), or saw the wrong trees, is not a plan for
+	 * the others: the next round's check is */
 	/* leaves laid out as btrfs packs them first: their items read right then (those
 	 * of the root tree say which trees there are: the rest waits for a check) */
 	ret = apply_fixes(rp, -1);
@@ -1300,10 +1301,10 @@ static int apply(struct rp *rp)
 		/* file extents a lost leaf held come back before the inodes are mended */
 		if (!ret && k == 2 && !(rp->unreadable || rp->roots || rp->file_extents || rp->recow))
 			ret = relink_extents(rp);
-		if (!ret && (k < 2 || !(rp->unreadable || rp->roots)))
+		if (!ret && (k < 2 || !(rp->unreadable || rp->roots || rp->recow)))
 			ret = apply_fixes(rp, k);
 	}
-	if (ret || rp->unreadable || rp->roots || rp->layout)
+	if (ret || rp->unreadable || rp->roots || rp->layout || rp->recow)
 		return ret;
 	ret = rebuild(rp);
 	/* extent refs follow file extents (those being mended change them) and the walk (one
