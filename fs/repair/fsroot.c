@@ -95,10 +95,7 @@ static int item_cut(struct fs *fs, uint64_t tree, const struct fs_key *key, uint
 	return ret;
 }
 
-/* A copy of the leaf bytenr to salvage items from: one whose checksum is good (the
- * damage is in what it says), else one that is at least this leaf (its address, level
- * and filesystem: the damage is of the disk). */
-static int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf)
+int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf)
 {
 	const struct btrfs_header *h = (const void *)leaf;
 	uint8_t csum[CSUM_MAX_SIZE];

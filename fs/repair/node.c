@@ -59,6 +59,36 @@ static void walk_failed(void *ctx, const struct fs_error *err)
 	(void)ctx, (void)err;           /* the node being made again, or other damage */
 }
 
+static void add_child(struct orphans *o, uint64_t bytenr, uint64_t generation, const struct fs_key *key)
+{
+	struct fs_child *c = vec_push(&o->kids, &o->nkids, &o->cap_kids, sizeof(*c));
+
+	if (c)
+		*c = (struct fs_child){ .bytenr = bytenr, .generation = generation, .key = *key };
+	o->nomem |= !c;
+}
+
+/* A leaf that does not verify whose checksum is good (its keys damaged in place, as
+ * its parent's key was: btrfs-corrupt-block -K does both) is a child too, placed by its
+ * first key in order (the second when the first is above it): the next round's check
+ * finds it unreadable and salvages its items. */
+static void damaged_leaf(struct orphans *o, uint64_t bytenr)
+{
+	uint8_t *leaf = malloc(o->fs->nodesize);
+	const struct btrfs_header *h = (const void *)leaf;
+	const struct btrfs_item *it = (const void *)(h + 1);
+	struct fs_key first, second;
+
+	o->nomem |= !leaf;
+	if (leaf && !leaf_copy(o->fs, bytenr, leaf) && get_le32(&h->nritems) >= 2 &&
+	    get_le32(&h->nritems) <= (o->fs->nodesize - sizeof(*h)) / sizeof(*it)) {
+		fs_key_from_disk(&first, &it[0].key);
+		fs_key_from_disk(&second, &it[1].key);
+		add_child(o, bytenr, get_le64(&h->generation), fs_key_cmp(&first, &second) < 0 ? &first : &second);
+	}
+	free(leaf);
+}
+
 /* A block of the children's level with a reference from the tree: a child when the
  * readable tree does not reach it. */
 static void candidate(struct orphans *o, uint64_t bytenr)
@@ -66,27 +96,27 @@ static void candidate(struct orphans *o, uint64_t bytenr)
 	/* a block a snapshot shares names the tree it was made in as its owner */
 	struct fs_block_expect exp = { 0, o->level, 0, NULL };
 	struct fs_block *b;
-	struct fs_child *c;
+	struct fs_key key;
 
 	size_t at = lower_bound_u64(o->reached, o->nreached, sizeof(*o->reached), 0, bytenr);
 
 	if (at < o->nreached && o->reached[at] == bytenr)
 		return;
 	b = fs_block_read(o->fs, bytenr, &exp);
+	if (!b && !o->level) {
+		fs_err_clear(&o->fs->err);
+		damaged_leaf(o, bytenr);
+		return;
+	}
 	if (!b || !fs_block_nritems(b)) {
 		fs_block_put(o->fs, b);
 		return;                 /* lost with its parent */
 	}
-	c = vec_push(&o->kids, &o->nkids, &o->cap_kids, sizeof(*c));
-	if (c) {
-		c->bytenr = bytenr;
-		c->generation = fs_block_generation(b);
-		if (o->level)
-			fs_node_key(b, 0, &c->key);
-		else
-			fs_item_key(b, 0, &c->key);
-	}
-	o->nomem |= !c;
+	if (o->level)
+		fs_node_key(b, 0, &key);
+	else
+		fs_item_key(b, 0, &key);
+	add_child(o, bytenr, fs_block_generation(b), &key);
 	fs_block_put(o->fs, b);
 }
 
