@@ -382,8 +382,7 @@ def corrupt_block(img, rnd, tool, trees=None):
     rc, out = run([tool] + op + [img])
     if rc:
         return None
-    where = {"-i": 5, "-D": None, "-m": tree}.get(op[0])
-    tree = int(op[op.index("-r") + 1]) if "-r" in op else where if where is not None else 2
+    tree = int(op[op.index("-r") + 1]) if "-r" in op else {"-i": 5, "-m": tree, "-C": 7}.get(op[0], 2)
     # (the table groups by the word before " tree block")
     return "btrfs-corrupt-block %s: %s tree block" % (" ".join(op), tree_name(tree))
 
