@@ -95,13 +95,13 @@ static int item_cut(struct fs *fs, uint64_t tree, const struct fs_key *key, uint
 	return ret;
 }
 
-int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf)
+int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf, int good_only)
 {
 	const struct btrfs_header *h = (const void *)leaf;
 	uint8_t csum[CSUM_MAX_SIZE];
 	int n = fs_num_copies(fs, bytenr), pass, m;
 
-	for (pass = 0; pass < 2; pass++)
+	for (pass = 0; pass < 2 - !!good_only; pass++)
 		for (m = 1; m <= n; m++)
 			if (!fs_read_logical(fs, bytenr, leaf, fs->nodesize, m) && !h->level &&
 			    get_le64(&h->bytenr) == bytenr && !memcmp(h->fsid, fs->meta_uuid, BTRFS_FSID_SIZE) &&
@@ -235,7 +235,7 @@ static int salvage_leaf(struct fs *fs, uint64_t bytenr, uint8_t *leaf, uint32_t 
 	struct fs_error err;
 	int ret = -ENOMEM;
 
-	if (leaf_copy(fs, bytenr, leaf))
+	if (leaf_copy(fs, bytenr, leaf, 0))
 		return -EUCLEAN;
 	mend_item_chain(leaf, fs->nodesize);
 	mend_item_keys(leaf, fs->nodesize);
@@ -497,7 +497,7 @@ int fix_key_range(struct rp *rp, const struct rp_fix *f)
 
 	if (!leaf)
 		return fs_err(&rp->fs->err, -ENOMEM, "out of memory");
-	ret = leaf_copy(rp->fs, f->bytenr, leaf);
+	ret = leaf_copy(rp->fs, f->bytenr, leaf, 0);
 	n = ret ? 0 : get_le32(&h->nritems);
 	if (n > (rp->fs->nodesize - sizeof(*h)) / sizeof(*it))
 		n = 0;          /* (a copy that does not verify: not the leaf the check saw) */

@@ -76,11 +76,14 @@ static void damaged_leaf(struct orphans *o, uint64_t bytenr)
 {
 	uint8_t *leaf = malloc(o->fs->nodesize);
 	const struct btrfs_header *h = (const void *)leaf;
-	const struct btrfs_item *it = (const void *)(h + 1);
+	const struct btrfs_item *it;
 	struct fs_key first, second;
 
 	o->nomem |= !leaf;
-	if (leaf && !leaf_copy(o->fs, bytenr, leaf) && get_le32(&h->nritems) >= 2 &&
+	if (!leaf)
+		return;
+	it = (const void *)(h + 1);
+	if (!leaf_copy(o->fs, bytenr, leaf, 1) && get_le32(&h->nritems) >= 2 &&
 	    get_le32(&h->nritems) <= (o->fs->nodesize - sizeof(*h)) / sizeof(*it)) {
 		fs_key_from_disk(&first, &it[0].key);
 		fs_key_from_disk(&second, &it[1].key);
