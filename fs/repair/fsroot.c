@@ -2296,7 +2296,8 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 		    (unsigned long long)root, mode);
 		put_le32(&ii->mode, mode);
 	}
-	if (e & I_DIR_ISIZE_WRONG) {
+	/* (a file whose damaged mode said directory: the size it was checked by is not its) */
+	if ((e & I_DIR_ISIZE_WRONG) && S_ISDIR(mode)) {
 		say(rp, "reset isize for dir %llu root %llu", (unsigned long long)ino, (unsigned long long)root);
 		put_le64(&ii->size, fa.dir_names);
 	}
