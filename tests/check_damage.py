@@ -13,6 +13,9 @@ usage: check_damage.py [--no-csum] [--mirror N] IMAGE OP ARGS...
   set-key TREE KEY NEWKEY         change an item's key (the parents' keys follow;
                                   +N/-N parts of NEWKEY are relative to the old key)
   set-header TREE KEY|@BYTENR FIELD VALUE   a tree block header field
+  shift-items TREE KEY            the data of the second half of the items of the leaf
+                                  holding KEY moved down by half its free space, a gap
+                                  left (btrfs-corrupt-block -f shift_items)
   set-super FIELD VALUE [COPY]    a superblock field (all copies, or copy COPY)
   get-item TREE KEY [FIELD]       print an item's data (hex) or a field
   ls TREE [KEY]                   list the keys (matching KEY) with their names
@@ -123,7 +126,8 @@ def edit(args):
     fs = bi.Fs(args[0])
     op, a = args[1], args[2:]
     need = {"set-item": 4, "set-data": 3, "del-item": 2, "ins-item": 3, "dup-entry": 2,
-            "set-key": 3, "set-header": 4, "set-super": 2, "get-item": 2, "ls": 1}
+            "set-key": 3, "set-header": 4, "set-super": 2, "get-item": 2, "ls": 1,
+            "shift-items": 2}
     if op not in need or len(a) < need[op]:
         raise SystemExit(__doc__)
     if op == "ls":
@@ -167,6 +171,13 @@ def edit(args):
             return
         leaf, slot = fs.find(tree, key)
         key = leaf.key(slot)
+    if op == "shift-items":
+        gap = leaf.free_space() // 2
+        leaf._shift(leaf.nritems // 2, -gap)
+        fs.write_block(leaf, fix_csum, mirror)
+        print("moved the data of items", leaf.nritems // 2, "to", leaf.nritems - 1, "of leaf", leaf.logical,
+              "down by", gap)
+        return
     if op == "set-header":
         off, fmt = bi.HEADER_FIELDS[a[2]]
         old = struct.unpack_from(fmt, leaf.b, off)[0]

@@ -112,10 +112,44 @@ int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf, int good_only)
 	return -EUCLEAN;
 }
 
+/* Whether an item's data reads as what its key type holds, to its last byte, for the
+ * types of subvolume trees whose data tells them apart (other types: never). */
+static int data_fits_type(uint8_t type, const uint8_t *data, uint32_t size)
+{
+	struct fs_file_extent fe;
+	struct fs_dir_entry de;
+	struct fs_inode_ref r;
+	uint32_t pos = 0;
+	int got = 0, ret;
+
+	switch (type) {
+	case BTRFS_INODE_ITEM_KEY:
+		return size == sizeof(struct btrfs_inode_item);
+	case BTRFS_EXTENT_DATA_KEY:
+		return fs_file_extent(data, size, &fe) == 0 &&
+		       (fe.type == BTRFS_FILE_EXTENT_INLINE || size == sizeof(struct btrfs_file_extent_item));
+	case BTRFS_DIR_ITEM_KEY:
+	case BTRFS_DIR_INDEX_KEY:
+	case BTRFS_XATTR_ITEM_KEY:
+		while ((ret = fs_dir_entry_next(data, size, &pos, &de)) == 1)
+			got = 1;
+		return got && !ret && pos == size;
+	case BTRFS_INODE_REF_KEY:
+		while ((ret = fs_inode_ref_next(data, size, &pos, &r)) == 1)
+			got = 1;
+		return got && !ret && pos == size;
+	default:
+		return 0;
+	}
+}
+
 /* An item whose offset or size field was damaged shows in the chain btrfs packs item
  * data in (each item's ends where the one before it starts, the first's at the leaf's
  * end): the field that makes the chain whole again, through the item after it, is put
- * back (the last item's is left: either field would do). */
+ * back (the last item's is left: either field would do). Not a size that would make
+ * data reading as its type's read as something else: the items from there on were
+ * moved together, a gap left before them (btrfs-corrupt-block -f shift_items); they are
+ * packed as they are. */
 static void mend_item_chain(uint8_t *leaf, uint32_t nodesize)
 {
 	struct btrfs_item *it = (void *)(leaf + sizeof(struct btrfs_header));
@@ -127,41 +161,20 @@ static void mend_item_chain(uint8_t *leaf, uint32_t nodesize)
 	for (uint32_t i = 0; i + 1 < n; i++) {
 		uint32_t off = get_le32(&it[i].offset), size = get_le32(&it[i].size);
 		uint64_t next_end = (uint64_t)get_le32(&it[i + 1].offset) + get_le32(&it[i + 1].size);
+		const uint8_t *data = (const uint8_t *)it + off;
+		uint8_t type = it[i].key.type;
 
 		if ((uint64_t)off + size == expect)
 			;
 		else if (size <= expect && next_end == expect - size)
 			put_le32(&it[i].offset, expect - size);         /* its offset was damaged */
-		else if (off < expect && next_end == off)
+		else if (off < expect && next_end == off &&
+			 !((uint64_t)off + size <= space && data_fits_type(type, data, size) &&
+			   !data_fits_type(type, data, expect - off)))
 			put_le32(&it[i].size, expect - off);            /* its size was */
-		else
+		else if (!(off < expect && next_end == off))
 			return;
 		expect = get_le32(&it[i].offset);
-	}
-}
-
-/* Whether an item's data reads as what its key type holds, for the types of subvolume
- * trees whose data tells them apart (other types: never). */
-static int data_fits_type(uint8_t type, const uint8_t *data, uint32_t size)
-{
-	struct fs_file_extent fe;
-	struct fs_dir_entry de;
-	struct fs_inode_ref r;
-	uint32_t pos = 0;
-
-	switch (type) {
-	case BTRFS_INODE_ITEM_KEY:
-		return size == sizeof(struct btrfs_inode_item);
-	case BTRFS_EXTENT_DATA_KEY:
-		return fs_file_extent(data, size, &fe) == 0;
-	case BTRFS_DIR_ITEM_KEY:
-	case BTRFS_DIR_INDEX_KEY:
-	case BTRFS_XATTR_ITEM_KEY:
-		return fs_dir_entry_next(data, size, &pos, &de) == 1;
-	case BTRFS_INODE_REF_KEY:
-		return fs_inode_ref_next(data, size, &pos, &r) == 1;
-	default:
-		return 0;
 	}
 }
 
