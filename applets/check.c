@@ -689,7 +689,8 @@ static struct fs *open_for_repair(struct check_args *a, const char *path, const 
 		a->adopt_root = fs ? gen : 0;
 		if (!fs && a->lost_writes) {
 			/* no earlier state is whole: the blocks are mended where they are */
-			msg_warn("%s: the lost writes are mended in place", fs_error_format(&err, ebuf, sizeof(ebuf)));
+			msg_warn("%s: the lost writes are mended in place",
+				 err.code ? fs_error_format(&err, ebuf, sizeof(ebuf)) : "no backup root is whole");
 			a->in_place = 1;
 			fs = fs_wopen(&path, 1, wo, &err);
 		}

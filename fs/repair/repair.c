@@ -186,10 +186,14 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	int fst = !!(get_le64(&rp->fs->sb.compat_ro_flags) & BTRFS_FEATURE_COMPAT_RO_FREE_SPACE_TREE);
 
 	/* a derived tree whose blocks or items are damaged is made anew as a whole (the
-	 * uuid and data relocation trees whatever is wrong in them) */
+	 * uuid and data relocation trees whatever is wrong in them; a block holding an
+	 * older one of the tree's own where a write was lost: copied anew, the old content
+	 * would be the tree's again) */
 	if (!p->warning && (p->fix == CHECK_FIX_NONE || p->fix == CHECK_FIX_REPACK ||
 			    p->fix == CHECK_FIX_UNREADABLE || p->root == BTRFS_UUID_TREE_OBJECTID ||
-			    p->root == BTRFS_DATA_RELOC_TREE_OBJECTID) && plan_rebuild(rp, p->root)) {
+			    p->root == BTRFS_DATA_RELOC_TREE_OBJECTID ||
+			    (p->fix == CHECK_FIX_RECOW && p->value[1] < p->value[0])) &&
+	    plan_rebuild(rp, p->root)) {
 		rp->fixable++;
 		return;
 	}
