@@ -606,7 +606,16 @@ static void dump_blocks(struct dumper *d)
 	}
 }
 
-/* Tree names for -t: ROOT, BTRFS_ROOT_TREE, root_tree_objectid ... (any case). */
+/* Whether s starts with word, in any case and with '-' for '_' (free-space, tree-log). */
+static int starts_with_word(const char *s, const char *word)
+{
+	for (; *word; s++, word++)
+		if (toupper((unsigned char)*s) != *word && !(*s == '-' && *word == '_'))
+			return 0;
+	return 1;
+}
+
+/* Tree names for -t: ROOT, BTRFS_ROOT_TREE, root_tree_objectid, free-space ... (any case). */
 static uint64_t tree_id_from_name(const char *s)
 {
 	static const struct { const char *name; uint64_t id; } names[] = {
@@ -619,29 +628,26 @@ static uint64_t tree_id_from_name(const char *s)
 		{ "TREE_LOG_FIXUP", BTRFS_TREE_LOG_FIXUP_OBJECTID },
 		{ "TREE_LOG", BTRFS_TREE_LOG_OBJECTID }, { "TREE_RELOC", BTRFS_TREE_RELOC_OBJECTID },
 		{ "DATA_RELOC", BTRFS_DATA_RELOC_TREE_OBJECTID },
-		{ "BLOCK_GROUP_TREE", BTRFS_BLOCK_GROUP_TREE_OBJECTID },
+		{ "BLOCK_GROUP", BTRFS_BLOCK_GROUP_TREE_OBJECTID },
 	};
 	const char *p = s;
 	uint64_t id = 0;
 
-	if (!strncasecmp(p, "BTRFS_", 6))
+	if (starts_with_word(p, "BTRFS_"))
 		p += 6;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		size_t len = strlen(names[i].name);
-
-		if (!strncasecmp(p, names[i].name, len)) {
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (starts_with_word(p, names[i].name)) {
 			id = names[i].id;
-			p += len;
+			p += strlen(names[i].name);
 			break;
 		}
-	}
 	if (!id) {
 		msg_error("unrecognized tree id: %s", s);
 		exit(1);
 	}
-	if (!strncasecmp(p, "_TREE", 5))
+	if (starts_with_word(p, "_TREE"))
 		p += 5;
-	if (!strncasecmp(p, "_OBJECTID", 9))
+	if (starts_with_word(p, "_OBJECTID"))
 		p += 9;
 	if (*p) {
 		msg_error("unexpected tree id suffix of '%s': %s", s, p);
