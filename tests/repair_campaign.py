@@ -17,8 +17,8 @@ lostwrite (a transaction of changes made through the kernel, then some of its tr
 blocks given back what their places held before it: tests/lost_write.py); with
 --corrupt-block, corrupt (a damage made by btrfs-corrupt-block itself: an inode, file
 extent, dir item, block group, key or item offset field, a deleted item or checksum, an
-extent record or records all over the extent tree, a chunk item, a tree block's
-generation, keys shifted or one key swapped for another).
+extent record or records all over the extent tree, a tree block's generation, keys
+shifted or one key swapped for another).
 
 usage: repair_campaign.py bases DIR [--mkfs MKFS] [--btrfs BTRFS] [--only NAME,...]
            base images: SINGLE and DUP metadata, 16 KiB and 4 KiB nodes, quotas; files of all
@@ -380,16 +380,14 @@ def corrupt_block(img, rnd, tool, trees=None):
     tree, logical, _ = rnd.choice(blocks)
     ops.append(["-m", str(logical), "-f", rnd.choice(("generation", "shift_items"))])
     ops.append(["-k", "-l", str(logical)])
-    chunks = [k for t, k in items if t == 3 and k[1] == 228]
-    if chunks:
-        ops.append(["-u", "-l", str(rnd.choice(chunks)[2])])
+    # (not -u: 6.19's chunk record damage stops on a BUG_ON of its own commit)
     if trees is None or "extent" in trees:
         ops.append(["-E"])
     op = rnd.choice(ops)
     rc, out = run([tool] + op + [img])
     if rc:
         return None
-    tree = int(op[op.index("-r") + 1]) if "-r" in op else {"-i": 5, "-m": tree, "-k": tree, "-C": 7, "-u": 3}.get(op[0], 2)
+    tree = int(op[op.index("-r") + 1]) if "-r" in op else {"-i": 5, "-m": tree, "-k": tree, "-C": 7}.get(op[0], 2)
     # (the table groups by the word before " tree block")
     return "btrfs-corrupt-block %s: %s tree block" % (" ".join(op), tree_name(tree))
 
