@@ -143,13 +143,24 @@ static int data_fits_type(uint8_t type, const uint8_t *data, uint32_t size)
 	}
 }
 
+/* Item i, whose data ends short of where the item before it starts (expect), was moved
+ * with the items after it, a gap left before them (btrfs-corrupt-block -f shift_items),
+ * rather than its size damaged: its data reads as its type's at its size and not at the
+ * size that would close the gap. */
+static int moved_with_the_rest(const struct btrfs_item *it, uint32_t i, uint32_t expect, uint32_t space)
+{
+	uint32_t off = get_le32(&it[i].offset), size = get_le32(&it[i].size);
+	const uint8_t *data = (const uint8_t *)it;
+
+	return (uint64_t)off + size <= space && off < expect && data_fits_type(it[i].key.type, data + off, size) &&
+	       !data_fits_type(it[i].key.type, data + off, expect - off);
+}
+
 /* An item whose offset or size field was damaged shows in the chain btrfs packs item
  * data in (each item's ends where the one before it starts, the first's at the leaf's
  * end): the field that makes the chain whole again, through the item after it, is put
- * back (the last item's is left: either field would do). Not a size that would make
- * data reading as its type's read as something else: the items from there on were
- * moved together, a gap left before them (btrfs-corrupt-block -f shift_items); they are
- * packed as they are. */
+ * back (the last item's is left: either field would do). Items moved together are
+ * left as they are: the leaf is packed anew. */
 static void mend_item_chain(uint8_t *leaf, uint32_t nodesize)
 {
 	struct btrfs_item *it = (void *)(leaf + sizeof(struct btrfs_header));
@@ -161,16 +172,12 @@ static void mend_item_chain(uint8_t *leaf, uint32_t nodesize)
 	for (uint32_t i = 0; i + 1 < n; i++) {
 		uint32_t off = get_le32(&it[i].offset), size = get_le32(&it[i].size);
 		uint64_t next_end = (uint64_t)get_le32(&it[i + 1].offset) + get_le32(&it[i + 1].size);
-		const uint8_t *data = (const uint8_t *)it + off;
-		uint8_t type = it[i].key.type;
 
 		if ((uint64_t)off + size == expect)
 			;
 		else if (size <= expect && next_end == expect - size)
 			put_le32(&it[i].offset, expect - size);         /* its offset was damaged */
-		else if (off < expect && next_end == off &&
-			 !((uint64_t)off + size <= space && data_fits_type(type, data, size) &&
-			   !data_fits_type(type, data, expect - off)))
+		else if (off < expect && next_end == off && !moved_with_the_rest(it, i, expect, space))
 			put_le32(&it[i].size, expect - off);            /* its size was */
 		else if (!(off < expect && next_end == off))
 			return;
