@@ -1094,6 +1094,59 @@ static int fix_bad_copy(struct rp *rp, const struct rp_fix *f)
 	return ret;
 }
 
+/* The subvolumes whose search for key stops at the block bytenr (its generation is
+ * what is wrong): those sharing it with root. */
+static int trees_reaching(struct fs *fs, uint64_t root, const struct fs_key *key, uint64_t bytenr,
+			  uint64_t **ids, size_t *n)
+{
+	struct fs_key k = { 0, BTRFS_ROOT_ITEM_KEY, 0 };
+	size_t cap = 0;
+	struct fs_root r;
+	struct fs_path p;
+	int ret;
+
+	if ((ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r)))
+		return ret;
+	fs_path_init(&p);
+	for (ret = fs_search(fs, &r, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+		struct fs_root t;
+		struct fs_path q;
+		uint64_t *id;
+		int stop;
+
+		fs_path_key(&p, &k);
+		if (k.type != BTRFS_ROOT_ITEM_KEY || !ck_is_fstree(k.objectid) || k.objectid == root ||
+		    fs_root_lookup(fs, k.objectid, &t))
+			continue;
+		fs_path_init(&q);
+		stop = fs_search(fs, &t, key, &q) < 0 && fs->err.logical == bytenr;
+		fs_path_release(fs, &q);
+		fs_err_clear(&fs->err);
+		if (stop && !(id = vec_push(ids, n, &cap, sizeof(**ids)))) {
+			ret = fs_err(&fs->err, -ENOMEM, "out of memory");
+			break;
+		}
+		if (stop)
+			*id = k.objectid;
+	}
+	fs_path_release(fs, &p);
+	return ret < 0 ? ret : 0;
+}
+
+/* A block copied anew because its generation was wrong is copied anew in the snapshots
+ * that share it too (each tree's path to it goes through it). */
+static int recow_in_sharing_trees(struct rp *rp, const struct rp_fix *f)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	int ret = ck_is_fstree(f->root) ? trees_reaching(rp->fs, f->root, &f->key, f->bytenr, &ids, &n) : 0;
+
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = fs_tree_recow(rp->fs, ids[i], &f->key);
+	free(ids);
+	return ret;
+}
+
 static int fix_place(struct rp *rp, const struct rp_fix *f)
 {
 	int ret;
@@ -1153,6 +1206,8 @@ static int fix_place(struct rp *rp, const struct rp_fix *f)
 		return fix_inode(rp, f);
 	default:
 		ret = fs_tree_recow(rp->fs, f->root, &f->key);
+		if (!ret)
+			ret = recow_in_sharing_trees(rp, f);
 		if (!ret)
 			say(rp, "Recowing metadata block %llu", (unsigned long long)f->bytenr);
 		return ret;
