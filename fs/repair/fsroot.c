@@ -537,6 +537,20 @@ int fix_key_range(struct rp *rp, const struct rp_fix *f)
  * again when only its layout is wrong, in every tree that shares it; else a subvolume's
  * is dropped (what it held is lost), the root tree's kept (its root items are the
  * subvolumes: rp->root_lost, the backup roots are the way then). */
+/* The first subvolume whose path to key reaches the leaf bytenr, 0 none. */
+static uint64_t subvol_reaching_leaf(struct fs *fs, const struct fs_key *key, uint64_t bytenr)
+{
+	struct btrfs_root_item ri;
+	struct fs_key k = { 0, 0, 0 };
+
+	while (!fs_next_subvol_root(fs, &k, &ri)) {
+		if (tree_reaches_leaf(fs, k.objectid, key, bytenr))
+			return k.objectid;
+		k = (struct fs_key){ k.objectid + 1, 0, 0 };
+	}
+	return 0;
+}
+
 int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 {
 	uint8_t *leaf;
@@ -544,14 +558,21 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f)
 	int ret, level;
 	struct fs_root r;
 	struct fs_path p;
+	struct rp_fix g;
 
-	/* it reads now: what named it wrongly (its root item's level) was put right */
+	/* it reads now: what named it wrongly (its root item's level) was put right, or the
+	 * tree its header names no longer reaches it (it copied it away): a snapshot does */
 	fs_path_init(&p);
 	ret = fs_root_lookup(rp->fs, f->root, &r);
 	ret = ret ? ret : fs_search(rp->fs, &r, &f->key, &p);
 	fs_path_release(rp->fs, &p);
-	if (ret >= 0)
-		return 0;
+	if (ret >= 0) {
+		g = *f;
+		g.root = ck_is_fstree(f->root) ? subvol_reaching_leaf(rp->fs, &f->key, f->bytenr) : 0;
+		if (!g.root)
+			return 0;
+		f = &g;
+	}
 	level = block_level(rp->fs, f->bytenr);
 	if (level > 0)          /* a node: made again from its children */
 		return rebuild_node(rp, f, level);
