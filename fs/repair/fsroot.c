@@ -198,11 +198,29 @@ static struct fs_key key_by_name(struct fs_key k, const uint8_t *data, uint32_t 
 	return k;
 }
 
+/* Where a file extent of inode ino after item a starts: the end of a's range when a is
+ * one of that inode's file extents, else 0 (its first). */
+static uint64_t file_extent_after(const uint8_t *leaf, const struct btrfs_item *a, uint32_t space, uint64_t ino)
+{
+	uint32_t off = get_le32(&a->offset), size = get_le32(&a->size);
+	struct fs_file_extent fe;
+	struct fs_key k;
+
+	fs_key_from_disk(&k, &a->key);
+	if (k.objectid != ino || k.type != BTRFS_EXTENT_DATA_KEY)
+		return 0;
+	if ((uint64_t)off + size > space ||
+	    fs_file_extent(leaf + sizeof(struct btrfs_header) + off, size, &fe))
+		return k.offset;
+	return k.offset + (fe.type == BTRFS_FILE_EXTENT_INLINE ? fe.ram_bytes : fe.num_bytes);
+}
+
 /* An item whose key alone breaks the order of its neighbours (which are in order) had
  * its objectid damaged when one of theirs puts it between them and its data reads as
  * its type's: that objectid is put back (the longest run in order would drop it). A
  * name item's key offset goes back to its name's hash first (damaged with the objectid:
- * the name would be refused). */
+ * the name would be refused); a file extent's offset alone damaged goes back to where
+ * the inode's extent before it ends (btrfs-corrupt-block -K KEY -f offset). */
 static void mend_item_keys(uint8_t *leaf, uint32_t nodesize)
 {
 	struct btrfs_item *it = (void *)(leaf + sizeof(struct btrfs_header));
@@ -214,7 +232,7 @@ static void mend_item_keys(uint8_t *leaf, uint32_t nodesize)
 	for (uint32_t i = 1; i + 1 < n; i++) {
 		uint32_t off = get_le32(&it[i].offset), size = get_le32(&it[i].size);
 		const uint8_t *data;
-		struct fs_key a, k, b, named, try[5];
+		struct fs_key a, k, b, named, try[6];
 
 		fs_key_from_disk(&a, &it[i - 1].key);
 		fs_key_from_disk(&k, &it[i].key);
@@ -232,7 +250,10 @@ static void mend_item_keys(uint8_t *leaf, uint32_t nodesize)
 		try[2].objectid = try[4].objectid = b.objectid;
 		try[3].type = try[4].type = k.type;
 		try[3].offset = try[4].offset = k.offset;
-		for (int t = 0; t < 5; t++)
+		/* a file extent's offset: where the inode's extent before it ends */
+		try[5] = k;
+		try[5].offset = file_extent_after(leaf, &it[i - 1], space, k.objectid);
+		for (int t = 0; t < 6; t++)
 			if (fs_key_cmp(&a, &try[t]) < 0 && fs_key_cmp(&try[t], &b) < 0) {
 				fs_key_to_disk(&it[i].key, &try[t]);
 				break;
@@ -268,7 +289,9 @@ static int salvage_leaf(struct fs *fs, uint64_t bytenr, uint8_t *leaf, uint32_t 
 	copy = malloc(fs->nodesize);
 	if (len && prev && order && copy) {
 		/* longest run of keys in order among the items inside the leaf (len[i]: of the
-		 * run ending at i, prev[i]: the item before it in that run, n: none) */
+		 * run ending at i, prev[i]: the item before it in that run, n: none); of runs
+		 * as long, the one ending last: an item whose key grew past the next one's is
+		 * the one left out (not the next) */
 		uint32_t best = n;
 
 		memcpy(copy, leaf, fs->nodesize);
@@ -285,7 +308,7 @@ static int salvage_leaf(struct fs *fs, uint64_t bytenr, uint8_t *leaf, uint32_t 
 				if (len[j] && len[j] + 1 > len[i] && (fs_key_from_disk(&kj, &it[j].key),
 								     fs_key_cmp(&kj, &ki) < 0))
 					len[i] = len[j] + 1, prev[i] = j;
-			if (best == n || len[i] > len[best])
+			if (best == n || len[i] >= len[best])
 				best = i;
 		}
 		for (uint32_t i = best; i != n; i = prev[i])
