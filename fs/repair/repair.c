@@ -1099,37 +1099,29 @@ static int fix_bad_copy(struct rp *rp, const struct rp_fix *f)
 static int trees_reaching(struct fs *fs, uint64_t root, const struct fs_key *key, uint64_t bytenr,
 			  uint64_t **ids, size_t *n)
 {
-	struct fs_key k = { 0, BTRFS_ROOT_ITEM_KEY, 0 };
+	struct btrfs_root_item ri;
+	struct fs_key k = { 0, 0, 0 };
 	size_t cap = 0;
-	struct fs_root r;
-	struct fs_path p;
 	int ret;
 
-	if ((ret = fs_root_lookup(fs, BTRFS_ROOT_TREE_OBJECTID, &r)))
-		return ret;
-	fs_path_init(&p);
-	for (ret = fs_search(fs, &r, &k, &p); ret == 0; ret = fs_next(fs, &p)) {
+	while (!(ret = fs_next_subvol_root(fs, &k, &ri))) {
 		struct fs_root t;
-		struct fs_path q;
+		struct fs_path p;
 		uint64_t *id;
-		int stop;
+		int stop = 0;
 
-		fs_path_key(&p, &k);
-		if (k.type != BTRFS_ROOT_ITEM_KEY || !ck_is_fstree(k.objectid) || k.objectid == root ||
-		    fs_root_lookup(fs, k.objectid, &t))
-			continue;
-		fs_path_init(&q);
-		stop = fs_search(fs, &t, key, &q) < 0 && fs->err.logical == bytenr;
-		fs_path_release(fs, &q);
-		fs_err_clear(&fs->err);
-		if (stop && !(id = vec_push(ids, n, &cap, sizeof(**ids)))) {
-			ret = fs_err(&fs->err, -ENOMEM, "out of memory");
-			break;
+		if (k.objectid != root && !fs_root_lookup(fs, k.objectid, &t)) {
+			fs_path_init(&p);
+			stop = fs_search(fs, &t, key, &p) < 0 && fs->err.logical == bytenr;
+			fs_path_release(fs, &p);
+			fs_err_clear(&fs->err);
 		}
+		if (stop && !(id = vec_push(ids, n, &cap, sizeof(**ids))))
+			return fs_err(&fs->err, -ENOMEM, "out of memory");
 		if (stop)
 			*id = k.objectid;
+		k = (struct fs_key){ k.objectid + 1, 0, 0 };
 	}
-	fs_path_release(fs, &p);
 	return ret < 0 ? ret : 0;
 }
 
