@@ -67,6 +67,8 @@ struct mkfs_ctx {
 	uint64_t default_id;        /* --subvol default: its id, 0: the top level */
 	int nodatasum;              /* the data being written gets no checksums */
 	struct workq writer;        /* writes rootdir data (mkfs_data_put); ring NULL: none */
+	struct rootdir_seen *seen;  /* what the --rootdir estimate saw, for the populate pass */
+	size_t nseen, seen_cap;
 	int writer_err;             /* its first error, read once it has stopped */
 	char *err;
 	size_t errlen;
@@ -126,6 +128,8 @@ struct rootdir_estimate {
 	uint64_t data_bytes;        /* data extents, sector aligned */
 	uint64_t meta_bytes;        /* items, roughly */
 };
+/* The estimate keeps what it learns of the first entries (c->seen, up to a few MiB)
+ * for rootdir_populate, which then asks the system only for what changed. */
 int rootdir_estimate(struct mkfs_ctx *c, const char *dir, struct rootdir_estimate *est);
 int rootdir_populate(struct mkfs_ctx *c, const char *dir);
 

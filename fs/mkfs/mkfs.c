@@ -1393,6 +1393,7 @@ int mkfs_make(const struct mkfs_config *cfg, struct mkfs_device *devs, int ndevs
 	free(c.csum_item);
 	spool_free(&c.data_ext);
 	spool_free(&c.csum);
+	free(c.seen);
 	alloc_free(&c.al);
 	return ret;
 }

@@ -47,12 +47,25 @@ struct hardlink {
 	uint32_t nlink;
 };
 
+/* What the estimate pass learnt of an entry, in walk order: the populate pass takes
+ * it instead of asking again (a stat and an xattr list per entry, the greater part
+ * of the system calls), as long as the names come in the same order. */
+struct rootdir_seen {
+	struct stat st;
+	uint32_t name_hash;
+	int has_xattrs;             /* or its list could not be read: ask again */
+};
+#define SEEN_MAX ((8u << 20) / sizeof(struct rootdir_seen))
+
 struct walk {
 	struct mkfs_ctx *c;
 	char path[PATH_MAX];
 	int dfd;                    /* the directory of the entries walked, or -1 */
 	int depth;
 	uint64_t next_ino;
+	size_t seen_next;                   /* the next entry's in c->seen */
+	const struct rootdir_seen *seen;    /* of the entry being added, or NULL */
+	uint64_t file_size;                 /* of the file being copied: reads end there */
 	struct hardlink *links;
 	size_t nlinks, links_cap;
 	uint8_t *buf;               /* IO_BUF bytes */
@@ -282,20 +295,31 @@ static int xattr_names(const struct walk *w, int fd, char **names, ssize_t *len)
 
 /* ---- estimate ---- */
 
-/* Bytes of the names and values of the xattrs of the entry at w->path. */
-static uint64_t xattr_bytes(const struct walk *w)
+/* Bytes of the names and values of the xattrs of the entry at w->path; *has: it
+ * may have some. */
+static uint64_t xattr_bytes(const struct walk *w, int *has)
 {
 	ssize_t len;
 	char *names;
 	uint64_t total = 0;
 
 	xattr_names(w, -1, &names, &len);       /* no memory: an estimate without them */
+	*has = len != 0;
 	for (char *n = names; names && len > 0 && n < names + len; n += strlen(n) + 1) {
 		ssize_t vl = xattr_get(w, -1, n, NULL, 0);
 		total += 30 + 25 + strlen(n) + (vl > 0 ? (uint64_t)vl : 0);
 	}
 	free(names);
 	return total;
+}
+
+/* Keeps what the estimate saw of the entry name (up to SEEN_MAX entries). */
+static void remember_seen(struct mkfs_ctx *c, const char *name, const struct stat *st, int has_xattrs)
+{
+	if (c->nseen == SEEN_MAX ||
+	    grow((void **)&c->seen, &c->seen_cap, c->nseen + 1, sizeof(*c->seen)))
+		return;
+	c->seen[c->nseen++] = (struct rootdir_seen){ *st, btrfs_name_hash(name, strlen(name)), has_xattrs };
 }
 
 static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
@@ -311,8 +335,9 @@ static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 	prev = enter_dir(w, fd);
 	for (long i = 0; n >= 0 && i < n && !ret; i++) {
 		struct stat st;
-		size_t nl = strlen(name_at(w, first + (size_t)i));
-		int len = path_push(w, name_at(w, first + (size_t)i));
+		const char *name = name_at(w, first + (size_t)i);
+		size_t nl = strlen(name);
+		int len = path_push(w, name), has_xattrs;
 
 		if (len < 0) {
 			ret = -1;
@@ -320,10 +345,13 @@ static int estimate_dir(struct walk *w, struct rootdir_estimate *est)
 		}
 		if (fstatat(at_fd(w), at_name(w), &st, AT_SYMLINK_NOFOLLOW)) {
 			ret = mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
-		} else if (!is_target(c, &st)) {
+		} else if (is_target(c, &st)) {
+			remember_seen(c, name, &st, 0);
+		} else {
 			/* inode, ref, two dir entries, xattrs */
 			est->meta_bytes += 160 + 2 * 25 + 12 + 2 * (30 + 25) + 3 * nl +
-					   xattr_bytes(w);
+					   xattr_bytes(w, &has_xattrs);
+			remember_seen(c, name, &st, has_xattrs);
 			if (subvol_spec(c, &st))    /* its own tree, root item and refs */
 				est->meta_bytes += 2 * c->cfg->nodesize + 1024;
 			if (S_ISDIR(st.st_mode)) {
@@ -426,6 +454,8 @@ static int add_xattrs(struct walk *w, uint64_t ino, int fd)
 	char *names, *val = NULL;
 	int ret = 0;
 
+	if (w->seen && !w->seen->has_xattrs)
+		return 0;
 	if (xattr_names(w, fd, &names, &len))
 		return mkfs_fail(c, "out of memory");
 	for (char *n = names; len > 0 && n < names + len && !ret; n += strlen(n) + 1) {
@@ -505,21 +535,26 @@ static int add_hole(struct mkfs_ctx *c, uint64_t ino, uint64_t off, uint64_t len
 	return add_regular(c, ino, off, 0, 0, len, 0);
 }
 
-/* Reads exactly len bytes at off; past the end of a file that shrank, zeros. */
-static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off)
+/* Reads len bytes at off of the file being copied: zeros past its size (not asked
+ * for: a read that finds the end costs a system call) and past the end of a file
+ * that shrank. */
+static int read_full(const struct walk *w, int fd, uint8_t *buf, size_t len, uint64_t off)
 {
-	while (len) {
-		ssize_t n = pread(fd, buf, len, (off_t)off);
+	size_t want = off >= w->file_size ? 0 : w->file_size - off < len ? (size_t)(w->file_size - off) : len;
+
+	memset(buf + want, 0, len - want);
+	while (want) {
+		ssize_t n = pread(fd, buf, want, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -1;
 		if (!n) {
-			memset(buf, 0, len);
+			memset(buf, 0, want);
 			return 0;
 		}
 		buf += n;
-		len -= (size_t)n;
+		want -= (size_t)n;
 		off += (uint64_t)n;
 	}
 	return 0;
@@ -540,7 +575,7 @@ static int copy_compressed(struct walk *w, int fd, uint64_t ino, uint64_t *start
 		uint64_t at, dlen;
 		int ret;
 
-		if (read_full(fd, w->buf, n, *start))
+		if (read_full(w, fd, w->buf, n, *start))
 			return mkfs_fail(c, "cannot read %s: %s", w->path, strerror(errno));
 		ret = fs_compress(&w->deflater, c->cfg->compress, w->buf, n, w->cbuf, COMPRESS_CHUNK, &clen,
 				  c->cfg->sectorsize);
@@ -573,7 +608,7 @@ static int copy_range(struct walk *w, int fd, uint64_t ino, uint64_t start, uint
 			size_t n = len - done < IO_BUF ? (size_t)(len - done) : IO_BUF;
 			uint8_t *buf = mkfs_data_space(c, w->buf, n);
 
-			if (read_full(fd, buf, n, start + done))
+			if (read_full(w, fd, buf, n, start + done))
 				return mkfs_fail(c, "cannot read %s: %s", w->path, strerror(errno));
 			if (mkfs_data_put(c, at + done, buf, n))
 				return -1;
@@ -603,6 +638,7 @@ static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, ui
 	int fd, ret = 0;
 
 	*nbytes = 0;
+	w->file_size = size;
 	/* nodatacow and nodatasum files: no checksums, no compression (as the kernel) */
 	c->nodatasum = flags != 0;
 	compress = c->cfg->compress && !c->nodatasum;
@@ -617,7 +653,7 @@ static int add_file_data(struct walk *w, const struct stat *st, uint64_t ino, ui
 		return -1;
 	}
 	if (size <= MAX_INLINE && size < ss) {
-		if (read_full(fd, w->buf, (size_t)size, 0))
+		if (read_full(w, fd, w->buf, (size_t)size, 0))
 			ret = mkfs_fail(c, "cannot read %s: %s", w->path, strerror(errno));
 		else
 			ret = add_inline(c, ino, w->buf, (uint32_t)size);
@@ -764,6 +800,28 @@ static int add_subvol(struct walk *w, uint64_t dir, uint64_t index, const char *
 	return ret ? -1 : 0;
 }
 
+/* What the entry name (at w->path) is: as the estimate saw it while the names come
+ * in its order, else asked anew. */
+static int entry_stat(struct walk *w, const char *name, struct stat *st)
+{
+	struct mkfs_ctx *c = w->c;
+
+	w->seen = NULL;
+	if (w->seen_next < c->nseen) {
+		const struct rootdir_seen *s = &c->seen[w->seen_next++];
+
+		if (s->name_hash == btrfs_name_hash(name, strlen(name))) {
+			w->seen = s;
+			*st = s->st;
+			return 0;
+		}
+		c->nseen = 0;   /* the tree changed since: ask for every entry from here on */
+	}
+	if (fstatat(at_fd(w), at_name(w), st, AT_SYMLINK_NOFOLLOW))
+		return mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
+	return 0;
+}
+
 /* One directory entry: its inode (new, or another link to one seen before).
  * Returns 0, 1 when the entry is left out (the image itself), or -1. */
 static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *name)
@@ -776,8 +834,8 @@ static int add_entry(struct walk *w, uint64_t dir, uint64_t index, const char *n
 	const struct mkfs_subvol_spec *spec;
 	int ret;
 
-	if (fstatat(at_fd(w), at_name(w), &st, AT_SYMLINK_NOFOLLOW))
-		return mkfs_fail(c, "cannot stat %s: %s", w->path, strerror(errno));
+	if (entry_stat(w, name, &st))
+		return -1;
 	if (is_target(c, &st))
 		return 1;
 	if ((spec = subvol_spec(c, &st)))
