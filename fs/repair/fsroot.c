@@ -100,7 +100,13 @@ int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf, int good_only)
 	const struct btrfs_header *h = (const void *)leaf;
 	uint8_t csum[CSUM_MAX_SIZE];
 	int n = fs_num_copies(fs, bytenr), pass, m;
+	struct fs_block *made = fs_tx_new_block(fs, bytenr);
 
+	if (made) {         /* an earlier round's leaf: not on the disk yet */
+		memcpy(leaf, made->data, fs->nodesize);
+		fs_block_put(fs, made);
+		return h->level ? -EUCLEAN : 0;
+	}
 	for (pass = 0; pass < 2 - !!good_only; pass++)
 		for (m = 1; m <= n; m++)
 			if (!fs_read_logical(fs, bytenr, leaf, fs->nodesize, m) && !h->level &&

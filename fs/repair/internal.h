@@ -96,10 +96,10 @@ int fix_leaf(struct rp *rp, const struct rp_fix *f);
 int fix_key_range(struct rp *rp, const struct rp_fix *f);
 /* A leaf that cannot be read: mended when only its item offsets are wrong, else dropped. */
 int fix_unreadable(struct rp *rp, const struct rp_fix *f);
-/* A copy of the leaf bytenr (nodesize bytes) to salvage items from: one whose checksum
- * is good (the damage is in what it says), else, unless good_only, one that is at least
- * this leaf (its address, level and filesystem: the damage is of the disk). 0, or
- * -EUCLEAN: none. */
+/* A copy of the leaf bytenr (nodesize bytes) to salvage items from: the one the repair
+ * made in an earlier round (not on the disk yet); one whose checksum is good (the
+ * damage is in what it says), else, unless good_only, one that is at least this leaf
+ * (its address, level and filesystem: the damage is of the disk). 0, or -EUCLEAN: none. */
 int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf, int good_only);
 /* fs/repair/node.c: a node (at level) that cannot be read, made again from its
  * children found through their back references (0 when it cannot be: left as it is). */

@@ -109,6 +109,16 @@ int is_ours(const struct fs *fs, uint64_t bytenr)
 	return walloc_find(fs, bytenr) != NULL;
 }
 
+struct fs_block *fs_tx_new_block(struct fs *fs, uint64_t bytenr)
+{
+	struct walloc *a = walloc_find(fs, bytenr);
+
+	if (!a || !a->b)
+		return NULL;
+	a->b->refs++;
+	return a->b;
+}
+
 /* The block itself when the transaction made it; else a new copy, the old one freed.
  * The caller's reference moves to the returned block. */
 struct fs_block *cow_block(struct fs *fs, struct wroot *wr, struct fs_block *b)

@@ -137,6 +137,10 @@ int fs_tree_recow(struct fs *fs, uint64_t tree, const struct fs_key *key);
 /* Takes the leaf bytenr on the way to key out of the tree without reading it (its
  * copies are all bad: what it held is lost), -ENOENT when it is not a leaf there. */
 int fs_tree_drop_leaf(struct fs *fs, uint64_t tree, const struct fs_key *key, uint64_t bytenr);
+/* The block at bytenr when the running transaction made it (a reference to put), else
+ * NULL: until the commit its image is in memory only, the disk holds what the place
+ * held before. */
+struct fs_block *fs_tx_new_block(struct fs *fs, uint64_t bytenr);
 /* Puts a new copy of the leaf image `leaf` (nodesize bytes, valid items; its header is
  * made anew) in place of the leaf bytenr on the way to key, which is not read (its
  * items are laid out wrongly). Other trees sharing bytenr keep it, as a change of a
