@@ -2203,6 +2203,68 @@ static uint32_t detect_type(const struct facts *fa, uint64_t ino, uint64_t top)
 	return get_le64(&fa->ii.rdev) ? S_IFBLK : S_IFREG;
 }
 
+/* Whether subvolumes a and b (root items) share a history: one is a snapshot of the
+ * other, or both are of the same one. */
+static int related(const struct btrfs_root_item *a, const struct btrfs_root_item *b)
+{
+	static const uint8_t none[BTRFS_UUID_SIZE];
+
+	return !memcmp(a->parent_uuid, b->uuid, BTRFS_UUID_SIZE) || !memcmp(b->parent_uuid, a->uuid, BTRFS_UUID_SIZE) ||
+	       (memcmp(a->parent_uuid, none, BTRFS_UUID_SIZE) && !memcmp(a->parent_uuid, b->parent_uuid, BTRFS_UUID_SIZE));
+}
+
+/* The inode item of inode ino, lost in root (what remains of it: fa, of type `type`), as
+ * a related subvolume holds it: the same type and, for a file with data, the same first
+ * data extent (the file as it was when the snapshot was taken); of several, the one
+ * changed last. That subvolume with *ii, else 0. */
+static uint64_t inode_in_relative(struct fs *fs, uint64_t root, uint64_t ino, uint32_t type, const struct facts *fa,
+			     struct btrfs_inode_item *ii)
+{
+	struct btrfs_root_item ri;
+	struct fs_key k = { 0, 0, 0 };
+	struct fs_root r;
+	struct facts other;
+	uint64_t from = 0;
+
+	memset(ii, 0, sizeof(*ii));
+	if (fs_root_lookup(fs, root, &r))
+		return 0;
+	for (; !fs_next_subvol_root(fs, &k, &ri); k = (struct fs_key){ k.objectid + 1, 0, 0 }) {
+		if (k.objectid == root || !related(&r.item, &ri) || inode_facts(fs, k.objectid, ino, &other) ||
+		    !other.have_item || (get_le32(&other.ii.mode) & S_IFMT) != type ||
+		    (type == S_IFREG && other.first_data != fa->first_data) ||
+		    (from && get_le64(&other.ii.transid) <= get_le64(&ii->transid)))
+			continue;
+		*ii = other.ii;
+		from = k.objectid;
+	}
+	return from;
+}
+
+/* The inode item of ino, made anew, takes what a related subvolume's copy says of it
+ * (mode, owner, times, flags; a file's size when it ends in the same last sector). */
+static int inode_like(struct fs *fs, uint64_t root, uint64_t ino, const struct btrfs_inode_item *like,
+		      const struct facts *fa)
+{
+	struct btrfs_inode_item *ii = inode_mut(fs, root, ino);
+	uint64_t size = get_le64(&like->size), ss = fs->sectorsize;
+
+	if (!ii)
+		return fs->err.code;
+	ii->mode = like->mode;
+	ii->uid = like->uid;
+	ii->gid = like->gid;
+	ii->rdev = like->rdev;
+	ii->flags = like->flags;
+	ii->atime = like->atime;
+	ii->ctime = like->ctime;
+	ii->mtime = like->mtime;
+	ii->otime = like->otime;
+	if (S_ISREG(get_le32(&like->mode)) && size <= fa->end && size + ss > fa->end)
+		ii->size = like->size;
+	return 0;
+}
+
 /* Hole extents for what no file extent covers, up to the size (no-holes off). */
 static int fill_holes(struct rp *rp, uint64_t root, uint64_t ino, uint64_t isize)
 {
@@ -2297,9 +2359,9 @@ static int trim_lost_file(struct fs *fs, uint64_t root, uint64_t ino, uint64_t e
 int fix_inode(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
-	uint64_t e = f->value[0], root = f->root, ino = f->key.objectid, top = f->value[2];
+	uint64_t e = f->value[0], root = f->root, ino = f->key.objectid, top = f->value[2], from;
 	uint32_t links = (uint32_t)f->value[1], mode, size;
-	struct btrfs_inode_item *ii;
+	struct btrfs_inode_item *ii, like;
 	struct facts fa;
 	int ret, csummed;
 
@@ -2324,6 +2386,11 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 				mode == S_IFDIR ? fa.dir_names : mode == S_IFREG ? fa.end : fa.found_size, fa.found_size);
 		if (!ret && mode == S_IFREG && fa.end && fa.normal_extents)
 			ret = trim_lost_file(fs, root, ino, fa.end);
+		if (!ret && (from = inode_in_relative(fs, root, ino, mode, &fa, &like))) {
+			say(rp, "root %llu inode %llu: mode, owner and times taken from root %llu", (unsigned long long)root,
+			    (unsigned long long)ino, (unsigned long long)from);
+			ret = inode_like(fs, root, ino, &like, &fa);
+		}
 		if (!ret && ino != top && !links)
 			ret = link_lost(rp, root, top, ino, BTRFS_FT_REG_FILE + (mode == S_IFDIR));
 		if (!ret)
