@@ -532,16 +532,46 @@ int fix_leaf(struct rp *rp, const struct rp_fix *f)
 	return ret;
 }
 
+/* Item i of a leaf, whose key is not below bound, gets the key its place says when
+ * only its objectid (that of the item before it) or, for a name hashed into its key,
+ * its offset (the name's hash) was damaged: one below bound, above the key before it,
+ * that its data is of. 1 when mended. */
+static int mend_key_past_bound(uint8_t *leaf, uint32_t nodesize, uint32_t i, const struct fs_key *bound)
+{
+	struct btrfs_item *it = (void *)(leaf + sizeof(struct btrfs_header));
+	uint32_t off = get_le32(&it[i].offset), size = get_le32(&it[i].size);
+	uint32_t space = nodesize - (uint32_t)sizeof(struct btrfs_header);
+	const uint8_t *d = (const uint8_t *)it + off;
+	struct fs_key prev, k;
+	struct fs_dir_entry de;
+	uint32_t pos = 0;
+
+	if (!i || off > space || size > space - off)
+		return 0;
+	fs_key_from_disk(&prev, &it[i - 1].key);
+	fs_key_from_disk(&k, &it[i].key);
+	if (!data_fits_type(k.type, d, size))
+		return 0;
+	k.objectid = prev.objectid;
+	if ((k.type == BTRFS_DIR_ITEM_KEY || k.type == BTRFS_XATTR_ITEM_KEY) && fs_dir_entry_next(d, size, &pos, &de) == 1)
+		k.offset = ck_name_hash(de.name, de.name_len);
+	if (fs_key_cmp(&prev, &k) >= 0 || fs_key_cmp(&k, bound) >= 0)
+		return 0;
+	fs_key_to_disk(&it[i].key, &k);
+	return 1;
+}
+
 /* A subvolume leaf whose last keys are not below the first key of the leaf after it:
- * searches never reach those items, they go (a name among them is made again from its
- * other halves by the name checks). */
+ * searches never reach those items; those whose key its place tells get it
+ * (mend_key_past_bound), the others go (a name among them is made again from its other
+ * halves by the name checks). */
 int fix_key_range(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs_key bound = { f->value[0], (uint8_t)f->value[1], f->value[2] }, k;
 	uint8_t *leaf = malloc(rp->fs->nodesize);
 	struct btrfs_header *h = (void *)leaf;
 	const struct btrfs_item *it = (const void *)(h + 1);
-	uint32_t n, kept;
+	uint32_t n, kept, mended = 0;
 	int ret;
 
 	if (!leaf)
@@ -554,10 +584,15 @@ int fix_key_range(struct rp *rp, const struct rp_fix *f)
 	 * so the items at its end go with their data and the rest stays packed */
 	for (kept = n; kept && (fs_key_from_disk(&k, &it[kept - 1].key), fs_key_cmp(&k, &bound) >= 0);)
 		kept--;
-	if (!ret && kept && kept < n) {
+	while (kept < n && mend_key_past_bound(leaf, rp->fs->nodesize, kept, &bound))
+		kept++, mended++;
+	if (!ret && kept && (kept < n || mended)) {
 		put_le32(&h->nritems, kept);
 		ret = put_salvaged(rp, f, leaf, n - kept);
 	}
+	if (!ret && mended)
+		say(rp, "%u key%s of leaf %llu past the next leaf's first key mended", mended, mended == 1 ? "" : "s",
+		    (unsigned long long)f->bytenr);
 	free(leaf);
 	return ret == -EUCLEAN ? 0 : ret;
 }
@@ -727,9 +762,61 @@ static int find_data_extent(struct fs *fs, uint64_t bytenr, uint64_t root, uint6
 	return ret < 0 ? ret : h->found ? 0 : -ENOENT;
 }
 
+/* Whether an item's key offset is what one of type `type` with this data has: 0 for an
+ * inode item and an inline file extent, the names' hash for dir and xattr items, an
+ * index for a dir index (one name, not at its hash), a directory for an inode ref. */
+static int offset_fits_type(uint8_t type, const struct fs_key *k, const uint8_t *d, uint32_t size)
+{
+	struct fs_file_extent fe;
+	struct fs_dir_entry de;
+	uint32_t pos = 0, names = 0;
+	int hashed = 1, xattr = 1;
+
+	switch (type) {
+	case BTRFS_INODE_ITEM_KEY:
+		return !k->offset;
+	case BTRFS_EXTENT_DATA_KEY:     /* (as the kernel writes inline data: none above a page) */
+		return !k->offset && !fs_file_extent(d, size, &fe) && fe.type == BTRFS_FILE_EXTENT_INLINE &&
+		       !fe.encryption && !fe.other_encoding && fe.compression <= FS_COMPRESS_ZSTD &&
+		       (fe.compression ? fe.ram_bytes <= 65536 : fe.ram_bytes == fe.inline_len);
+	case BTRFS_INODE_REF_KEY:
+		return k->offset >= BTRFS_FIRST_FREE_OBJECTID;
+	default:
+		break;
+	}
+	while (fs_dir_entry_next(d, size, &pos, &de) == 1) {
+		names++;
+		hashed &= ck_name_hash(de.name, de.name_len) == k->offset;
+		xattr &= de.type == BTRFS_FT_XATTR;
+	}
+	if (type == BTRFS_DIR_INDEX_KEY)
+		return names == 1 && !hashed && !xattr && k->offset >= 2;
+	return hashed && (type == BTRFS_XATTR_ITEM_KEY) == xattr;
+}
+
+/* The key type an item of a subvolume had before its type was damaged, when its data
+ * and offset tell one type only (a regular file extent: by its data extent, below); 0
+ * else. */
+static uint8_t type_by_data(const struct fs_key *k, const uint8_t *d, uint32_t size)
+{
+	static const uint8_t types[] = { BTRFS_INODE_ITEM_KEY, BTRFS_INODE_REF_KEY, BTRFS_XATTR_ITEM_KEY,
+					 BTRFS_DIR_ITEM_KEY, BTRFS_DIR_INDEX_KEY, BTRFS_EXTENT_DATA_KEY };
+	uint8_t found = 0;
+
+	for (size_t i = 0; i < sizeof(types); i++) {
+		if (!data_fits_type(types[i], d, size) || !offset_fits_type(types[i], k, d, size))
+			continue;
+		if (found)
+			return 0;
+		found = types[i];
+	}
+	return found;
+}
+
 /* An item of a subvolume of a key type no item of it has: a file extent whose data
- * extent names it (root, inode, offset) had its type damaged and is a file extent
- * again; any other goes. */
+ * extent names it (root, inode, offset), or an item whose data and offset are of one
+ * type only, had its type damaged and is of that type again (unless the inode has that
+ * key already); any other goes. */
 int fix_unknown_item(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -738,22 +825,27 @@ int fix_unknown_item(struct rp *rp, const struct rp_fix *f)
 	struct data_ref_hit h;
 	uint8_t *d, *other;
 	uint32_t size, other_size;
-	int ret = item_copy(fs, f->root, &f->key, &d, &size);
+	int ret = item_copy(fs, f->root, &f->key, &d, &size), named;
 
 	if (ret)
 		return ret == -ENOENT ? 0 : ret;
 	ret = fs_item_delete(fs, f->root, &f->key);
-	if (!ret && !fs_file_extent(d, size, &fe) && fe.type != BTRFS_FILE_EXTENT_INLINE && fe.disk_bytenr &&
-	    k.offset >= fe.offset && !find_data_extent(fs, fe.disk_bytenr, f->root, k.objectid, k.offset - fe.offset, &h) &&
-	    h.bytenr == fe.disk_bytenr && h.ref_offset == k.offset - fe.offset) {
+	named = !fs_file_extent(d, size, &fe) && fe.type != BTRFS_FILE_EXTENT_INLINE && fe.disk_bytenr &&
+		k.offset >= fe.offset && !find_data_extent(fs, fe.disk_bytenr, f->root, k.objectid, k.offset - fe.offset, &h) &&
+		h.bytenr == fe.disk_bytenr && h.ref_offset == k.offset - fe.offset;
+	if (!named)
+		k.type = type_by_data(&f->key, d, size);
+	if (!ret && (named || k.type)) {
 		if (!item_copy(fs, f->root, &k, &other, &other_size)) {
-			free(other);            /* the file has its extent there: this one goes */
+			free(other);            /* the inode has an item there: this one goes */
 		} else {
 			ret = fs_item_insert(fs, f->root, &k, d, size);
-			rp->file_extents = 1;   /* the extent references follow in the next round */
-			say(rp, "item (%llu %u %llu) of root %llu is the file extent its data extent names",
+			rp->file_extents |= named;      /* the extent references follow in the next round */
+			rp->layout |= !named;           /* the names and inodes it is part of too */
+			say(rp, "item (%llu %u %llu) of root %llu is %s, key type %u again",
 			    (unsigned long long)f->key.objectid, f->key.type, (unsigned long long)f->key.offset,
-			    (unsigned long long)f->root);
+			    (unsigned long long)f->root, named ? "the file extent its data extent names" :
+			    "of one key type by its data and offset", k.type);
 			free(d);
 			return ret;
 		}
@@ -1874,6 +1966,42 @@ static int backref_index_named(struct fs *fs, const struct rp_fix *f, uint64_t c
 	return 1;
 }
 
+/* The entry named n of subvolume child in tree parent's directory, at key (a dir item
+ * or a dir index): an entry of that name there gets the subvolume's location back (its
+ * location was damaged), else it is added; a dir index of another name stays (0). */
+static int link_subvol_entry(struct fs *fs, uint64_t parent, const struct fs_key *key, uint64_t child,
+			     const struct name *n)
+{
+	struct fs_dir_entry de;
+	uint32_t size, at = 0;
+	uint8_t *d;
+	int ret = item_copy(fs, parent, key, &d, &size);
+
+	if (ret == -ENOENT) {
+		ret = add_entry(fs, parent, key, child, n);
+		return ret ? ret : grow_dir(fs, parent, key->objectid, n->len);
+	}
+	if (ret)
+		return ret;
+	while ((ret = fs_dir_entry_next(d, size, &at, &de)) == 1 &&
+	       (de.name_len != n->len || memcmp(de.name, n->s, n->len)))
+		;
+	if (ret == 1) {
+		struct btrfs_dir_item *di = (void *)(d + at - (DIR_ITEM_SIZE + de.name_len + de.data_len));
+
+		put_le64(&di->location.objectid, child);
+		di->location.type = BTRFS_ROOT_ITEM_KEY;
+		put_le64(&di->location.offset, UINT64_MAX);
+		di->type = BTRFS_FT_DIR;
+		ret = fs_item_replace(fs, parent, key, d, size);
+	} else if (!ret && key->type == BTRFS_DIR_ITEM_KEY) {   /* other names of the same hash */
+		ret = add_entry(fs, parent, key, child, n);
+		ret = ret ? ret : grow_dir(fs, parent, key->objectid, n->len);
+	}
+	free(d);
+	return ret < 0 ? ret : 0;
+}
+
 int fix_subvol(struct rp *rp, const struct rp_fix *f)
 {
 	struct fs *fs = rp->fs;
@@ -1928,13 +2056,11 @@ int fix_subvol(struct rp *rp, const struct rp_fix *f)
 	if (!ret && (e & REF_NO_ROOT_BACKREF))
 		ret = put_item(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ child, BTRFS_ROOT_BACKREF_KEY, parent },
 			       ref, size);
-	if (!ret && (e & REF_NO_DIR_ITEM) &&
-	    !(ret = add_entry(fs, parent, &(struct fs_key){ f->key.offset, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) },
-			      child, &n)))
-		ret = grow_dir(fs, parent, f->key.offset, n.len);
-	if (!ret && (e & REF_NO_DIR_INDEX) &&
-	    !(ret = add_entry(fs, parent, &(struct fs_key){ f->key.offset, BTRFS_DIR_INDEX_KEY, n.index }, child, &n)))
-		ret = grow_dir(fs, parent, f->key.offset, n.len);
+	if (!ret && (e & REF_NO_DIR_ITEM))
+		ret = link_subvol_entry(fs, parent, &(struct fs_key){ f->key.offset, BTRFS_DIR_ITEM_KEY, dir_item_hash(&n) },
+					child, &n);
+	if (!ret && (e & REF_NO_DIR_INDEX))
+		ret = link_subvol_entry(fs, parent, &(struct fs_key){ f->key.offset, BTRFS_DIR_INDEX_KEY, n.index }, child, &n);
 	free(ref);
 	return ret;
 }
@@ -2213,12 +2339,12 @@ static int related(const struct btrfs_root_item *a, const struct btrfs_root_item
 	       (memcmp(a->parent_uuid, none, BTRFS_UUID_SIZE) && !memcmp(a->parent_uuid, b->parent_uuid, BTRFS_UUID_SIZE));
 }
 
-/* The inode item of inode ino, lost in root (what remains of it: fa, of type `type`), as
- * a related subvolume holds it: the same type and, for a file with data, the same first
- * data extent (the file as it was when the snapshot was taken); of several, the one
- * changed last. That subvolume with *ii, else 0. */
+/* The inode item of inode ino of root (what remains of it: fa, of type `type`) as a
+ * related subvolume holds it: the same type, for a file with data the same first data
+ * extent, the same generation unless gen is 0 (the inode as it was when the snapshot
+ * was taken); of several, the one changed last. That subvolume with *ii, else 0. */
 static uint64_t inode_in_relative(struct fs *fs, uint64_t root, uint64_t ino, uint32_t type, const struct facts *fa,
-			     struct btrfs_inode_item *ii)
+				  uint64_t gen, struct btrfs_inode_item *ii)
 {
 	struct btrfs_root_item ri;
 	struct fs_key k = { 0, 0, 0 };
@@ -2233,6 +2359,7 @@ static uint64_t inode_in_relative(struct fs *fs, uint64_t root, uint64_t ino, ui
 		if (k.objectid == root || !related(&r.item, &ri) || inode_facts(fs, k.objectid, ino, &other) ||
 		    !other.have_item || (get_le32(&other.ii.mode) & S_IFMT) != type ||
 		    (type == S_IFREG && other.first_data != fa->first_data) ||
+		    (gen && get_le64(&other.ii.generation) != gen) ||
 		    (from && get_le64(&other.ii.transid) <= get_le64(&ii->transid)))
 			continue;
 		*ii = other.ii;
@@ -2262,6 +2389,38 @@ static int inode_like(struct fs *fs, uint64_t root, uint64_t ino, const struct b
 	ii->otime = like->otime;
 	if (S_ISREG(get_le32(&like->mode)) && size <= fa->end && size + ss > fa->end)
 		ii->size = like->size;
+	return 0;
+}
+
+/* File ino of root, without file extents, gets the inline one its copy in the related
+ * subvolume `from` (inode item like) holds when that is the whole file: 0 also when
+ * there is none such. */
+static int inline_from(struct rp *rp, uint64_t root, uint64_t ino, uint64_t from, const struct btrfs_inode_item *like)
+{
+	struct fs *fs = rp->fs;
+	struct fs_key k = { ino, BTRFS_EXTENT_DATA_KEY, 0 };
+	struct btrfs_inode_item *ii;
+	struct fs_file_extent fe;
+	uint32_t size;
+	uint8_t *d;
+	int ret = item_copy(fs, from, &k, &d, &size);
+
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	if (fs_file_extent(d, size, &fe) || fe.type != BTRFS_FILE_EXTENT_INLINE || fe.ram_bytes != get_le64(&like->size)) {
+		free(d);
+		return 0;
+	}
+	ret = fs_item_insert(fs, root, &k, d, size);
+	free(d);
+	if (ret)
+		return ret;
+	if (!(ii = inode_mut(fs, root, ino)))
+		return fs->err.code;
+	ii->size = like->size;
+	put_le64(&ii->nbytes, fe.ram_bytes);
+	say(rp, "root %llu inode %llu: its inline data taken from root %llu", (unsigned long long)root,
+	    (unsigned long long)ino, (unsigned long long)from);
 	return 0;
 }
 
@@ -2386,7 +2545,7 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 				mode == S_IFDIR ? fa.dir_names : mode == S_IFREG ? fa.end : fa.found_size, fa.found_size);
 		if (!ret && mode == S_IFREG && fa.end && fa.normal_extents)
 			ret = trim_lost_file(fs, root, ino, fa.end);
-		if (!ret && (from = inode_in_relative(fs, root, ino, mode, &fa, &like))) {
+		if (!ret && (from = inode_in_relative(fs, root, ino, mode, &fa, 0, &like))) {
 			say(rp, "root %llu inode %llu: mode, owner and times taken from root %llu", (unsigned long long)root,
 			    (unsigned long long)ino, (unsigned long long)from);
 			ret = inode_like(fs, root, ino, &like, &fa);
@@ -2398,6 +2557,11 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 	}
 	if (ret || !fa.have_item)
 		return ret;
+	/* a small file whose extent a lost leaf held: as its snapshot holds it (the rest of
+	 * its fixes are the next round's) */
+	if (S_ISREG(get_le32(&fa.ii.mode)) && !fa.extents && (e & (I_NO_INODE_ITEM | I_NBYTES_WRONG | I_FILE_EXTENT_DISCOUNT)) &&
+	    (from = inode_in_relative(fs, root, ino, S_IFREG, &fa, (e & I_NO_INODE_ITEM) ? 0 : get_le64(&fa.ii.generation), &like)))
+		return inline_from(rp, root, ino, from, &like);
 	/* (a size beyond any file's is damage of its own: no holes up to it) */
 	if ((e & I_FILE_EXTENT_DISCOUNT) && get_le64(&fa.ii.size) <= INT64_MAX) {
 		say(rp, "Fixed discount file extents for inode: %llu in root: %llu", (unsigned long long)ino,

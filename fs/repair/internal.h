@@ -31,9 +31,10 @@ struct rp {
 					 * extent refs wait for a check that does */
 	int chunks;                     /* chunks are missing or wrong: repair_open_chunks */
 	int root_bad;                   /* a root tree block cannot be read */
-	int layout;                     /* a root tree leaf is laid out anew, or a leaf
-					 * loses keys past its bound: what their items say
-					 * is for the next round's check */
+	int layout;                     /* a root tree leaf is laid out anew, a leaf
+					 * loses keys past its bound, or an item gets its
+					 * key type back: what their items say is for the
+					 * next round's check */
 	int root_lost;                  /* a root tree leaf cannot be read nor salvaged */
 	int lost_write;                 /* a block holds an older one than its parent wants */
 	uint64_t flags_mended_root, flags_mended_ino;   /* the inode whose flags a compressed

@@ -1290,8 +1290,13 @@ static int rebuild(struct rp *rp)
  * before lost+found takes the next free one), the rest. */
 /* Checksums without an extent go last: an extent item the walk found references of
  * is back by then, and its checksums stay. */
-static int fix_order(enum check_fix kind)
+static int fix_order(const struct rp_fix *f)
 {
+	enum check_fix kind = f->kind;
+
+	/* an item of a key type no subvolume item has may get its type back first */
+	if (kind == CHECK_FIX_DELETE && ck_is_fstree(f->root) && !ck_subvol_key_type(f->key.type))
+		return -1;
 	return kind == CHECK_FIX_REPACK || kind == CHECK_FIX_KEY_RANGE ? -1 :
 	       kind == CHECK_FIX_ROOT_ITEM || kind == CHECK_FIX_ROOT_LOST || kind == CHECK_FIX_ROOT_KEY ||
 	       kind == CHECK_FIX_ROOT_FIELDS ? 0 :
@@ -1305,7 +1310,7 @@ static int apply_fixes(struct rp *rp, int order)
 	int ret = 0;
 
 	for (size_t i = 0; i < rp->nfixes && !ret; i++)
-		if (fix_order(rp->fixes[i].kind) == order)
+		if (fix_order(&rp->fixes[i]) == order)
 			ret = fix_place(rp, &rp->fixes[i]);
 	return ret;
 }
