@@ -794,10 +794,7 @@ static int offset_fits_type(uint8_t type, const struct fs_key *k, const uint8_t 
 	return hashed && (type == BTRFS_XATTR_ITEM_KEY) == xattr;
 }
 
-/* The key type an item of a subvolume had before its type was damaged, when its data
- * and offset tell one type only (a regular file extent: by its data extent, below); 0
- * else. */
-static uint8_t type_by_data(const struct fs_key *k, const uint8_t *d, uint32_t size)
+uint8_t type_by_data(const struct fs_key *k, const uint8_t *d, uint32_t size)
 {
 	static const uint8_t types[] = { BTRFS_INODE_ITEM_KEY, BTRFS_INODE_REF_KEY, BTRFS_XATTR_ITEM_KEY,
 					 BTRFS_DIR_ITEM_KEY, BTRFS_DIR_INDEX_KEY, BTRFS_EXTENT_DATA_KEY };

@@ -102,6 +102,10 @@ int fix_unreadable(struct rp *rp, const struct rp_fix *f);
  * damage is in what it says), else, unless good_only, one that is at least this leaf
  * (its address, level and filesystem: the damage is of the disk). 0, or -EUCLEAN: none. */
 int leaf_copy(struct fs *fs, uint64_t bytenr, uint8_t *leaf, int good_only);
+/* The key type an item of a subvolume had before its type was damaged, when its data
+ * and key offset tell one type only (a regular file extent's: by its data extent); 0
+ * else. */
+uint8_t type_by_data(const struct fs_key *k, const uint8_t *d, uint32_t size);
 /* fs/repair/node.c: a node (at level) that cannot be read, made again from its
  * children found through their back references (0 when it cannot be: left as it is). */
 int rebuild_node(struct rp *rp, const struct rp_fix *f, int level);
