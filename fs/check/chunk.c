@@ -1,3 +1,4 @@
+//build:Oz
 /* Stage 2, allocation side: block group items vs chunks, device extents vs
  * chunk stripes, device items vs their extents and the superblock. All of these
  * are small (one chunk per GiB or so), so they are held in memory. */

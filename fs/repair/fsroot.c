@@ -839,10 +839,8 @@ int fix_unknown_item(struct rp *rp, const struct rp_fix *f)
 			ret = fs_item_insert(fs, f->root, &k, d, size);
 			rp->file_extents |= named;      /* the extent references follow in the next round */
 			rp->layout |= !named;           /* the names and inodes it is part of too */
-			say(rp, "item (%llu %u %llu) of root %llu is %s, key type %u again",
-			    (unsigned long long)f->key.objectid, f->key.type, (unsigned long long)f->key.offset,
-			    (unsigned long long)f->root, named ? "the file extent its data extent names" :
-			    "of one key type by its data and offset", k.type);
+			say(rp, "item (%llu %u %llu) of root %llu: key type %u again", (unsigned long long)f->key.objectid,
+			    f->key.type, (unsigned long long)f->key.offset, (unsigned long long)f->root, k.type);
 			free(d);
 			return ret;
 		}
@@ -2375,15 +2373,9 @@ static int inode_like(struct fs *fs, uint64_t root, uint64_t ino, const struct b
 
 	if (!ii)
 		return fs->err.code;
-	ii->mode = like->mode;
-	ii->uid = like->uid;
-	ii->gid = like->gid;
-	ii->rdev = like->rdev;
-	ii->flags = like->flags;
-	ii->atime = like->atime;
-	ii->ctime = like->ctime;
-	ii->mtime = like->mtime;
-	ii->otime = like->otime;
+	/* uid, gid, mode, rdev, flags; the four times (struct btrfs_inode_item) */
+	memcpy(&ii->uid, &like->uid, offsetof(struct btrfs_inode_item, sequence) - offsetof(struct btrfs_inode_item, uid));
+	memcpy(&ii->atime, &like->atime, sizeof(*ii) - offsetof(struct btrfs_inode_item, atime));
 	if (S_ISREG(get_le32(&like->mode)) && size <= fa->end && size + ss > fa->end)
 		ii->size = like->size;
 	return 0;
