@@ -55,6 +55,9 @@ STRIP := -s
 OPT += -fno-asynchronous-unwind-tables -fno-unwind-tables
 # code and read-only data share pages: no page-alignment padding between them (~8 KB)
 LDSTATIC += -Wl,-z,noseparate-code -Wl,--build-id=none
+# a static program is not position-independent: absolute addresses, no GOT
+# (a compiler that makes PIE by default, as Debian's: 8.8 KB smaller on x86-64)
+OPT += -fno-pie
 endif
 
 ifneq ($(findstring musl,$(CC)),)

@@ -1,3 +1,4 @@
+//build:Oz
 /* btrfs-image's dump: the tree blocks of an unmounted filesystem gathered into runs of
  * adjacent blocks, cleaned of file contents, and written cluster by cluster (image.h). */
 #include "image.h"

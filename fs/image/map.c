@@ -1,3 +1,4 @@
+//build:Oz
 /* The chunk map of a restore: the system chunks of the dump's superblock, where every
  * chunk of the dump's chunk tree goes on the one restored device, and the chunks of
  * other devices that overlap one already placed moved past the end of them all. */

@@ -1,3 +1,4 @@
+//build:Oz
 /* btrfs-image -r -m: a dump restored onto as many devices as its filesystem had, each
  * block on every stripe of its chunk where the chunk tree inside the dump puts it. */
 #include "internal.h"

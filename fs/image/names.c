@@ -1,3 +1,4 @@
+//build:Oz
 /* btrfs-image -ss: names replaced by others with the same btrfs name hash, so that the
  * keys of directory items (which hold the hash) stay right in a sanitized dump. */
 #include "image.h"

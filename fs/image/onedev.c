@@ -1,3 +1,4 @@
+//build:Oz
 /* A dump of a filesystem of several devices restored to one device: chunk items made
  * single (or DUP) on it as the blocks are written, then block groups, device extents
  * and device items made to match in one transaction. */

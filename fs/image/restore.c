@@ -1,3 +1,4 @@
+//build:Oz
 /* btrfs-image's restore: a dump (image.h) written back as a filesystem image, each
  * block at its physical place found from the chunk tree blocks inside the dump. */
 #include "internal.h"

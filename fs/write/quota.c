@@ -1,3 +1,4 @@
+//build:Oz
 /* Quotas switched on and off on an unmounted filesystem: the quota tree's first items
  * (repair's new quota tree, btrfstune --enable-simple-quota), and simple quotas taken
  * away again (--remove-simple-quota). */
