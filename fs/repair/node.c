@@ -172,6 +172,61 @@ static int find_children(struct orphans *o)
 	return ret < 0 ? ret : o->nomem ? -ENOMEM : 0;
 }
 
+/* The keys of the leaf bytenr (a copy whose checksum is good) that place it: its first
+ * key as its data may say it was (its type alone damaged), its second and its last.
+ * 0, or -1 when it has fewer than two items or none reads. */
+static int leaf_keys(struct fs *fs, uint64_t bytenr, struct fs_key *first, struct fs_key *second, struct fs_key *last)
+{
+	uint8_t *leaf = malloc(fs->nodesize);
+	const struct btrfs_header *h = (const void *)leaf;
+	const struct btrfs_item *it = (const void *)(h + 1);
+	uint32_t n, off, size, space = fs->nodesize - (uint32_t)sizeof(*h);
+	int ret = -1;
+
+	if (leaf && !leaf_copy(fs, bytenr, leaf, 1) && (n = get_le32(&h->nritems)) >= 2 && n <= space / sizeof(*it)) {
+		fs_key_from_disk(first, &it[0].key);
+		fs_key_from_disk(second, &it[1].key);
+		fs_key_from_disk(last, &it[n - 1].key);
+		off = get_le32(&it[0].offset);
+		size = get_le32(&it[0].size);
+		if (off <= space && size <= space - off && !ck_subvol_key_type(first->type))
+			first->type = type_by_data(first, (const uint8_t *)it + off, size);
+		ret = 0;
+	}
+	free(leaf);
+	return ret;
+}
+
+/* Leaves in the order of their first keys: one whose keys run into the next one's had
+ * its first key damaged with its parent's, lower (btrfs-corrupt-block -K on a first
+ * item, C10 trial 26). It is placed by its first key as its data says it was, when
+ * that goes between the leaf before its second key and that key (the next round's
+ * salvage gives it that key); else by its second key. 1 when a key changed (the
+ * children are to be sorted again). */
+static int place_damaged_first_keys(struct orphans *o)
+{
+	struct fs_key first, second, last, jfirst, jsecond, before;
+	int moved = 0;
+
+	for (size_t i = 0; !o->level && i + 1 < o->nkids; i++) {
+		size_t j;
+
+		if (leaf_keys(o->fs, o->kids[i].bytenr, &first, &second, &last) ||
+		    fs_key_cmp(&last, &o->kids[i + 1].key) < 0 || fs_key_cmp(&second, &o->kids[i + 1].key) <= 0)
+			continue;
+		/* the leaf that goes before it: the last one whose first key is below its second */
+		for (j = i + 1; j + 1 < o->nkids && fs_key_cmp(&o->kids[j + 1].key, &second) < 0; j++)
+			;
+		o->kids[i].key = second;
+		if (first.type && fs_key_cmp(&first, &second) < 0 &&
+		    !leaf_keys(o->fs, o->kids[j].bytenr, &jfirst, &jsecond, &before) &&
+		    fs_key_cmp(&before, &first) < 0)
+			o->kids[i].key = first;
+		moved = 1;
+	}
+	return moved;
+}
+
 int rebuild_node(struct rp *rp, const struct rp_fix *f, int level)
 {
 	struct orphans o = { .fs = rp->fs, .tree = f->root, .level = level - 1, .lost = f->bytenr };
@@ -188,6 +243,8 @@ int rebuild_node(struct rp *rp, const struct rp_fix *f, int level)
 	ret = find_children(&o);
 	if (!ret && !o.shared && o.nkids) {
 		sort_stable(o.kids, o.nkids, sizeof(*o.kids), child_order);
+		if (place_damaged_first_keys(&o))
+			sort_stable(o.kids, o.nkids, sizeof(*o.kids), child_order);
 		ret = fs_tree_put_node(rp->fs, f->root, &f->key, f->bytenr, level, o.kids, (uint32_t)o.nkids);
 		if (!ret)
 			say(rp, "made node %llu of root %llu again from its %zu children", (unsigned long long)f->bytenr,
