@@ -22,7 +22,7 @@
 # Cached: nothing happens while OUTDIR/.recipe matches RECIPE, CC and the target.
 # Bump RECIPE whenever a source list, version or flag below changes.
 set -eu
-RECIPE=5
+RECIPE=6
 
 die() { echo "deps: ERROR: $*" >&2; exit 1; }
 
@@ -45,8 +45,9 @@ MUSL_VERSION=1.2.3-1
 LZO2_VERSION=2.10-2
 ZSTD_VERSION=1.5.4+dfsg2-5
 
+# -fno-pie: linked into a static program, not position-independent (as the Makefile)
 CFLAGS="-Os -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables
-	-fno-unwind-tables -fno-stack-protector -DNDEBUG -w ${DEPS_CFLAGS-}"
+	-fno-unwind-tables -fno-stack-protector -fno-pie -DNDEBUG -w ${DEPS_CFLAGS-}"
 # zstd: no legacy formats, threads, dictionary builder or asm; the smaller variant
 # of each decoder path; no forced inlining (~110 KB instead of ~250 KB linked).
 ZSTD_CFLAGS="-DZSTD_LEGACY_SUPPORT=0 -DZSTD_NO_INLINE -DHUF_FORCE_DECOMPRESS_X1
@@ -133,9 +134,9 @@ if [ -n "$own_musl" ]; then
 	fetch musl "$MUSL_VERSION"
 	if [ -n "$target" ]; then
 		set -- --target="$target" CROSS_COMPILE="$target-" \
-			CFLAGS="-Os -ffunction-sections -fdata-sections ${DEPS_MUSL_CFLAGS-}"
+			CFLAGS="-Os -ffunction-sections -fdata-sections -fno-pie ${DEPS_MUSL_CFLAGS-}"
 	else
-		set -- CC=gcc
+		set -- CC=gcc CFLAGS=-fno-pie
 	fi
 	# not the calling make's variables (its ARCH=armhf would override musl's ARCH=arm)
 	(unset MAKEFLAGS MFLAGS MAKELEVEL ARCH CFLAGS; cd "$src" &&

@@ -1081,14 +1081,56 @@ static int file_target(struct fs *fs, uint64_t root, uint64_t ino, int *nodatasu
 	return ok;
 }
 
-/* The file extent item of data extent x at file offset off of (root, ino). Data without
- * checksums in a file that has them was never written there (prealloc: reads zeros). */
-static int put_file_extent(struct fs *fs, uint64_t root, uint64_t ino, uint64_t off,
-			   const struct check_extent *x, uint64_t gen, int nodatasum)
+#define MAX_PIECES 16      /* of one data extent in one file, relinked (a back reference's count) */
+
+/* The pieces of [off, end) that no file extent item of (root, ino) covers, in order (the
+ * first max of them in piece): how many there are, or <0 an error. */
+static int uncovered(struct fs *fs, uint64_t root, uint64_t ino, uint64_t off, uint64_t end,
+		     uint64_t (*piece)[2], int max)
 {
+	struct fs_key k = { ino, BTRFS_EXTENT_DATA_KEY, off };
+	struct fs_file_extent fe;
+	struct fs_root r;
+	struct fs_path p;
+	uint64_t at = off;
+	int n = 0, ret = fs_root_lookup(fs, root, &r);
+
+	if (!ret && (ret = fs_search_le(fs, &r, &k, &p)) == -ENOENT)
+		ret = fs_search(fs, &r, &k, &p);
+	for (; !ret; ret = fs_next(fs, &p)) {
+		uint32_t size;
+		const uint8_t *d = fs_path_data(&p, &size);
+
+		fs_path_key(&p, &k);
+		if (k.objectid != ino || k.type != BTRFS_EXTENT_DATA_KEY || k.offset >= end)
+			break;
+		if (fs_file_extent(d, size, &fe))
+			continue;
+		if (k.offset > at && n++ < max)
+			memcpy(piece[n - 1], (uint64_t[2]){ at, k.offset }, sizeof(*piece));
+		if (k.offset + extent_span(fs, &fe) > at)
+			at = k.offset + extent_span(fs, &fe);
+	}
+	fs_path_release(fs, &p);
+	if (ret < 0)
+		return ret;
+	if (at < end && n++ < max)
+		memcpy(piece[n - 1], (uint64_t[2]){ at, end }, sizeof(*piece));
+	return n;
+}
+
+/* The lost file extent items of data extent x that back reference r of it counts (the
+ * extent placed at file offset r->file_offset of (root, ino)): one for each piece of
+ * its range no file extent covers, when there are as many as were lost (the newer
+ * extents placed first have taken what overwrote it). Data without checksums in a file
+ * that has them was never written there (prealloc: reads zeros). 1 when made. */
+static int put_file_extents(struct rp *rp, const struct fs_inline_ref *r, const struct check_extent *x, uint64_t gen,
+			    int nodatasum, int lost)
+{
+	struct fs *fs = rp->fs;
 	struct btrfs_file_extent_item fi;
-	uint64_t ram;
-	int ret;
+	uint64_t ram, off = r->file_offset, piece[MAX_PIECES][2];
+	int n, ret = 0;
 
 	memset(&fi, 0, sizeof(fi));
 	fi.compression = (uint8_t)guess_compression(fs, x->bytenr, x->size, &ram);
@@ -1098,22 +1140,32 @@ static int put_file_extent(struct fs *fs, uint64_t root, uint64_t ino, uint64_t 
 	put_le64(&fi.ram_bytes, ram);
 	put_le64(&fi.disk_bytenr, x->bytenr);
 	put_le64(&fi.disk_num_bytes, x->size);
-	put_le64(&fi.num_bytes, ram);
-	if (!range_free(fs, root, ino, off, ram))
-		return 0;
-	ret = fs_item_insert(fs, root, &(struct fs_key){ ino, BTRFS_EXTENT_DATA_KEY, off }, &fi, sizeof(fi));
+	n = uncovered(fs, r->root, r->objectid, off, off + ram, piece, MAX_PIECES);
+	if (n != lost)
+		return n < 0 ? n : 0;
+	for (int i = 0; i < n && !ret; i++) {
+		put_le64(&fi.offset, piece[i][0] - off);
+		put_le64(&fi.num_bytes, piece[i][1] - piece[i][0]);
+		ret = fs_item_insert(fs, r->root, &(struct fs_key){ r->objectid, BTRFS_EXTENT_DATA_KEY, piece[i][0] },
+				     &fi, sizeof(fi));
+		say(rp, "made the file extent [%llu %llu] of root %llu again from extent %llu",
+		    (unsigned long long)r->objectid, (unsigned long long)piece[i][0], (unsigned long long)r->root,
+		    (unsigned long long)x->bytenr);
+	}
 	return ret ? ret : 1;
 }
 
-/* Whether a file extent answers back reference r of data extent x (x->refs: what the
+/* How many file extents answer back reference r of data extent x (x->refs: what the
  * trees reference). */
-static int ref_answered(const struct check_extent *x, const struct fs_inline_ref *r)
+static uint64_t ref_answered(const struct check_extent *x, const struct fs_inline_ref *r)
 {
+	uint64_t have = 0;
+
 	for (size_t i = 0; i < x->nrefs; i++)
 		if (x->refs[i].type == BTRFS_EXTENT_DATA_REF_KEY && x->refs[i].a == r->root &&
 		    x->refs[i].b == r->objectid && x->refs[i].c == r->file_offset)
-			return 1;
-	return 0;
+			have += x->refs[i].count;
+	return have;
 }
 
 /* A fix of this round mends or deletes an item of (root, ino): one that may give its
@@ -1131,25 +1183,24 @@ struct facts;
 static int inode_facts(struct fs *fs, uint64_t root, uint64_t ino, struct facts *fa);
 static int extents_short(struct fs *fs, uint64_t root, uint64_t ino);
 
-/* Whether back reference r of data extent x names a file extent that was lost: no tree
- * references the extent any more, or no file extent answers r (others, the snapshots',
- * do) and r's key is in a dropped leaf's keys or its file's extents hold fewer bytes
- * than its inode counts (an item of them deleted). */
-static int ref_lost(const struct rp *rp, const struct check_extent *x, const struct fs_inline_ref *r)
+/* How many of the file extents back reference r of data extent x counts were lost: no
+ * tree references the extent any more, or fewer file extents than it counts answer r
+ * (others, the snapshots', do) and r's key is in a dropped leaf's keys or its file's
+ * extents hold fewer bytes than its inode counts (an item of them deleted). */
+static uint64_t refs_lost(const struct rp *rp, const struct check_extent *x, const struct fs_inline_ref *r)
 {
 	struct fs_key k = { r->objectid, BTRFS_EXTENT_DATA_KEY, r->file_offset };
+	uint64_t have = ref_answered(x, r), lost = r->count > have ? r->count - have : 0;
 	size_t i;
 
-	if (!x->nrefs)
-		return 1;
-	if (ref_answered(x, r))
-		return 0;
+	if (!x->nrefs || !lost)
+		return lost;
 	for (i = 0; i < rp->nholes; i++)
 		if (rp->holes[i].root == r->root && fs_key_cmp(&rp->holes[i].from, &k) <= 0 &&
 		    fs_key_cmp(&k, &rp->holes[i].to) < 0)
-			return 1;
+			return lost;
 	return ck_is_fstree(r->root) && ck_valid_ino(r->objectid) && !item_fix_planned(rp, r->root, r->objectid) &&
-	       extents_short(rp->fs, r->root, r->objectid);
+	       extents_short(rp->fs, r->root, r->objectid) ? lost : 0;
 }
 
 /* The file extent of back reference r of data extent x (gen: the extent's), when it was
@@ -1157,19 +1208,15 @@ static int ref_lost(const struct rp *rp, const struct check_extent *x, const str
 static int relink_ref(struct rp *rp, const struct check_extent *x, const struct fs_inline_ref *r, uint64_t gen)
 {
 	struct fs *fs = rp->fs;
-	int nodatasum, ret;
+	uint64_t lost;
+	int nodatasum;
 
 	/* (file offsets end below 2^63, the kernel's largest file; the extent's range must fit) */
-	if (r->type != BTRFS_EXTENT_DATA_REF_KEY || r->count != 1 || !ref_lost(rp, x, r) || r->file_offset % fs->sectorsize ||
-	    r->file_offset > (uint64_t)INT64_MAX - MAX_COMPRESSED - x->size ||
+	if (r->type != BTRFS_EXTENT_DATA_REF_KEY || !(lost = refs_lost(rp, x, r)) || lost > MAX_PIECES ||
+	    r->file_offset % fs->sectorsize || r->file_offset > (uint64_t)INT64_MAX - MAX_COMPRESSED - x->size ||
 	    !file_target(fs, r->root, r->objectid, &nodatasum))
 		return 0;
-	ret = put_file_extent(fs, r->root, r->objectid, r->file_offset, x, gen, nodatasum);
-	if (ret > 0)
-		say(rp, "made the file extent [%llu %llu] of root %llu again from extent %llu",
-		    (unsigned long long)r->objectid, (unsigned long long)r->file_offset, (unsigned long long)r->root,
-		    (unsigned long long)x->bytenr);
-	return ret;
+	return put_file_extents(rp, r, x, gen, nodatasum, (int)lost);
 }
 
 /* Calls fn for each back reference of the data extent at bytenr (size bytes), inline
@@ -1279,10 +1326,11 @@ static int relink_one(void *ctx, const struct fs_inline_ref *r, uint64_t gen)
 }
 
 /* Each back reference of data extent x that no file extent answers any more (a leaf of
- * the subvolume lost: ref_lost), inline or an item of its own, gets its file extent item
+ * the subvolume lost: refs_lost), inline or an item of its own, gets its file extent items
  * again when the file is there or can be made again (fix_inode: a named inode without
- * its item) and its range is free. Only whole-extent references are known (the item's
- * offset into the extent went with it). 1 when one was made, 0 none, <0 error. */
+ * its item) and what of its range is free comes in as many pieces as it counts (the
+ * items' offsets into the extent went with them: a piece starts where the file's extent
+ * before it ends). 1 when one was made, 0 none, <0 error. */
 int relink_data_extent(struct rp *rp, const struct check_extent *x)
 {
 	struct relink rl = { rp, x, 0 };
@@ -2461,19 +2509,46 @@ static int fill_holes(struct rp *rp, uint64_t root, uint64_t ino, uint64_t isize
 	return ret < 0 ? ret : 0;
 }
 
-/* The inline extent's ram bytes are its length (not compressed). */
-static int inline_ram(struct fs *fs, uint64_t root, uint64_t ino)
+/* The length of an inline extent's data: its bytes, or what they decompress to (a
+ * compressed inline extent holds a sector at most); -1 when they do not decompress. */
+static int64_t inline_length(struct fs *fs, const struct fs_file_extent *fe)
 {
+	struct fs_inflater inf = { 0 };
+	uint8_t *out = fe->compression ? malloc(fs->sectorsize + 1) : NULL;
+	size_t got = 0;
+	int bad = !out || fs_decompress(&inf, fe->compression, fe->inline_data, fe->inline_len, out,
+					fs->sectorsize + 1, &got, fs->sectorsize) || got > fs->sectorsize;
+
+	fs_inflater_free(&inf);
+	free(out);
+	return !fe->compression ? fe->inline_len : bad ? -1 : (int64_t)got;
+}
+
+/* The ram bytes of file ino's inline extent made its data's length (the kernel fails a
+ * read of a compressed one that gives fewer bytes than they say, and cuts one that
+ * gives more): 1 when they changed. */
+static int inline_ram(struct rp *rp, uint64_t root, uint64_t ino)
+{
+	struct fs *fs = rp->fs;
 	struct fs_key k = { ino, BTRFS_EXTENT_DATA_KEY, 0 };
 	struct fs_file_extent fe;
+	int64_t len = -1;
 	uint32_t size;
-	uint8_t *d = fs_item_mut(fs, root, &k, &size);
+	uint8_t *d;
+	int ret = item_copy(fs, root, &k, &d, &size);
 
-	if (!d)
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	if (!fs_file_extent(d, size, &fe) && fe.type == BTRFS_FILE_EXTENT_INLINE)
+		len = inline_length(fs, &fe);
+	free(d);
+	if (len < 0 || (uint64_t)len == fe.ram_bytes)
+		return 0;
+	if (!(d = fs_item_mut(fs, root, &k, &size)))
 		return fs->err.code;
-	if (!fs_file_extent(d, size, &fe) && fe.type == BTRFS_FILE_EXTENT_INLINE && !fe.compression)
-		put_le64(d + 8, fe.inline_len);
-	return 0;
+	put_le64(d + 8, (uint64_t)len);
+	say(rp, "Repaired inline ram_bytes for root %llu ino %llu", (unsigned long long)root, (unsigned long long)ino);
+	return 1;
 }
 
 /* The size of a file whose inode item was lost (made with size end): where its data
@@ -2557,10 +2632,11 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 		    (unsigned long long)root);
 		ret = fill_holes(rp, root, ino, get_le64(&fa.ii.size));
 	}
-	if (!ret && (e & I_INLINE_RAM_BYTES)) {
-		say(rp, "Repaired inline ram_bytes for root %llu ino %llu", (unsigned long long)root,
-		    (unsigned long long)ino);
-		ret = inline_ram(fs, root, ino);
+	/* (nbytes wrong: a compressed inline extent's ram bytes may be what is) */
+	if (!ret && (e & (I_INLINE_RAM_BYTES | I_NBYTES_WRONG)) && (ret = inline_ram(rp, root, ino)) > 0) {
+		ret = inode_facts(fs, root, ino, &fa);
+		if (fa.found_size == get_le64(&fa.ii.nbytes))
+			e &= ~(uint64_t)I_NBYTES_WRONG;
 	}
 	if (!ret && ino == top && (e & I_ODD_DIR_ITEM)) {
 		struct name dotdot = { .s = "..", .len = 2 };

@@ -1315,22 +1315,41 @@ static int apply_fixes(struct rp *rp, int order)
 	return ret;
 }
 
+/* Newer extents first, of one transaction the smaller (one that overwrote part of
+ * another is inside its range). */
+static int newer_first(const void *a, const void *b)
+{
+	const struct check_extent *x = &(*(struct rp_ext *const *)a)->x, *y = &(*(struct rp_ext *const *)b)->x;
+
+	if (x->generation != y->generation)
+		return x->generation > y->generation ? -1 : 1;
+	return (x->size > y->size) - (x->size < y->size);
+}
+
 /* Each data extent whose back references name file extents a lost leaf held gets them
  * back (relink_data_extent), one whose file extent's key was damaged has it moved back
- * (move_misplaced_extent); those are not rewritten after. */
+ * (move_misplaced_extent); those are not rewritten after. The newer extents first: of
+ * a file's range that two name, the one written last holds it (newer_first). */
 static int relink_extents(struct rp *rp)
 {
+	struct rp_ext **order = malloc((rp->next + 1) * sizeof(*order));
 	int ret = 0;
 
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < rp->next; i++)
+		order[i] = &rp->ext[i];
+	sort_stable(order, rp->next, sizeof(*order), newer_first);
 	for (size_t i = 0; i < rp->next && ret >= 0; i++) {
-		struct check_extent x = rp->ext[i].x;
+		struct check_extent x = order[i]->x;
 
-		x.refs = rp->refs + rp->ext[i].first_ref;       /* (the check's are gone) */
+		x.refs = rp->refs + order[i]->first_ref;        /* (the check's are gone) */
 		ret = relink_data_extent(rp, &x);
 		if (!ret)
 			ret = move_misplaced_extent(rp, &x);
-		rp->ext[i].relinked = ret > 0;
+		order[i]->relinked = ret > 0;
 	}
+	free(order);
 	return ret < 0 ? ret : 0;
 }
 
