@@ -1148,9 +1148,10 @@ static int put_file_extents(struct rp *rp, const struct fs_inline_ref *r, const 
 		put_le64(&fi.num_bytes, piece[i][1] - piece[i][0]);
 		ret = fs_item_insert(fs, r->root, &(struct fs_key){ r->objectid, BTRFS_EXTENT_DATA_KEY, piece[i][0] },
 				     &fi, sizeof(fi));
-		say(rp, "made the file extent [%llu %llu] of root %llu again from extent %llu",
-		    (unsigned long long)r->objectid, (unsigned long long)piece[i][0], (unsigned long long)r->root,
-		    (unsigned long long)x->bytenr);
+		if (!ret)
+			say(rp, "made the file extent [%llu %llu] of root %llu again from extent %llu",
+			    (unsigned long long)r->objectid, (unsigned long long)piece[i][0],
+			    (unsigned long long)r->root, (unsigned long long)x->bytenr);
 	}
 	return ret ? ret : 1;
 }
