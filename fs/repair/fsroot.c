@@ -2431,8 +2431,8 @@ static int inode_like(struct fs *fs, uint64_t root, uint64_t ino, const struct b
 }
 
 /* File ino of root, without file extents, gets the inline one its copy in the related
- * subvolume `from` (inode item like) holds when that is the whole file: 0 also when
- * there is none such. */
+ * subvolume `from` (inode item like) holds when that is the whole file: 1, or 0 when
+ * there is none such (an empty file: its other fixes go on). */
 static int inline_from(struct rp *rp, uint64_t root, uint64_t ino, uint64_t from, const struct btrfs_inode_item *like)
 {
 	struct fs *fs = rp->fs;
@@ -2459,7 +2459,7 @@ static int inline_from(struct rp *rp, uint64_t root, uint64_t ino, uint64_t from
 	put_le64(&ii->nbytes, fe.ram_bytes);
 	say(rp, "root %llu inode %llu: its inline data taken from root %llu", (unsigned long long)root,
 	    (unsigned long long)ino, (unsigned long long)from);
-	return 0;
+	return 1;
 }
 
 /* Hole extents for what no file extent covers, up to the size (no-holes off). */
@@ -2625,8 +2625,9 @@ int fix_inode(struct rp *rp, const struct rp_fix *f)
 	/* a small file whose extent a lost leaf held: as its snapshot holds it (the rest of
 	 * its fixes are the next round's) */
 	if (S_ISREG(get_le32(&fa.ii.mode)) && !fa.extents && (e & (I_NO_INODE_ITEM | I_NBYTES_WRONG | I_FILE_EXTENT_DISCOUNT)) &&
-	    (from = inode_in_relative(fs, root, ino, S_IFREG, &fa, (e & I_NO_INODE_ITEM) ? 0 : get_le64(&fa.ii.generation), &like)))
-		return inline_from(rp, root, ino, from, &like);
+	    (from = inode_in_relative(fs, root, ino, S_IFREG, &fa, (e & I_NO_INODE_ITEM) ? 0 : get_le64(&fa.ii.generation), &like)) &&
+	    (ret = inline_from(rp, root, ino, from, &like)))
+		return ret < 0 ? ret : 0;
 	/* (a size beyond any file's is damage of its own: no holes up to it) */
 	if ((e & I_FILE_EXTENT_DISCOUNT) && get_le64(&fa.ii.size) <= INT64_MAX) {
 		say(rp, "Fixed discount file extents for inode: %llu in root: %llu", (unsigned long long)ino,
