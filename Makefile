@@ -55,9 +55,10 @@ STRIP := -s
 OPT += -fno-asynchronous-unwind-tables -fno-unwind-tables
 # code and read-only data share pages: no page-alignment padding between them (~8 KB)
 LDSTATIC += -Wl,-z,noseparate-code -Wl,--build-id=none
-# a static program is not position-independent: absolute addresses, no GOT
-# (a compiler that makes PIE by default, as Debian's: 8.8 KB smaller on x86-64)
-OPT += -fno-pie
+# a static program is not position-independent: absolute addresses, no GOT (a
+# compiler that makes PIE by default, as Debian's: 8.8 KB smaller on x86-64; on MIPS
+# direct calls); config/deps.sh builds musl and the libraries so too
+NOPIE := -fno-pie
 endif
 
 ifneq ($(findstring musl,$(CC)),)
@@ -85,8 +86,8 @@ endif
 # util/: 2.3 KB smaller, no measurable slowdown) and for sources marked //build:Oz (cold
 # helpers), -O2 for sources marked //build:O2 (hot loops).
 file_opt = $(if $(filter applets/%,$(1)),-Oz,$(shell sed -n 's,^//build:\(O[2z]\)$$,-\1,p' $(1)))
-ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS_DEPS) $(OPT) $(CROSS_CFLAGS) $(CFLAGS)
-LDFLAGS_ALL = $(LDSTATIC) -Wl,--gc-sections $(STRIP) $(OPT) $(CROSS_LDFLAGS) $(LDFLAGS)
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS_DEPS) $(OPT) $(NOPIE) $(CROSS_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(LDSTATIC) -Wl,--gc-sections $(STRIP) $(OPT) $(NOPIE) $(CROSS_LDFLAGS) $(LDFLAGS)
 
 all: $(BIN)
 

@@ -18,16 +18,15 @@ $(error ARCH=$(ARCH) is not a cross target: use mips, mipsel, armhf or aarch64)
 endif
 QEMU ?= qemu-$(CROSS_QEMU_$(ARCH))-static
 
-# Code generation per target. Routers run MIPS: no position-independent code in a static
-# binary (direct calls and addresses, no GOT), and MIPS16e, whose 16-bit instructions make
-# the code about a third smaller (the 24K/74K cores of such routers run it).
-CROSS_CFLAGS_common := -fno-pie
+# Code generation per target (no position-independent code on any: the Makefile's NOPIE).
+# Routers run MIPS: MIPS16e, whose 16-bit instructions make the code about a third
+# smaller (the 24K/74K cores of such routers run it).
 CROSS_CFLAGS_mips := -mips16 -minterlink-mips16 -mplt
 CROSS_CFLAGS_mipsel := $(CROSS_CFLAGS_mips)
 CROSS_MUSL_CFLAGS_mips := -mplt
 CROSS_MUSL_CFLAGS_mipsel := $(CROSS_MUSL_CFLAGS_mips)
-CROSS_CFLAGS := $(CROSS_CFLAGS_common) $(CROSS_CFLAGS_$(ARCH))
-CROSS_MUSL_CFLAGS := $(CROSS_CFLAGS_common) $(CROSS_MUSL_CFLAGS_$(ARCH))
+CROSS_CFLAGS := $(CROSS_CFLAGS_$(ARCH))
+CROSS_MUSL_CFLAGS := $(CROSS_MUSL_CFLAGS_$(ARCH))
 
 BUILD ?= build/$(ARCH)
 BIN ?= $(BUILD)/btrfsbox
