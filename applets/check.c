@@ -104,7 +104,7 @@ struct check_args {
 	struct check_opts opts;
 	int force, progress, writes, readonly, no_undo, init_csum, init_extent;
 	int qgroup_report;              /* -Q: the qgroups' numbers, not the check */
-	uint64_t adopt_root;            /* the repair works on the backup root of this generation */
+	uint64_t adopt_root;            /* the repair works on the root tree (a backup root's) of this generation */
 	int rebuild_chunks;             /* the chunk map came from a scan of the devices */
 	int use_backup;                 /* the root tree from the backup roots */
 	int lost_writes;                /* (for it) blocks of later transactions are lost */
@@ -663,9 +663,36 @@ static struct fs *open_recovering_chunks(struct check_args *a, const char *path,
 	return fs;
 }
 
-/* The filesystem opened for the repair: as it is, else from a backup root (a lost root
- * tree), else with its chunk map recovered (a lost chunk tree; a->rebuild_chunks set:
- * at once). NULL when none can be opened, said. */
+/* The root tree's root block read with a generation newer than the superblock's (err),
+ * the rest of it good: the generation field alone is damaged, as no write made it. The
+ * filesystem opened with that block as it is; the repair copies it anew and makes it
+ * the filesystem's (a->adopt_root), as it does a backup root. NULL: not so. */
+static struct fs *open_root_newer_gen(struct check_args *a, const char *path, const struct fs_wopen_opts *wo,
+				      const struct fs_error *err)
+{
+	unsigned long long wanted, found;
+	struct fs_wopen_opts o = *wo;
+	struct fs_error err2;
+	struct fs *fs;
+
+	if (err->tree != BTRFS_ROOT_TREE_OBJECTID || err->has_key || !err->logical ||
+	    sscanf(err->msg, "parent transid verify failed: wanted %llu found %llu", &wanted, &found) != 2 ||
+	    found <= wanted)
+		return NULL;
+	o.open.tree_root = err->logical;
+	fs = fs_wopen(&path, 1, &o, &err2);
+	if (fs) {
+		printf("the root tree's block %llu has generation %llu where %llu is wanted (the field "
+		       "damaged): it is copied anew\n", (unsigned long long)err->logical, found, wanted);
+		a->adopt_root = wanted;
+	}
+	return fs;
+}
+
+/* The filesystem opened for the repair: as it is, else with its root block's damaged
+ * generation, else from a backup root (a lost root tree), else with its chunk map
+ * recovered (a lost chunk tree; a->rebuild_chunks set: at once). NULL when none can be
+ * opened, said. */
 static struct fs *open_for_repair(struct check_args *a, const char *path, const struct fs_wopen_opts *wo)
 {
 	struct fs_error err;
@@ -674,6 +701,8 @@ static struct fs *open_for_repair(struct check_args *a, const char *path, const 
 
 	fs_err_clear(&err);
 	fs = a->rebuild_chunks || a->use_backup ? NULL : fs_wopen(&path, 1, wo, &err);
+	if (!fs && !a->rebuild_chunks && !a->use_backup && a->open.backup_root < 0 && !a->open.tree_root)
+		fs = open_root_newer_gen(a, path, wo, &err);
 
 	if (!fs && (a->use_backup || (!a->rebuild_chunks && err.tree == BTRFS_ROOT_TREE_OBJECTID)) &&
 	    a->open.backup_root < 0 && !a->open.tree_root) {

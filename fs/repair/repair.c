@@ -245,6 +245,9 @@ static void plan(struct rp *rp, const struct check_problem *p)
 	case CHECK_FIX_RECOW:
 		rp->recow = 1;
 		rp->lost_write |= p->value[1] < p->value[0];
+		/* a root tree block read only once copied anew: which trees there are waits */
+		rp->root_bad |= p->root == BTRFS_ROOT_TREE_OBJECTID;
+		rp->roots |= rp->root_bad;
 		add_fix(rp, p);
 		break;
 	case CHECK_FIX_DEV_EXTENT:
@@ -1369,7 +1372,7 @@ static int apply(struct rp *rp)
 		/* a damaged free space tree (its root item put right by then) is not kept in
 		 * step with the fixes: it is made anew from the extent tree as the round
 		 * settles (a damaged extent tree is made anew first, with it) */
-		if (!ret && k == 1 && rp->fst && !rp->init_extent) {
+		if (!ret && k == 1 && rp->fst && !rp->init_extent && !rp->root_bad) {
 			ret = fs_fst_rebuild(fs);
 			say(rp, "free space tree made anew");
 		}
@@ -1529,7 +1532,7 @@ int repair_fs(struct fs *fs, const struct repair_opts *o, struct repair_result *
 	if (!ret && o->adopt_root) {
 		/* its root block copied: the commit makes it the filesystem's */
 		ret = fs_tree_recow(fs, BTRFS_ROOT_TREE_OBJECTID, &(struct fs_key){ 0, 0, 0 });
-		say(&rp, "the root tree of generation %llu (a backup root) is the filesystem's again",
+		say(&rp, "the root tree of generation %llu is the filesystem's again",
 		    (unsigned long long)o->adopt_root);
 	}
 	if (!ret && o->rebuild_chunks && !(ret = rebuild_chunk_tree(&rp)) && !(ret = fs_tx_settle(fs)))
