@@ -2525,28 +2525,66 @@ static int64_t inline_length(struct fs *fs, const struct fs_file_extent *fe)
 	return !fe->compression ? fe->inline_len : bad ? -1 : (int64_t)got;
 }
 
+struct ref_match { uint64_t root, ino, offset; };
+
+static int ref_matches(void *ctx, const struct fs_inline_ref *r, uint64_t gen)
+{
+	const struct ref_match *m = ctx;
+
+	(void)gen;
+	return r->type == BTRFS_EXTENT_DATA_REF_KEY && r->root == m->root && r->objectid == m->ino &&
+	       r->file_offset == m->offset;
+}
+
+/* The type file ino's first extent item had when an uncompressed inline one of a
+ * regular extent's size holds a regular extent's fields naming a data extent whose back
+ * reference names it (its type alone damaged); 0 else. */
+static uint8_t regular_type(struct fs *fs, uint64_t root, uint64_t ino, const uint8_t *d, uint32_t size)
+{
+	const struct btrfs_file_extent_item *fi = (const void *)d;
+	uint64_t bytenr = get_le64(&fi->disk_bytenr), len = get_le64(&fi->disk_num_bytes);
+	struct ref_match m = { root, ino, 0 - get_le64(&fi->offset) };
+	int nodatasum;
+
+	if (size != sizeof(*fi) || fi->compression || !bytenr || (bytenr | len) % fs->sectorsize ||
+	    len > MAX_DATA_EXTENT || each_data_ref(fs, bytenr, len, ref_matches, &m) != 1 ||
+	    !file_target(fs, root, ino, &nodatasum))
+		return 0;
+	return nodatasum || has_csum(fs, bytenr) ? BTRFS_FILE_EXTENT_REG : BTRFS_FILE_EXTENT_PREALLOC;
+}
+
 /* The ram bytes of file ino's inline extent made its data's length (the kernel fails a
  * read of a compressed one that gives fewer bytes than they say, and cuts one that
- * gives more): 1 when they changed. */
+ * gives more), or its type given back when it was a regular one (regular_type: the
+ * extent references wait for the next round): 1 when changed. */
 static int inline_ram(struct rp *rp, uint64_t root, uint64_t ino)
 {
 	struct fs *fs = rp->fs;
 	struct fs_key k = { ino, BTRFS_EXTENT_DATA_KEY, 0 };
 	struct fs_file_extent fe;
 	int64_t len = -1;
+	uint8_t type = 0;
 	uint32_t size;
 	uint8_t *d;
 	int ret = item_copy(fs, root, &k, &d, &size);
 
 	if (ret)
 		return ret == -ENOENT ? 0 : ret;
-	if (!fs_file_extent(d, size, &fe) && fe.type == BTRFS_FILE_EXTENT_INLINE)
+	if (!fs_file_extent(d, size, &fe) && fe.type == BTRFS_FILE_EXTENT_INLINE &&
+	    !(type = regular_type(fs, root, ino, d, size)))
 		len = inline_length(fs, &fe);
 	free(d);
-	if (len < 0 || (uint64_t)len == fe.ram_bytes)
+	if (!type && (len < 0 || (uint64_t)len == fe.ram_bytes))
 		return 0;
 	if (!(d = fs_item_mut(fs, root, &k, &size)))
 		return fs->err.code;
+	if (type) {
+		((struct btrfs_file_extent_item *)d)->type = type;
+		rp->file_extents = 1;
+		say(rp, "file extent [%llu 0] of root %llu: its type %u again", (unsigned long long)ino,
+		    (unsigned long long)root, type);
+		return 1;
+	}
 	put_le64(d + 8, (uint64_t)len);
 	say(rp, "Repaired inline ram_bytes for root %llu ino %llu", (unsigned long long)root, (unsigned long long)ino);
 	return 1;
