@@ -30,7 +30,8 @@ struct rp {
 	int recow;                      /* blocks are copied anew: the walk did not see them,
 					 * extent refs wait for a check that does */
 	int chunks;                     /* chunks are missing or wrong: repair_open_chunks */
-	int root_bad;                   /* a root tree block cannot be read (or only copied anew) */
+	int root_bad;                   /* a root tree block cannot be read */
+	int root_recow;                 /* one reads only once copied anew (its generation) */
 	int layout;                     /* a root tree leaf is laid out anew, a leaf
 					 * loses keys past its bound, or an item gets its
 					 * key type back: what their items say is for the

@@ -246,8 +246,8 @@ static void plan(struct rp *rp, const struct check_problem *p)
 		rp->recow = 1;
 		rp->lost_write |= p->value[1] < p->value[0];
 		/* a root tree block read only once copied anew: which trees there are waits */
-		rp->root_bad |= p->root == BTRFS_ROOT_TREE_OBJECTID;
-		rp->roots |= rp->root_bad;
+		rp->root_recow |= p->root == BTRFS_ROOT_TREE_OBJECTID;
+		rp->roots |= rp->root_recow;
 		add_fix(rp, p);
 		break;
 	case CHECK_FIX_DEV_EXTENT:
@@ -409,7 +409,7 @@ static int run_check(struct rp *rp, struct check_stats *st)
 
 	rp->nfixes = rp->next = rp->nrefs = rp->nleft = 0;
 	rp->unreadable = rp->roots = rp->layout = rp->names = rp->imode = rp->space_used = rp->devices = rp->fst = 0;
-	rp->rebuild = rp->file_extents = rp->recow = rp->chunks = rp->root_bad = 0;
+	rp->rebuild = rp->file_extents = rp->recow = rp->chunks = rp->root_bad = rp->root_recow = 0;
 	rp->all_collected = rp->init_extent;
 	rp->fixable = rp->new_errors = 0;
 	co.generation = fs_tx_generation(rp->fs);
@@ -1372,7 +1372,7 @@ static int apply(struct rp *rp)
 		/* a damaged free space tree (its root item put right by then) is not kept in
 		 * step with the fixes: it is made anew from the extent tree as the round
 		 * settles (a damaged extent tree is made anew first, with it) */
-		if (!ret && k == 1 && rp->fst && !rp->init_extent && !rp->root_bad) {
+		if (!ret && k == 1 && rp->fst && !rp->init_extent && !rp->root_recow) {
 			ret = fs_fst_rebuild(fs);
 			say(rp, "free space tree made anew");
 		}
