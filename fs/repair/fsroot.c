@@ -2542,11 +2542,16 @@ static int ref_matches(void *ctx, const struct fs_inline_ref *r, uint64_t gen)
 static uint8_t regular_type(struct fs *fs, uint64_t root, uint64_t ino, const uint8_t *d, uint32_t size)
 {
 	const struct btrfs_file_extent_item *fi = (const void *)d;
-	uint64_t bytenr = get_le64(&fi->disk_bytenr), len = get_le64(&fi->disk_num_bytes);
-	struct ref_match m = { root, ino, 0 - get_le64(&fi->offset) };
+	uint64_t bytenr, len;
+	struct ref_match m = { root, ino, 0 };
 	int nodatasum;
 
-	if (size != sizeof(*fi) || fi->compression || !bytenr || (bytenr | len) % fs->sectorsize ||
+	if (size != sizeof(*fi))
+		return 0;
+	bytenr = get_le64(&fi->disk_bytenr);
+	len = get_le64(&fi->disk_num_bytes);
+	m.offset = 0 - get_le64(&fi->offset);
+	if (fi->compression || !bytenr || (bytenr | len) % fs->sectorsize ||
 	    len > MAX_DATA_EXTENT || each_data_ref(fs, bytenr, len, ref_matches, &m) != 1 ||
 	    !file_target(fs, root, ino, &nodatasum))
 		return 0;
